@@ -56,10 +56,12 @@ TARGETS = {
 
 def build_root(root: Path, n_runs: int, seed: int = 0) -> dict[str, int]:
     """Demo + ingested benchmarks + n_runs synthetic runs. Returns runs per benchmark."""
-    from evaluator import demo, pipeline
+    from evaluator import scorer
     from evaluator.benchmarks import registry
-    from evaluator.scoring import ScoreOptions
-    from evaluator.types import ModelInfo, RunConfig
+    from evaluator.core.scoring import ScoreOptions
+    from evaluator.core.types import ModelInfo, RunConfig
+    from evaluator.ingest import demo, pipeline
+    from evaluator.store import ingested
 
     (root / "benchmarks").mkdir(parents=True, exist_ok=True)
     (root / "runs").mkdir(exist_ok=True)
@@ -84,8 +86,8 @@ def build_root(root: Path, n_runs: int, seed: int = 0) -> dict[str, int]:
     made = {b: 0 for b in benches}
     for b in benches:
         spec = registry.get(b)
-        samples = pipeline.load_samples(b, root)
-        version = pipeline.load_meta(b, root)["version"]
+        samples = ingested.load_samples(b, root)
+        version = ingested.load_meta(b, root)["version"]
         unit = "sentence" if "sentence" in spec.units else "summary"
         s = samples[samples["unit"] == unit]
         gold = s["label"].to_numpy(dtype=float)
@@ -103,7 +105,7 @@ def build_root(root: Path, n_runs: int, seed: int = 0) -> dict[str, int]:
             model = ModelInfo(
                 name=f"Synthetic {b} model {i:03d}", kind=rng.choice(kinds), params=size or None
             )
-            pipeline.score_to_run(
+            scorer.score_to_run(
                 spec,
                 version,
                 samples,
@@ -178,12 +180,12 @@ def _timed_run(at) -> float:  # type: ignore[no-untyped-def]
 
 def _view_options(bench: str) -> tuple[str, list[str], dict[str, list[str]]]:
     """(unit, slice kinds, values per kind) as the leaderboard offers them."""
-    from evaluator import paths
+    from evaluator.store import layout
     from explorer import leaderboard as L
     from explorer import queries as Q
     from explorer.store import Store
 
-    s = Store(paths.data_root())
+    s = Store(layout.data_root())
     s.refresh()
     opts = L.options(Q.result_dimensions(s.cursor(), bench), None, None)
     opts = L.options(Q.result_dimensions(s.cursor(), bench), opts.units[0], None)
@@ -241,7 +243,7 @@ def bench_leaderboard(bench: str) -> dict[str, object]:
 
 
 def bench_explorer(bench: str, unit: str) -> dict[str, object]:
-    from evaluator import paths
+    from evaluator.store import layout
     from explorer import queries as Q
     from explorer.store import Store
 
@@ -256,7 +258,7 @@ def bench_explorer(bench: str, unit: str) -> dict[str, object]:
         times.append(_timed_run(at))
     page_wall = statistics.median(WALL_TIMES[n_wall:])
     # the two queries alone
-    s = Store(paths.data_root())
+    s = Store(layout.data_root())
     s.refresh()
     s.ensure_labels(bench)
     con = s.cursor()

@@ -28,7 +28,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SHARED = Path(os.environ.get("FACTBOARD_SHARED", REPO.parent / "shared")) / "benchmarks"
 
@@ -40,8 +39,9 @@ def _peak_mb() -> float:
 def _minilm_nli(root: Path) -> str:
     """The real MiniLM encoder with a random 3-way NLI head, saved locally."""
     import torch
-    from conftest_detectors import embedding_model_path
     from transformers import AutoTokenizer, BertForSequenceClassification
+
+    from tests.support.detectors import embedding_model_path
 
     out = root / "minilm-nli"
     if not out.exists():
@@ -59,7 +59,7 @@ def _minilm_nli(root: Path) -> str:
 
 
 def _tiny(root: Path) -> dict[str, str]:
-    from conftest_detectors import build_tiny_models
+    from tests.support.detectors import build_tiny_models
 
     marker = root / "tiny" / "bart"
     if marker.exists():
@@ -68,13 +68,14 @@ def _tiny(root: Path) -> dict[str, str]:
 
 
 def _longsciverify(root: Path):
-    from evaluator import pipeline
+    from evaluator.ingest import pipeline
+    from evaluator.store import ingested
 
     data = root / "data"
     os.environ["FACTBOARD_DATA"] = str(data)
-    if not pipeline.is_ingested("longsciverify", data):
+    if not ingested.is_ingested("longsciverify", data):
         pipeline.ingest("longsciverify", SHARED / "longsciverify", root=data)
-    return pipeline.load_samples("longsciverify", data)
+    return ingested.load_samples("longsciverify", data)
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,15 +87,15 @@ def phase_batching(root: Path, quick: bool, model: str = "tiny") -> dict:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from evaluator import pipeline
-    from evaluator.demo import build_demo
     from evaluator.detectors.runner import build_detector
+    from evaluator.ingest.demo import build_demo
+    from evaluator.store import ingested
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     data = root / f"demo-data-{model}"
     os.environ["FACTBOARD_DATA"] = str(data)
     list(build_demo(root=data))
-    s = pipeline.load_samples("demo", data).sort_values("sample_id")
+    s = ingested.load_samples("demo", data).sort_values("sample_id")
     # every summary of a few documents, as in a real benchmark (a document has many summaries)
     keep = sorted(set(s["doc_id"]))[: 2 if quick else 4]
     s = s[s["doc_id"].isin(keep)]
@@ -161,10 +162,9 @@ def _ldfacts_inputs(root: Path, quick: bool) -> tuple[list[str], list[str]]:
 
 
 def phase_ldfacts_ours(root: Path, quick: bool) -> dict:
-    from conftest_detectors import embedding_model_path
-
     from evaluator.detectors.runner import build_detector
     from evaluator.detectors.text import split_sentences
+    from tests.support.detectors import embedding_model_path
 
     docs, sums = _ldfacts_inputs(root, quick)
     for d in set(docs):  # both sides use the same (cached) sentence splitter: warm it
@@ -188,10 +188,10 @@ def phase_ldfacts_ours(root: Path, quick: bool) -> dict:
 
 def phase_ldfacts_official(root: Path, quick: bool) -> dict:
     import longdocfactscore.ldfacts as ldf
-    from conftest_detectors import embedding_model_path
     from sentence_transformers import SentenceTransformer
 
     from evaluator.detectors.text import split_sentences
+    from tests.support.detectors import embedding_model_path
 
     docs, sums = _ldfacts_inputs(root, quick)
     for d in set(docs):
@@ -213,9 +213,8 @@ def phase_ldfacts_official(root: Path, quick: bool) -> dict:
 
 
 def phase_long_document(root: Path, quick: bool) -> dict:
-    from conftest_detectors import embedding_model_path
-
     from evaluator.detectors.runner import build_detector
+    from tests.support.detectors import embedding_model_path
 
     s = _longsciverify(root)
     longest = s.loc[s["document"].str.len().idxmax()]

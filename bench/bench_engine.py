@@ -20,9 +20,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluator import metrics as M
 from evaluator.benchmarks import get
-from evaluator.scoring import ScoreOptions, score, slice_masks
+from evaluator.core import metrics as M
+from evaluator.core.scoring import ScoreOptions, score, slice_masks
 
 DOMAINS = [
     "podcast",

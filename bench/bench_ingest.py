@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluator.ingest_all import ingest_all
+from evaluator.ingest.folder import ingest_all
 
 
 def main() -> None:

@@ -23,14 +23,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
-from fakes.llm_servers import FakeLLMServer, Recorded, Reply  # noqa: E402
-
-from evaluator import pipeline  # noqa: E402
 from evaluator.benchmarks import registry  # noqa: E402
+from evaluator.core.types import Sample  # noqa: E402
+from evaluator.ingest import pipeline  # noqa: E402
 from evaluator.llm.runner import run_llm  # noqa: E402
-from evaluator.types import Sample  # noqa: E402
+from evaluator.store import layout  # noqa: E402
+from tests.support.llm_servers import FakeLLMServer, Recorded, Reply  # noqa: E402
 
 
 def synthetic_demo(root: Path, n: int) -> None:
@@ -53,13 +52,13 @@ def synthetic_demo(root: Path, n: int) -> None:
             )
         )
     table = pipeline.samples_table(spec, samples)
-    d = pipeline.benchmark_dir("demo", root)
+    d = layout.benchmark_dir("demo", root)
     d.mkdir(parents=True, exist_ok=True)
     import pyarrow.parquet as pq
 
-    pq.write_table(table, d / pipeline.SAMPLES_FILE)
+    pq.write_table(table, d / layout.SAMPLES_FILE)
     meta = {**spec.card(), "version": pipeline.version_of(table)}
-    (d / pipeline.META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    (d / layout.META_FILE).write_text(json.dumps(meta), encoding="utf-8")
 
 
 def answer(req: Recorded) -> Reply:

@@ -2,11 +2,11 @@
 
 Run: python bench/bench_submit.py
 
-The measured call is `evaluator.submit.submit(bytes, filename, meta)`, the same call the Submit
-page makes: the upload is saved, validated against the benchmark, checked for duplicates, scored
-with 1,000-resample bootstrap CIs over every slice, and written as a run. The benchmark is the
-synthetic demo release replicated to 20,000+ samples (dev + test) and ingested into a temporary
-data root, so nothing outside /tmp is touched.
+The measured call is `evaluator.submissions.service.submit(bytes, filename, meta)`, the same call
+the Submit page makes: the upload is saved, validated against the benchmark, checked for
+duplicates, scored with 1,000-resample bootstrap CIs over every slice, and written as a run. The
+benchmark is the synthetic demo release replicated to 20,000+ samples (dev + test) and ingested
+into a temporary data root, so nothing outside /tmp is touched.
 
 Figures, each beside a baseline measured in this run on the same file:
 - wall time (best of 3) against the 3 s target and against pandas.read_csv of the file;
@@ -47,7 +47,7 @@ KINDS = ("scores", "labels")
 
 def build_release(folder: Path) -> int:
     """The demo release, replicated with fresh ids until it has at least MIN_SAMPLES samples."""
-    from evaluator.demo import release_records
+    from evaluator.ingest.demo import release_records
 
     base = release_records()
     per_copy = sum(len(v) for v in base.values())
@@ -111,9 +111,10 @@ def _rss_mb() -> tuple[float, float]:
 
 def rss_child(kind: str) -> None:
     """Run in a fresh process: one submission; prints RSS before it and the peak after."""
-    from evaluator import pipeline, submit
+    from evaluator.store import ingested
+    from evaluator.submissions import service as submit
 
-    samples = pipeline.load_samples("demo")
+    samples = ingested.load_samples("demo")
     seed = 900 + (0 if kind == "scores" else 1)
     data = prediction_file(samples, seed, kind)
     before, _ = _rss_mb()
@@ -147,11 +148,13 @@ def run(tmp: Path) -> None:
     os.environ["FACTBOARD_DATA"] = str(tmp / "leaderboard_data")
     os.environ["FACTBOARD_SUBMISSIONS"] = str(tmp / "submissions")
     os.environ.pop("FACTBOARD_JUDGE", None)
-    from evaluator import pipeline, submit
+    from evaluator.ingest import pipeline
+    from evaluator.store import ingested
+    from evaluator.submissions import service as submit
 
     n = build_release(tmp / "release")
     pipeline.ingest("demo", tmp / "release")
-    samples = pipeline.load_samples("demo")
+    samples = ingested.load_samples("demo")
     n_test, n_dev = (samples["split"] == "test").sum(), (samples["split"] == "dev").sum()
     print(
         f"benchmark: synthetic demo x {n // 294}, {len(samples):,} samples ({n_test:,} test, "

@@ -1,6 +1,6 @@
 """Two runs on the same samples: paired-bootstrap difference, McNemar, per-slice differences.
 
-All statistics come from evaluator.metrics (paired_bootstrap, mcnemar_exact and the weighted
+All statistics come from evaluator.core.metrics (paired_bootstrap, mcnemar_exact and the weighted
 metric functions); this module only lines the two runs up on the samples both were scored on.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evaluator import metrics as M
 from evaluator.benchmarks.registry import BenchmarkSpec
-from evaluator.scoring import MEAN_OVER_DOMAINS, slice_masks
+from evaluator.core import metrics as M
+from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
 from explorer import queries as Q
 
 # metric -> weighted engine function of (W, y, pred) on labels, or (W, x, human) on scores
@@ -118,7 +118,7 @@ def paired_difference(
     resamples: int,
     seed: int = 0,
 ) -> M.PairedComparison:
-    """evaluator.metrics.paired_bootstrap of metric(a) - metric(b).
+    """evaluator.core.metrics.paired_bootstrap of metric(a) - metric(b).
 
     Label metrics are computed on the distinct (stratum, gold, a, b) rows (exact, much faster:
     the Resampler's `keys`); the statistic is then built on those representative rows.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evaluator import metrics as M
+from evaluator.core import metrics as M
 from explorer import queries as Q
 from explorer.charts import TYPE_ORDER
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
-from evaluator.scoring import MEAN_OVER_DOMAINS, slice_masks
+from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
 from explorer import queries as Q
 from explorer import ranking as R
 
@@ -485,7 +485,7 @@ def _paired(
 
 
 def _slice_masks(spec: BenchmarkSpec, frame: pd.DataFrame, kind: str) -> dict[str, np.ndarray]:
-    """Every value's sample mask for one slice kind (evaluator.scoring.slice_masks)."""
+    """Every value's sample mask for one slice kind (evaluator.core.scoring.slice_masks)."""
     if kind == "overall":
         return {"": np.ones(len(frame), dtype=bool)}
     try:

@@ -305,7 +305,7 @@ def load_grades(con: Con, files: Sequence[str]) -> None:
 
 
 def compute_labels(con: Con, run_ids: Sequence[str]) -> None:
-    """Final labels as evaluator.scoring.resolve_labels makes them, plus sentence roll-ups.
+    """Final labels as evaluator.core.scoring.resolve_labels makes them, plus sentence roll-ups.
 
     A score becomes label 1 (consistent) when score >= threshold (the run's global one, or its
     domain's under per-domain-dev); under the 'labels' policy the label is used as given. Only

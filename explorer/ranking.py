@@ -2,15 +2,15 @@
 
 Two runs scored on the same samples (same benchmark version, split and unit, every sample
 predicted) are compared with a paired bootstrap of the metric difference, as DESIGN.md §4 asks.
-Comparing each pair with evaluator.metrics.paired_bootstrap would cost minutes for 200 runs, so
+Comparing each pair with evaluator.core.metrics.paired_bootstrap would cost minutes for 200 runs, so
 this module evaluates every run on the *same* bootstrap resamples at once (one matrix product
 per domain) and reads each pair's difference off those shared resamples: the same test, done
-once per board instead of once per pair. The resamples come from evaluator.metrics.Resampler
+once per board instead of once per pair. The resamples come from evaluator.core.metrics.Resampler
 (exact, seeded, stratified by domain where the benchmark averages over domains), the p-value is
-the one evaluator.metrics.paired_bootstrap defines, and the point values are checked against the
-numbers stored in each run (a run whose per-sample labels do not reproduce its stored number
+the one evaluator.core.metrics.paired_bootstrap defines, and the point values are checked against
+the numbers stored in each run (a run whose per-sample labels do not reproduce its stored number
 falls back to CI non-overlap). Everything else (reported numbers, other metrics, runs with
-missing predictions) is compared by CI non-overlap (evaluator.metrics.significance_from_cis).
+missing predictions) is compared by CI non-overlap (evaluator.core.metrics.significance_from_cis).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluator import metrics as M
+from evaluator.core import metrics as M
 
 # metrics that are functions of the confusion matrix of final labels (inconsistent = positive)
 LABEL_METRICS: dict[str, str] = {
@@ -41,7 +41,7 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
-# The same formulas as evaluator.metrics.*_w, on confusion counts of many runs at once.
+# The same formulas as evaluator.core.metrics.*_w, on confusion counts of many runs at once.
 # tests/test_explorer_ranking.py checks them against the engine's functions run by run.
 _FROM_CONFUSION: dict[str, Callable[..., np.ndarray]] = {
     "balanced_accuracy": lambda tp, fn, fp, tn: (_div(tp, tp + fn) + _div(tn, tn + fp)) / 2,
@@ -57,7 +57,7 @@ def stacked_confusion(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Weighted (tp, fn, fp, tn) of R runs at once: W (b, n), y (n,), P (R, n) -> each (b, R).
 
-    Inconsistent (0) is the positive class, as in evaluator.metrics.confusion_w.
+    Inconsistent (0) is the positive class, as in evaluator.core.metrics.confusion_w.
     """
     return _Confusion(y, P).counts(W)
 
@@ -109,7 +109,7 @@ class SharedBootstrap:
 def frame_weights(
     n: int, strata: np.ndarray | None, resamples: int = 1000, seed: int = 0
 ) -> np.ndarray:
-    """Bootstrap weights (B, n) over a whole scored frame, from evaluator.metrics.Resampler
+    """Bootstrap weights (B, n) over a whole scored frame, from evaluator.core.metrics.Resampler
     (exact, seeded, within strata), as float32 (counts are small integers: exact).
 
     Like the scorer, a slice is evaluated on its columns of these whole-frame resamples, so
@@ -143,7 +143,7 @@ def shared_bootstrap(
 
 def paired_p_values(boot: np.ndarray, max_cells: int = 24_000_000) -> np.ndarray:
     """(R, R) two-sided paired-bootstrap p-values of metric(i) - metric(j), as defined by
-    evaluator.metrics.paired_bootstrap (twice the smaller share of resamples on either side of
+    evaluator.core.metrics.paired_bootstrap (twice the smaller share of resamples on either side of
     zero, capped at 1; resamples where the difference is undefined are dropped).
 
     The matrix is symmetric, so only pairs i < j are computed."""
@@ -201,5 +201,5 @@ def significance_matrix(
 
 
 def ranks(values: Sequence[float], sb: np.ndarray) -> list[int]:
-    """evaluator.metrics.rank_with_ties: 1 + the number of models significantly better."""
+    """evaluator.core.metrics.rank_with_ties: 1 + the number of models significantly better."""
     return M.rank_with_ties(list(values), sb)

@@ -21,10 +21,10 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from evaluator import paths
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
-from evaluator.errors import UnknownNameError
+from evaluator.core.errors import UnknownNameError
+from evaluator.store import layout
 from explorer import compare as C
 from explorer import leaderboard as L
 from explorer.store import Store
@@ -57,7 +57,7 @@ def _store(root: str) -> Store:
 
 def store() -> Store:
     """This process's store for the current data root, refreshed (cheap when nothing changed)."""
-    s = _store(str(paths.data_root()))
+    s = _store(str(layout.data_root()))
     s.refresh()
     return s
 

@@ -47,7 +47,7 @@ def test_importing_every_engine_and_explorer_module_loads_no_heavy_package() -> 
 def test_cli_help_lists_every_command_without_heavy_imports() -> None:
     code = (
         "import sys, contextlib, io\n"
-        "from evaluator.__main__ import main\n"
+        "from evaluator.cli.main import main\n"
         "buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf):\n"
         "    try: main(['--help'])\n"

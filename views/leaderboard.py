@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from evaluator import export
+from evaluator.store import export
 from explorer import charts, ui
 from explorer import leaderboard as L
 from explorer import queries as Q

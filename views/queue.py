@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from evaluator import queue
+from evaluator.jobs import queue
 from explorer import ui
 
 ui.header(

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from evaluator import submissions, submit
-from evaluator.errors import FactBoardError
+from evaluator.core.errors import FactBoardError
+from evaluator.submissions import service as submit
+from evaluator.submissions import validation as submissions
 from explorer import ui
 
 KIND_LABELS = {

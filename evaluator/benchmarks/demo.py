@@ -6,7 +6,7 @@ from pathlib import Path
 
 from evaluator.benchmarks.registry import BenchmarkSpec, LoadedBenchmark, register, resolve_source
 from evaluator.benchmarks.summedits import SPEC as SUMMEDITS
-from evaluator.errors import IngestError
+from evaluator.core.errors import IngestError
 
 NAME = "demo"
 DOMAINS = ("news", "meeting", "science")

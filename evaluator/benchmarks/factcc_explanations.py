@@ -32,8 +32,8 @@ from evaluator.benchmarks.summedits import (
     record_name,
     require_str,
 )
-from evaluator.errors import IngestError
-from evaluator.types import (
+from evaluator.core.errors import IngestError
+from evaluator.core.types import (
     GRADE_COLUMNS,
     PREDICTION_COLUMNS,
     ModelInfo,

@@ -28,8 +28,8 @@ from evaluator.benchmarks.registry import (
     SliceSpec,
     register,
 )
-from evaluator.errors import IngestError
-from evaluator.types import ModelInfo, RunConfig, Sample
+from evaluator.core.errors import IngestError
+from evaluator.core.types import ModelInfo, RunConfig, Sample
 
 ANNOTATIONS = "human_annotations.json"
 METRIC_OUTPUTS = "baseline_factuality_metrics_outputs.json"

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.benchmarks.registry import BenchmarkSpec, LoadedBenchmark, SliceSpec, register
-from evaluator.errors import IngestError
-from evaluator.types import Sample
+from evaluator.core.errors import IngestError
+from evaluator.core.types import Sample
 
 DOMAINS: tuple[str, ...] = ("pubmed", "arxiv")
 REVIEWERS: tuple[int, ...] = (1, 2, 3)

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from evaluator.errors import UnknownNameError
-from evaluator.types import ModelInfo, RunConfig, Sample
+from evaluator.core.errors import UnknownNameError
+from evaluator.core.types import ModelInfo, RunConfig, Sample
 
 Task = Literal["detection", "detection+explanation", "correlation", "explanation-grading"]
 TASKS: tuple[str, ...] = (
@@ -175,7 +175,7 @@ def _load_all() -> None:
 
 def resolve_source(source: str | Path, default_file: str | None = None) -> Path:
     """A user-given path (file or folder) that must exist; raises IngestError naming it."""
-    from evaluator.errors import IngestError
+    from evaluator.core.errors import IngestError
 
     p = Path(source).expanduser()
     if not p.exists():

@@ -26,8 +26,8 @@ from evaluator.benchmarks.registry import (
     register,
     resolve_source,
 )
-from evaluator.errors import IngestError
-from evaluator.types import Sample
+from evaluator.core.errors import IngestError
+from evaluator.core.types import Sample
 
 NAME = "summedits"
 HUB_ID = "Salesforce/summedits"

@@ -29,8 +29,8 @@ from evaluator.benchmarks.summedits import (
     record_name,
     require_str,
 )
-from evaluator.errors import IngestError
-from evaluator.types import Sample
+from evaluator.core.errors import IngestError
+from evaluator.core.types import Sample
 
 NAME = "summexecedit"
 HUB_ID = "Salesforce/summexecedit"

@@ -28,8 +28,8 @@ from evaluator.benchmarks.registry import (
     register,
     resolve_source,
 )
-from evaluator.errors import IngestError
-from evaluator.types import CONSISTENT, INCONSISTENT, Sample
+from evaluator.core.errors import IngestError
+from evaluator.core.types import CONSISTENT, INCONSISTENT, Sample
 
 NAME = "tofueval"
 DATASETS: tuple[str, ...] = ("mediasum", "meetingbank")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evaluator.errors import FactBoardError
+from evaluator.core.errors import FactBoardError
 
 
 class DetectorError(FactBoardError):

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from evaluator.errors import UnknownNameError
+from evaluator.core.errors import UnknownNameError
 
 
 class Detector(Protocol):

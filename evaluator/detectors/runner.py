@@ -20,12 +20,13 @@ from typing import Any
 
 import pandas as pd
 
-from evaluator import pipeline
+from evaluator import scorer
 from evaluator.benchmarks import registry
+from evaluator.core.scoring import ScoreOptions
+from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.registry import get_detector
-from evaluator.scoring import ScoreOptions
-from evaluator.types import ModelInfo, RunConfig
+from evaluator.store import ingested
 
 # options the runner itself takes (the rest go to the detector)
 RUNNER_OPTIONS = {
@@ -185,8 +186,8 @@ def run_detector(
     if has_dev and "dev" not in needed and ((detection and threshold is None) or needs_fit):
         needed.append("dev")
 
-    meta = pipeline.load_meta(benchmark, root)
-    samples = pipeline.load_samples(benchmark, root)
+    meta = ingested.load_meta(benchmark, root)
+    samples = ingested.load_samples(benchmark, root)
     rows, no_document = select_samples(spec, samples, unit, needed, limit)
     if rows.empty:
         why = f" ({no_document} without a document)" if no_document else ""
@@ -254,7 +255,7 @@ def run_detector(
         threshold=threshold,
         splits=tuple(requested) if requested else None,
     )
-    return pipeline.score_to_run(
+    return scorer.score_to_run(
         spec,
         meta["version"],
         samples,

@@ -20,8 +20,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from evaluator import paths
 from evaluator.llm.clients import ChatRequest, ChatResponse
+from evaluator.store import layout
 
 CACHE_ENV = "FACTBOARD_LLM_CACHE"
 FORMAT = 1
@@ -32,7 +32,7 @@ def default_dir(root: Path | None = None) -> Path:
     env = os.environ.get(CACHE_ENV)
     if env and root is None:
         return Path(env).expanduser().resolve()
-    return (root or paths.data_root()) / ".cache" / "llm"
+    return (root or layout.data_root()) / ".cache" / "llm"
 
 
 def request_key(identity: dict[str, Any], request: ChatRequest) -> str:

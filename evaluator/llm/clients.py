@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from evaluator.errors import FactBoardError, UnknownNameError
+from evaluator.core.errors import FactBoardError, UnknownNameError
 
 KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",

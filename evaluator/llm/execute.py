@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.errors import FactBoardError
+from evaluator.core.errors import FactBoardError
 from evaluator.llm.cache import ResponseCache, request_key
 from evaluator.llm.clients import (
     ChatClient,

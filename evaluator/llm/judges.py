@@ -29,17 +29,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import metrics as M
-from evaluator import paths, pipeline, runs
+from evaluator import scorer
 from evaluator.benchmarks import registry
-from evaluator.errors import FactBoardError
+from evaluator.core import metrics as M
+from evaluator.core.errors import FactBoardError
+from evaluator.core.scoring import ScoreOptions
+from evaluator.core.types import GRADE_COLUMNS, RunConfig, RunRecord
 from evaluator.llm import prompts as P
 from evaluator.llm.clients import ChatRequest, make_client, split_provider_model
 from evaluator.llm.execute import Outcome, RetryPolicy, run_batch
 from evaluator.llm.parsing import parse_grade
 from evaluator.llm.runner import MAX_ERRORS_KEPT, client_record, settings, usage_of
-from evaluator.scoring import ScoreOptions
-from evaluator.types import GRADE_COLUMNS, RunConfig, RunRecord
+from evaluator.store import ingested, layout, runs
 
 FIELD_HELP: dict[str, str] = {
     "document": "the source document",
@@ -316,14 +317,14 @@ def _load(run_id: str, root: Path | None) -> tuple[RunRecord, pd.DataFrame, pd.D
 
 
 def _samples_for(rec: RunRecord, root: Path | None) -> pd.DataFrame:
-    meta = pipeline.load_meta(rec.benchmark, root)
+    meta = ingested.load_meta(rec.benchmark, root)
     if meta.get("version") != rec.benchmark_version:
         raise FactBoardError(
             f"run {rec.run_id} was scored against {rec.benchmark} version "
             f"{rec.benchmark_version}, but version {meta.get('version')} is ingested now; "
             "re-run the model on the current version"
         )
-    return pipeline.load_samples(rec.benchmark, root)
+    return ingested.load_samples(rec.benchmark, root)
 
 
 def write_superseding(
@@ -337,7 +338,7 @@ def write_superseding(
 ) -> Path:
     """Score the run again with `grades` and store it as a new run superseding `rec`."""
     spec = registry.get(rec.benchmark)
-    from evaluator.scoring import score
+    from evaluator.core.scoring import score
 
     scored = score(spec, samples, predictions, _score_options(rec), grades)
     scored.counts = scored.counts.model_copy(update={"failed": rec.counts.failed})
@@ -349,7 +350,7 @@ def write_superseding(
         temperature=rec.config.temperature,
         extra={**rec.config.extra, **extra_update},
     )
-    new = pipeline.build_record(
+    new = scorer.build_record(
         spec,
         rec.benchmark_version,
         scored,
@@ -412,8 +413,8 @@ def judge_run(
     writing when some grade requests failed for good."""
     _protocol(protocol)
     split_provider_model(judge)
-    if new_run_id is not None and (paths.runs_dir(root) / new_run_id / runs.RUN_FILE).is_file():
-        return paths.runs_dir(root) / new_run_id
+    if new_run_id is not None and (layout.runs_dir(root) / new_run_id / runs.RUN_FILE).is_file():
+        return layout.runs_dir(root) / new_run_id
     rec, preds, old_grades = _load(run_id, root)
     samples = _samples_for(rec, root)
     targets = targets_for(rec, preds, samples, protocol, limit)
@@ -670,7 +671,7 @@ def grade_the_grader(
 
 def reported_table4() -> pd.DataFrame:
     """SummExecEdit Table 4 as transcribed (judge, protocol, metric, value)."""
-    f = paths.reported_dir() / "summexecedit_paper.csv"
+    f = layout.reported_dir() / "summexecedit_paper.csv"
     if not f.is_file():
         return pd.DataFrame(columns=["judge", "protocol", "metric", "value", "source"])
     df = pd.read_csv(f)

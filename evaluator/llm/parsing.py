@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.types import CONSISTENT, INCONSISTENT
+from evaluator.core.types import CONSISTENT, INCONSISTENT
 
 
 @dataclass(frozen=True)

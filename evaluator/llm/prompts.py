@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evaluator.errors import FactBoardError, UnknownNameError
+from evaluator.core.errors import FactBoardError, UnknownNameError
 
 Output = Literal["yes_no", "json_verdict", "json_explanation", "grade"]
 

@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import metrics as M
-from evaluator import pipeline, runs
+from evaluator import scorer
 from evaluator.benchmarks import registry
-from evaluator.errors import FactBoardError, ScoringError
+from evaluator.core import metrics as M
+from evaluator.core.errors import FactBoardError, ScoringError
+from evaluator.core.scoring import ScoreOptions, score
+from evaluator.core.types import PREDICTION_COLUMNS, Counts, ModelInfo, RunConfig
 from evaluator.llm import prompts as P
 from evaluator.llm.cache import ResponseCache, default_dir
 from evaluator.llm.clients import (
@@ -43,8 +45,7 @@ from evaluator.llm.clients import (
 )
 from evaluator.llm.execute import Outcome, RetryPolicy, Tally, price_of, run_batch
 from evaluator.llm.parsing import parse_verdict
-from evaluator.scoring import ScoreOptions, score
-from evaluator.types import PREDICTION_COLUMNS, Counts, ModelInfo, RunConfig
+from evaluator.store import ingested, runs
 
 # options the runner and judges take besides the client's (CLI: --option KEY=VALUE)
 RUN_OPTIONS: dict[str, str] = {
@@ -333,8 +334,8 @@ def run_llm(
     provider, model = split_provider_model(provider_model)
     client = make_client(provider_model, cfg.client_options)
 
-    meta = pipeline.load_meta(benchmark, root)
-    samples = pipeline.load_samples(benchmark, root)
+    meta = ingested.load_meta(benchmark, root)
+    samples = ingested.load_samples(benchmark, root)
     use_splits = _splits(spec, splits)
     rows, skipped = _select(spec, samples, prompt, use_splits, limit)
     if rows.empty:
@@ -431,7 +432,7 @@ def run_llm(
             unparsable=report["unparsable"],
             failed=report["failed"],
         )
-        rec = pipeline.build_record(
+        rec = scorer.build_record(
             spec,
             meta["version"],
             scored,

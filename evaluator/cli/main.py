@@ -1,0 +1,366 @@
+"""`python -m evaluator ...`: ingest benchmarks, score prediction files, list and export runs.
+
+Exit codes: 0 success, 1 bad input or state (message on stderr), 2 bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evaluator.core.errors import FactBoardError, ValidationFailed
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("benchmarks", help="list the registered benchmarks and what is ingested")
+    b.add_argument("name", nargs="?", help="show one benchmark's card")
+
+    i = sub.add_parser("ingest", help="ingest a benchmark release into leaderboard_data/")
+    i.add_argument("name", help="benchmark name (see `benchmarks`), or 'all'")
+    i.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        help="path to the release (file or folder), or 'hub' to download it; with "
+        "'all', the folder holding one sub-folder per benchmark",
+    )
+    i.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="loader option, e.g. --option mediasum=PATH (see `benchmarks NAME`)",
+    )
+
+    s = sub.add_parser("score", help="score a prediction file (CSV or JSONL) and store the run")
+    s.add_argument("file", type=Path)
+    s.add_argument("--benchmark", required=True)
+    s.add_argument("--model-name", required=True)
+    s.add_argument(
+        "--kind",
+        default="non-llm",
+        choices=["non-llm", "open-llm", "proprietary-llm", "human", "baseline"],
+    )
+    s.add_argument("--org")
+    s.add_argument("--params", help="parameter count as stated, e.g. 7B")
+    s.add_argument("--url")
+    s.add_argument(
+        "--split",
+        action="append",
+        dest="splits",
+        help="split(s) to score (default: test when the benchmark has a dev split)",
+    )
+    s.add_argument(
+        "--threshold-policy",
+        default="auto",
+        choices=["auto", "labels", "dev", "fixed", "per-domain-dev"],
+    )
+    s.add_argument("--threshold", type=float, help="for --threshold-policy fixed")
+    s.add_argument("--resamples", type=int, default=1000)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--origin", default="submitted", choices=["submitted", "evaluated", "reproduced"]
+    )
+
+    r = sub.add_parser("runs", help="list stored runs")
+    r.add_argument("--benchmark")
+    r.add_argument("--all", action="store_true", help="include hidden runs")
+
+    e = sub.add_parser("export", help="export leaderboard results")
+    e.add_argument("--format", required=True, choices=["csv", "json", "latex"])
+    e.add_argument("--benchmark")
+    e.add_argument("--metric", help="only this metric (default: all)")
+    e.add_argument(
+        "--slice",
+        dest="slice_kind",
+        default="overall",
+        help="slice kind (default overall; 'all' for every slice)",
+    )
+    e.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+
+    d = sub.add_parser("demo", help="(re)build the built-in synthetic demo benchmark and runs")
+    d.add_argument("--force", action="store_true", help="replace the demo runs")
+
+    x = sub.add_parser("run", help="run a reference detector or a prompted LLM on a benchmark")
+    what = x.add_mutually_exclusive_group(required=True)
+    what.add_argument("--detector", help="a detector name (see evaluator/detectors)")
+    what.add_argument("--llm", metavar="PROVIDER:MODEL", help="e.g. openai:gpt-4o")
+    x.add_argument("--benchmark", required=True)
+    x.add_argument(
+        "--split",
+        action="append",
+        dest="splits",
+        help="split(s) to run on (default: every split; dev tunes the threshold)",
+    )
+    x.add_argument("--checkpoint", help="detector checkpoint: hub id or local path")
+    x.add_argument("--device", help="cuda, mps or cpu (default: the best available)")
+    x.add_argument("--batch-size", type=int)
+    x.add_argument("--prompt", dest="prompt_id", help="LLM prompt id")
+    x.add_argument("--temperature", type=float, default=0.0)
+    x.add_argument("--repeats", type=int, default=1, help="LLM: repeated runs (self-agreement)")
+    x.add_argument("--concurrency", type=int, default=8)
+    x.add_argument("--limit", type=int, help="only the first N samples (a smoke run)")
+    x.add_argument("--model-name", help="name on the board (default: derived)")
+    x.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="detector or provider option",
+    )
+    for module in _command_modules():
+        module.register(sub)
+    return p
+
+
+def _command_modules() -> list:
+    """The other modules of evaluator/cli/ each add their sub-commands with register(subparsers)
+    and list them in COMMANDS (name -> function(args) -> exit code)."""
+    from evaluator.cli import llm, submissions
+
+    return [llm, submissions]
+
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for kv in pairs:
+        if "=" not in kv:
+            raise FactBoardError(f"--option {kv!r} is not KEY=VALUE")
+        k, v = kv.split("=", 1)
+        out[k.strip()] = v
+    return out
+
+
+def cmd_benchmarks(args: argparse.Namespace) -> int:
+    from evaluator.benchmarks import registry
+    from evaluator.store import ingested
+
+    if args.name:
+        spec = registry.get(args.name)
+        card = spec.card()
+        card["loader_options"] = dict(spec.loader_options)
+        if ingested.is_ingested(spec.name):
+            meta = ingested.load_meta(spec.name)
+            card.update(
+                {k: meta[k] for k in ("version", "ingested_at", "stats", "notes") if k in meta}
+            )
+        print(json.dumps(card, indent=1, ensure_ascii=False))
+        return 0
+    have = set(ingested.names())
+    for spec in registry.specs():
+        mark = "ingested" if spec.name in have else "-"
+        print(f"{spec.name:22} {spec.task:24} {mark:9} {spec.title}")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from evaluator.benchmarks import registry
+    from evaluator.ingest import pipeline
+
+    options = _options(args.option)
+    if args.name == "all":
+        from evaluator.ingest.folder import ingest_all
+
+        for rep in ingest_all(Path(args.source), progress=sys.stderr.isatty()):
+            state = "updated" if rep.changed else "unchanged"
+            print(
+                f"{rep.name}: {rep.n_samples} samples, version {rep.version} ({state}); "
+                f"{len(rep.released_runs)} released run(s) written"
+            )
+        return 0
+    registry.get(args.name)
+    rep = pipeline.ingest(args.name, args.source, options, progress=sys.stderr.isatty())
+    state = "updated" if rep.changed else "unchanged (same version already ingested)"
+    print(f"{rep.name}: {rep.n_samples} samples, version {rep.version}: {state}")
+    for n in rep.notes:
+        print(f"  note: {n}")
+    if rep.released_runs:
+        print(f"  {len(rep.released_runs)} released run(s) written")
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from evaluator import scorer
+    from evaluator.core.scoring import ScoreOptions
+    from evaluator.core.types import ModelInfo
+    from evaluator.store import ingested
+    from evaluator.submissions.validation import parse_predictions
+
+    if not args.file.is_file():
+        raise FactBoardError(f"no such file: {args.file}")
+    data = args.file.read_bytes()
+    samples = ingested.load_samples(args.benchmark)
+    preds = parse_predictions(data, filename=args.file.name, known_ids=set(samples["sample_id"]))
+    model = ModelInfo(
+        name=args.model_name, kind=args.kind, org=args.org, params=args.params, url=args.url
+    )
+    opts = ScoreOptions(
+        policy=args.threshold_policy,
+        threshold=args.threshold,
+        splits=tuple(args.splits) if args.splits else None,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    path = scorer.score_file_to_run(
+        args.benchmark,
+        preds,
+        model,
+        args.origin,
+        options=opts,
+        submission={"file_sha256": _sha(data), "filename": args.file.name},
+    )
+    _print_run(path)
+    return 0
+
+
+def _print_run(path: Path) -> None:
+    """What a new run says on the board: threshold, counts and the overall numbers."""
+    from evaluator.store import runs
+
+    rec = runs.read_record(path)
+    print(f"run {rec.run_id} written to {path}")
+    t = rec.threshold
+    print(f"threshold: {t.policy}" + (f" = {t.threshold:.6g}" if t.threshold is not None else ""))
+    c = rec.counts
+    print(
+        f"samples: {c.n}, predicted {c.predicted}, missing {c.missing}, "
+        f"unusable {c.unparsable}, failed {c.failed}"
+    )
+    for r in rec.results:
+        if r.slice_kind == "overall":
+            ci = (
+                f" [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+                if r.ci_low is not None and r.ci_high is not None
+                else ""
+            )
+            g = f" ({r.grader})" if r.grader else ""
+            print(f"  {r.unit:8} {r.metric:20}{g} {r.value:.4f}{ci}  n={r.n}")
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from evaluator.store import runs
+
+    listing = runs.list_runs(benchmark=args.benchmark, include_hidden=args.all)
+    for rec in listing.runs:
+        prim = _primary(rec)
+        hidden = " (hidden)" if rec.hidden else ""
+        print(f"{rec.run_id}  {rec.benchmark:14} {rec.origin:10} {rec.model.name}{hidden}  {prim}")
+    for prob in listing.problems:
+        print(f"corrupt: {prob}", file=sys.stderr)
+    if not listing.runs:
+        print("no runs", file=sys.stderr)
+    return 0
+
+
+def _primary(rec: object) -> str:
+    from evaluator.benchmarks import registry
+    from evaluator.core.types import RunRecord
+
+    assert isinstance(rec, RunRecord)
+    try:
+        spec = registry.get(rec.benchmark)
+    except FactBoardError:
+        return ""
+    for r in rec.results:
+        if r.metric == spec.primary_metric and r.slice_kind == "overall":
+            return f"{r.metric}={r.value:.4f}"
+    return ""
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from evaluator.store.export import export_results
+
+    text = export_results(
+        args.format, benchmark=args.benchmark, metric=args.metric, slice_kind=args.slice_kind
+    )
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from evaluator.ingest.demo import build_demo
+
+    for line in build_demo(force=args.force):
+        print(line)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    options = _options(args.option)
+    if args.detector:
+        from evaluator.detectors.runner import run_detector
+
+        path = run_detector(
+            args.detector,
+            args.benchmark,
+            checkpoint=args.checkpoint,
+            device=args.device,
+            batch_size=args.batch_size,
+            splits=args.splits,
+            limit=args.limit,
+            model_name=args.model_name,
+            options=options,
+            progress=sys.stderr.isatty(),
+        )
+        _print_run(path)
+        return 0
+    from evaluator.llm.runner import run_llm
+
+    paths = run_llm(
+        args.llm,
+        args.benchmark,
+        prompt_id=args.prompt_id,
+        temperature=args.temperature,
+        repeats=args.repeats,
+        concurrency=args.concurrency,
+        splits=args.splits,
+        limit=args.limit,
+        model_name=args.model_name,
+        options=options,
+        progress=sys.stderr.isatty(),
+    )
+    for path in paths:
+        _print_run(path)
+    return 0
+
+
+COMMANDS = {
+    "benchmarks": cmd_benchmarks,
+    "ingest": cmd_ingest,
+    "score": cmd_score,
+    "runs": cmd_runs,
+    "export": cmd_export,
+    "demo": cmd_demo,
+    "run": cmd_run,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    commands = dict(COMMANDS)
+    for module in _command_modules():
+        commands.update(module.COMMANDS)
+    args = parser.parse_args(argv)
+    try:
+        return commands[args.command](args)
+    except ValidationFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except FactBoardError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,769 @@
+"""Samples + predictions -> per-slice results with 95% bootstrap CIs (DESIGN.md §4).
+
+One entry point, `score`, used by the CLI, the submit page, the ingest of released runs and the
+evaluator. Scores become labels by the threshold policy (stored in the run); every slice the
+benchmark declares gets its metrics; sentence predictions roll up to summaries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
+from evaluator.core import metrics as M
+from evaluator.core.errors import ScoringError
+from evaluator.core.types import Counts, SliceResult, ThresholdInfo
+
+POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev", "none")
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    policy: str = "auto"
+    threshold: float | None = None  # for policy "fixed"
+    splits: tuple[str, ...] | None = None  # None: "test" when the benchmark has a dev split
+    resamples: int = 1000
+    seed: int = 0
+    level: float = 0.95
+    # the labels were given to the model, not predicted by it (SummExecEdit's E|D prompt): only
+    # the explanation metrics measure the run
+    labels_given: bool = False
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ScoringError(
+                f"unknown threshold policy {self.policy!r}; known: {', '.join(POLICIES)}"
+            )
+        if self.policy == "fixed" and (self.threshold is None or not np.isfinite(self.threshold)):
+            raise ScoringError("threshold policy 'fixed' needs a finite threshold")
+        if self.resamples < 1:
+            raise ScoringError(f"resamples must be at least 1, got {self.resamples}")
+
+
+@dataclass
+class Scored:
+    results: list[SliceResult]
+    threshold: ThresholdInfo
+    counts: Counts
+    splits: list[str]
+    bootstrap: dict[str, object] = field(default_factory=dict)
+    labelled: pd.DataFrame | None = None  # the scored rows with their final labels (for the app)
+
+
+# --------------------------------------------------------------------------------------------
+# input checks
+
+
+def check_predictions(
+    spec: BenchmarkSpec, samples: pd.DataFrame, predictions: pd.DataFrame
+) -> None:
+    """Raise ScoringError naming the offending values; nothing is coerced silently."""
+    if "sample_id" not in predictions.columns:
+        raise ScoringError("predictions have no sample_id column")
+    if predictions.empty:
+        raise ScoringError("the prediction file has no rows")
+    ids = predictions["sample_id"].astype(str)
+    dup = ids[ids.duplicated()].unique()
+    if len(dup):
+        raise ScoringError(
+            f"{len(dup)} duplicate sample_id(s), e.g. {', '.join(map(repr, dup[:5]))}"
+        )
+    known = set(samples["sample_id"])
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise ScoringError(
+            f"{len(unknown)} sample_id(s) not in benchmark {spec.name}, e.g. "
+            f"{', '.join(map(repr, unknown[:5]))}"
+        )
+    if "score" in predictions.columns:
+        s = pd.to_numeric(predictions["score"], errors="coerce").astype(float)
+        bad = predictions.loc[s.notna() & ~np.isfinite(s), "sample_id"]
+        if len(bad):
+            raise ScoringError(
+                f"non-finite score for sample_id {bad.iloc[0]!r} ({len(bad)} in all)"
+            )
+    if "label" in predictions.columns:
+        lab = predictions["label"]
+        bad_rows = predictions.loc[lab.notna() & ~lab.isin([0, 1]), ["sample_id", "label"]]
+        if len(bad_rows):
+            value = bad_rows.iloc[0]["label"]
+            value = value.item() if hasattr(value, "item") else value
+            raise ScoringError(
+                f"label {value!r} for sample_id {bad_rows.iloc[0]['sample_id']!r} is not 0 or 1"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# threshold policies
+
+
+def _has(col: pd.Series) -> bool:
+    return bool(col.notna().any())
+
+
+def resolve_labels(
+    spec: BenchmarkSpec, frame: pd.DataFrame, options: ScoreOptions, dev_frame: pd.DataFrame | None
+) -> tuple[pd.Series, ThresholdInfo]:
+    """Final predicted labels for `frame` (rows with a prediction) and how they were made."""
+    policy = options.policy
+    has_label = "pred_label" in frame and _has(frame["pred_label"])
+    has_score = "score" in frame and _has(frame["score"])
+    if spec.task == "correlation" or spec.task == "explanation-grading":
+        if policy not in ("auto", "none", "labels"):
+            raise ScoringError(f"{spec.name} is a {spec.task} benchmark: thresholds do not apply")
+        lab = frame["pred_label"] if "pred_label" in frame else pd.Series(pd.NA, index=frame.index)
+        return lab, ThresholdInfo(policy="none" if not has_label else "labels")
+    if policy == "auto":
+        if has_label:
+            policy = "labels"
+        elif has_score:
+            policy = "dev" if "dev" in spec.splits else "none"
+            if policy == "none":
+                raise ScoringError(
+                    f"{spec.name} has no dev split to tune a threshold on: give labels, or "
+                    "a threshold (policy 'fixed')"
+                )
+        else:
+            raise ScoringError("predictions have neither labels nor scores")
+    if policy == "labels":
+        if not has_label:
+            raise ScoringError("threshold policy 'labels' but the predictions have no labels")
+        return frame["pred_label"], ThresholdInfo(policy="labels")
+    if not has_score:
+        raise ScoringError(f"threshold policy {policy!r} needs scores; the predictions have none")
+    if policy == "fixed":
+        t = float(options.threshold)  # type: ignore[arg-type]
+        return _threshold(frame["score"], t), ThresholdInfo(policy="fixed", threshold=t)
+    # dev-tuned policies
+    if dev_frame is None or dev_frame.empty or not _has(dev_frame["score"]):
+        raise ScoringError(
+            f"threshold policy {policy!r} tunes on the dev split, but no dev sample of "
+            f"{spec.name} has a score: include dev predictions or use a fixed threshold"
+        )
+    dev = dev_frame[dev_frame["score"].notna()]
+    if policy == "dev":
+        best = _tune(dev, "all dev samples")
+        return _threshold(frame["score"], best.value), ThresholdInfo(
+            policy="dev", threshold=best.value, tuned_on="dev", tuned_value=best.balanced_accuracy
+        )
+    if policy == "per-domain-dev":
+        per: dict[str, float] = {}
+        labels = pd.Series(pd.NA, index=frame.index, dtype="Int8")
+        for dom, rows in frame.groupby("domain", dropna=False):
+            d = dev[dev["domain"] == dom]
+            if d.empty:
+                raise ScoringError(f"no dev predictions for domain {dom!r} (per-domain-dev)")
+            best = _tune(d, f"dev samples of domain {dom!r}")
+            per[str(dom)] = best.value
+            labels.loc[rows.index] = _threshold(rows["score"], best.value)
+        return labels, ThresholdInfo(policy="per-domain-dev", per_domain=per, tuned_on="dev")
+    raise ScoringError(f"threshold policy {policy!r} does not apply to {spec.name}")
+
+
+def _tune(dev: pd.DataFrame, what: str) -> M.Threshold:
+    try:
+        return M.best_threshold(
+            dev["label"].astype(int).to_numpy(), dev["score"].astype(float).to_numpy()
+        )
+    except ValueError as e:
+        raise ScoringError(f"cannot tune a threshold on {what}: {e}") from None
+
+
+def _threshold(score: pd.Series, t: float) -> pd.Series:
+    s = score.astype(float)
+    out = pd.Series(pd.NA, index=score.index, dtype="Int8")
+    ok = s.notna()
+    out[ok] = (s[ok] >= t).astype("int8")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# slices
+
+
+def _field_values(frame: pd.DataFrame, name: str, attrs: list[dict[str, str]]) -> list[object]:
+    if name.startswith("attributes."):
+        key = name.split(".", 1)[1]
+        return [a.get(key) for a in attrs]
+    if name not in frame.columns:
+        raise ScoringError(f"slice field {name!r} is not a sample column")
+    return frame[name].tolist()
+
+
+def slice_masks(
+    spec: BenchmarkSpec, frame: pd.DataFrame, kinds: list[str] | None = None
+) -> list[tuple[str, str, np.ndarray]]:
+    """(slice kind, slice value, boolean mask over frame rows) for overall and every slice."""
+    n = len(frame)
+    out: list[tuple[str, str, np.ndarray]] = [("overall", "", np.ones(n, dtype=bool))]
+    attrs = [
+        json.loads(a) if isinstance(a, str) and a else {}
+        for a in frame.get("attributes", pd.Series([""] * n)).tolist()
+    ]
+    labels = frame["label"].to_numpy() if "label" in frame else np.full(n, np.nan)
+    for s in spec.slices:
+        if kinds is not None and s.kind not in kinds:
+            continue
+        out.extend(_one_slice(s, frame, attrs, labels))
+    return out
+
+
+def _one_slice(
+    s: SliceSpec, frame: pd.DataFrame, attrs: list[dict[str, str]], labels: np.ndarray
+) -> list[tuple[str, str, np.ndarray]]:
+    cols = [_field_values(frame, f, attrs) for f in s.fields]
+    n = len(frame)
+    members: dict[str, list[int]] = {}
+    for i in range(n):
+        parts = [c[i] for c in cols]
+        if s.multi:
+            raw = parts[0]
+            vals: list[object] = (
+                list(raw) if raw is not None and not isinstance(raw, str) else []  # type: ignore[call-overload]
+            )
+            if s.single_only and len(vals) != 1:
+                continue
+            keys = [str(v) for v in dict.fromkeys(vals)]
+        else:
+            if any(p is None or (isinstance(p, float) and np.isnan(p)) for p in parts):
+                continue
+            keys = ["+".join(str(p) for p in parts)]
+        for k in keys:
+            members.setdefault(k, []).append(i)
+    result = []
+    consistent = labels == 1
+    for value in sorted(members):
+        mask = np.zeros(n, dtype=bool)
+        mask[members[value]] = True
+        if s.with_consistent:
+            mask |= consistent
+        result.append((s.kind, value, mask))
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# metric sets per task
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    name: str
+    stat: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (W, column mask) -> (b,)
+    applies: Callable[[np.ndarray], bool]  # mask -> bool
+    grader: str | None = None
+    rows: Callable[[np.ndarray], np.ndarray] = lambda m: m  # the rows it averages over (for n)
+    kinds: tuple[str, ...] | None = None  # only these slice kinds (None: every slice)
+
+
+def _detection_metrics(
+    spec: BenchmarkSpec, y: np.ndarray, p: np.ndarray, grades: dict[str, np.ndarray]
+) -> list[MetricDef]:
+    both = lambda m: bool((y[m] == 0).any() and (y[m] == 1).any())  # noqa: E731
+    has_inc = lambda m: bool((y[m] == 0).any())  # noqa: E731
+    has_con = lambda m: bool((y[m] == 1).any())  # noqa: E731
+    anyrow = lambda m: bool(m.any())  # noqa: E731
+    defs = []
+    if spec.task == "detection+explanation":
+        defs.append(
+            MetricDef("detection_accuracy", lambda W, m: M.accuracy_w(W[:, m], y[m], p[m]), anyrow)
+        )
+        defs.append(
+            MetricDef(
+                "detection_score",
+                lambda W, m: M.recall_inconsistent_w(W[:, m], y[m], p[m]),
+                has_inc,
+            )
+        )
+    defs += [
+        MetricDef(
+            "balanced_accuracy", lambda W, m: M.balanced_accuracy_w(W[:, m], y[m], p[m]), both
+        ),
+        # on a one-class slice these would only restate the recall (or its complement)
+        MetricDef("accuracy", lambda W, m: M.accuracy_w(W[:, m], y[m], p[m]), both),
+        MetricDef("fpr", lambda W, m: M.false_positive_rate_w(W[:, m], y[m], p[m]), both),
+        MetricDef("fnr", lambda W, m: M.false_negative_rate_w(W[:, m], y[m], p[m]), both),
+    ]
+    if spec.task == "detection":
+        # slices made only of inconsistent samples (TofuEval error types): recall is the metric
+        # (detection+explanation benchmarks report it as the detection score)
+        defs.append(
+            MetricDef(
+                "recall",
+                lambda W, m: M.recall_inconsistent_w(W[:, m], y[m], p[m]),
+                lambda m: has_inc(m) and not has_con(m),
+            )
+        )
+    inc = y == 0
+    detected = p == 0
+    for grader, g in grades.items():
+        has_g = ~np.isnan(g)
+        gz = np.where(has_g, g, 0.0)
+        es_rows = inc & has_g
+        js_rows = inc & ~(detected & ~has_g)
+        js_val = np.where(detected, gz, 0.0)
+        defs.append(_subset_mean_metric("explanation_score", es_rows, gz, grader))
+        defs.append(_subset_mean_metric("joint_score", js_rows, js_val, grader))
+    return defs
+
+
+def _subset_mean_metric(name: str, rows: np.ndarray, values: np.ndarray, grader: str) -> MetricDef:
+    """Mean of `values` over the slice's samples that are in `rows` (ES and JS)."""
+
+    def stat(W: np.ndarray, m: np.ndarray) -> np.ndarray:
+        sel = m & rows
+        return M.mean_w(W[:, sel], values[sel])
+
+    def applies(m: np.ndarray) -> bool:
+        return bool((m & rows).any())
+
+    def counted(m: np.ndarray) -> np.ndarray:
+        return m & rows
+
+    return MetricDef(name, stat, applies, grader, counted)
+
+
+def _correlation_metrics(
+    spec: BenchmarkSpec, x: np.ndarray, h: np.ndarray, control: np.ndarray | None
+) -> list[MetricDef]:
+    enough = lambda m: bool(m.sum() >= 3)  # noqa: E731
+    defs = [
+        MetricDef("pearson", lambda W, m: M.pearson_w(W[:, m], x[m], h[m]), enough),
+        MetricDef("spearman", lambda W, m: M.spearman_w(W[:, m], x[m], h[m]), enough),
+        MetricDef("kendall_tau", lambda W, m: M.kendall_tau_w(W[:, m], x[m], h[m]), enough),
+    ]
+    if control is not None:
+        codes = np.unique(control, return_inverse=True)[1].ravel()
+        # partialling out needs at least two control groups in the slice
+        several = lambda m: bool(m.sum() >= 3 and len(np.unique(codes[m])) > 1)  # noqa: E731
+        # FRANK reports them overall and per dataset; error-type subsets get the plain ones
+        kinds = ("overall", *(s.kind for s in spec.slices if s.fields == ("domain",)))
+        defs.append(
+            MetricDef(
+                "partial_pearson",
+                lambda W, m: M.partial_pearson_w(W[:, m], x[m], h[m], codes[m]),
+                several,
+                kinds=kinds,
+            )
+        )
+        defs.append(
+            MetricDef(
+                "partial_spearman",
+                lambda W, m: M.partial_spearman_w(W[:, m], x[m], h[m], codes[m]),
+                several,
+                kinds=kinds,
+            )
+        )
+    return defs
+
+
+# --------------------------------------------------------------------------------------------
+# the scorer
+
+
+def _grades_by_grader(frame: pd.DataFrame, grades: pd.DataFrame | None) -> dict[str, np.ndarray]:
+    if grades is None or grades.empty:
+        return {}
+    out = {}
+    for (judge, protocol), g in grades.groupby(["judge", "protocol"], sort=True):
+        m = g.drop_duplicates("sample_id", keep="last").set_index("sample_id")["grade"]
+        out[f"{judge}/{protocol}"] = frame["sample_id"].map(m).astype(float).to_numpy()
+    return out
+
+
+def _rollup(sent: pd.DataFrame, summaries: pd.DataFrame) -> pd.DataFrame:
+    """Summary-level rows from sentence predictions: inconsistent if any sentence is; the score
+    is the lowest sentence score. Summaries with a sentence left unpredicted are left out."""
+    agg = sent.groupby("summary_id").agg(
+        pred_label=("pred_label", lambda v: pd.NA if v.isna().any() else int(v.min())),
+        score=("score", lambda v: np.nan if v.isna().any() else float(v.min())),
+    )
+    out = summaries.merge(agg, left_on="sample_id", right_index=True, how="inner")
+    out["pred_label"] = out["pred_label"].astype("Int8")
+    return out
+
+
+def score(
+    spec: BenchmarkSpec,
+    samples: pd.DataFrame,
+    predictions: pd.DataFrame,
+    options: ScoreOptions | None = None,
+    grades: pd.DataFrame | None = None,
+) -> Scored:
+    """Score `predictions` (PREDICTION_COLUMNS) against the benchmark's canonical `samples`."""
+    options = options or ScoreOptions()
+    check_predictions(spec, samples, predictions)
+    splits = (
+        list(options.splits)
+        if options.splits
+        else (["test"] if "dev" in spec.splits and "test" in spec.splits else list(spec.splits))
+    )
+    unknown = [s for s in splits if s not in spec.splits]
+    if unknown:
+        raise ScoringError(
+            f"unknown split {unknown[0]!r} for {spec.name}; known: {', '.join(spec.splits)}"
+        )
+    pred = predictions.copy()
+    pred["sample_id"] = pred["sample_id"].astype(str)
+    for col in ("score", "label"):
+        if col not in pred:
+            pred[col] = np.nan
+    pred = pred.rename(columns={"label": "pred_label"})
+    pred["score"] = pd.to_numeric(pred["score"], errors="coerce").astype(float)
+    pred["pred_label"] = pred["pred_label"].astype("Int8")
+    keep_cols = ["sample_id", "score", "pred_label"]
+    # the texts are never scored: leave them out of every copy made below
+    texts = ("document", "summary", "seed_summary", "reference_explanation")
+    slim = samples[[c for c in samples.columns if c not in texts]]
+    joined = slim.merge(pred[keep_cols], on="sample_id", how="left", indicator="_row")
+    # a row in the file counts as a prediction even when it carries no usable value (an LLM
+    # reply that could not be parsed): it is then counted as unparsable, never as missing
+    has_pred = joined.pop("_row") == "both"
+
+    # which unit were predictions made at? (TofuEval: sentences, rolled up; or summaries)
+    units_pred = joined.loc[has_pred, "unit"].unique().tolist()
+    if len(units_pred) > 1:
+        raise ScoringError(f"predictions mix units {sorted(units_pred)}: submit one unit")
+    unit = units_pred[0]
+
+    in_unit = joined["unit"] == unit
+    dev = joined[in_unit & (joined["split"] == "dev") & has_pred]
+    scope = joined[in_unit & joined["split"].isin(splits)]
+    scored = scope[has_pred[scope.index]]
+    if scored.empty:
+        raise ScoringError(
+            f"no prediction for any {unit} of split(s) {', '.join(splits)} of {spec.name}"
+        )
+    labels, thr = resolve_labels(spec, scored, options, dev if not dev.empty else None)
+    scored = scored.assign(pred_label=labels.astype("Int8"))
+    # a prediction that yields no usable value is counted, never scored as wrong
+    if spec.task == "correlation":
+        unusable = scored["score"].isna() | scored["human_score"].isna()
+    elif spec.task == "explanation-grading":
+        unusable = pd.Series(False, index=scored.index)
+    else:
+        unusable = scored["pred_label"].isna()
+    unparsable = int(unusable.sum())
+    scored = scored[~unusable]
+    n_rows = int(has_pred[scope.index].sum())
+    counts = Counts(
+        n=len(scope),
+        predicted=n_rows - unparsable,  # usable predictions
+        missing=len(scope) - n_rows,
+        unparsable=unparsable,
+    )
+    if scored.empty:
+        raise ScoringError("no prediction could be scored (every one lacks a usable label/score)")
+
+    frames = [(unit, scored)]
+    if unit == "sentence" and "summary" in spec.units:
+        summaries = joined[(joined["unit"] == "summary") & joined["split"].isin(splits)]
+        sent = scope.assign(pred_label=pd.Series(labels, index=scored.index).reindex(scope.index))
+        sent = sent[sent["summary_id"].isin(summaries["sample_id"])]
+        rolled = _rollup(sent, summaries.drop(columns=["score", "pred_label"]))
+        rolled = rolled[rolled["pred_label"].notna()]
+        if not rolled.empty:
+            frames.append(("summary", rolled))
+
+    results: list[SliceResult] = []
+    for u, f in frames:
+        results.extend(_score_frame(spec, f.reset_index(drop=True), u, splits, options, grades))
+    boot = {
+        "resamples": options.resamples,
+        "seed": options.seed,
+        "level": options.level,
+        "method": "percentile",
+        "stratified_by": "domain" if spec.overall == "mean_over_domains" else None,
+    }
+    return Scored(
+        results=results,
+        threshold=thr,
+        counts=counts,
+        splits=splits,
+        bootstrap=boot,
+        labelled=frames[0][1],
+    )
+
+
+def _score_frame(
+    spec: BenchmarkSpec,
+    f: pd.DataFrame,
+    unit: str,
+    splits: list[str],
+    options: ScoreOptions,
+    grades: pd.DataFrame | None,
+) -> list[SliceResult]:
+    split_name = "+".join(splits)
+    masks = slice_masks(spec, f)
+    if spec.task == "explanation-grading":
+        return _score_explanations(spec, f, unit, split_name, options, grades)
+    domains = f["domain"].fillna("").astype(str).to_numpy()
+    stratify = spec.overall == "mean_over_domains"
+    present = sorted(set(domains) - {""})
+    ctx = _Ctx(
+        split_name,
+        unit,
+        options,
+        domains if stratify else None,
+        present,
+        stratify and bool(present),
+    )
+    if spec.task == "correlation":
+        x = f["score"].astype(float).to_numpy()
+        h = f["human_score"].astype(float).to_numpy()
+        control = None
+        if spec.correlation_control:
+            vals = _field_values(f, spec.correlation_control, _attrs(f))
+            control = np.asarray([str(v) for v in vals])
+        rs = M.Resampler(len(f), resamples=options.resamples, seed=options.seed, strata=ctx.strata)
+        return _evaluate(_correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
+    y = f["label"].astype(int).to_numpy()
+    p = f["pred_label"].astype(int).to_numpy()
+    graders = _grades_by_grader(f, grades)
+    # label-derived metrics: samples with equal (label, prediction, slices, grades) are
+    # interchangeable, so the bootstrap runs exactly on the distinct rows (fast)
+    cols = [y, p, np.column_stack([m for _, _, m in masks]).astype(np.int8)]
+    cols += [np.nan_to_num(g, nan=-1) * 2 for g in graders.values()]
+    rs = M.Resampler(
+        len(f),
+        resamples=options.resamples,
+        seed=options.seed,
+        strata=ctx.strata,
+        keys=np.column_stack(cols),
+    )
+    r = rs.rows
+    defs = _detection_metrics(spec, y[r], p[r], {k: g[r] for k, g in graders.items()})
+    if options.labels_given:
+        defs = [d for d in defs if d.grader is not None]
+    out = _evaluate(defs, [(k, v, m[r]) for k, v, m in masks], rs, domains[r], ctx)
+    if f["score"].notna().all() and not options.labels_given:
+        out += _roc_auc_results(y, f["score"].astype(float).to_numpy(), masks, domains, ctx)
+    order = {(k, v): i for i, (k, v, _) in enumerate(masks)}
+    return sorted(out, key=lambda res: order[(res.slice_kind, res.slice_value)])
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    split: str
+    unit: str
+    options: ScoreOptions
+    strata: np.ndarray | None
+    present: list[str]  # domains present
+    overall_mean: bool  # overall = unweighted mean of the per-domain values
+
+
+def _evaluate(
+    defs: list[MetricDef],
+    masks: list[tuple[str, str, np.ndarray]],
+    rs: M.Resampler,
+    dom_rows: np.ndarray,
+    ctx: _Ctx,
+) -> list[SliceResult]:
+    """Point values and CIs of every (slice, metric) that applies, in one bootstrap pass."""
+    plan: list[tuple[str, str, MetricDef, np.ndarray, bool]] = []
+    for kind, value, m in masks:
+        for d in defs:
+            if (d.kinds is not None and kind not in d.kinds) or not d.applies(m):
+                continue
+            mean_dom = kind == "overall" and ctx.overall_mean and d.name in MEAN_OVER_DOMAINS
+            if mean_dom and not all(d.applies(m & (dom_rows == dm)) for dm in ctx.present):
+                continue
+            plan.append((kind, value, d, m, mean_dom))
+
+    def stat_all(W: np.ndarray) -> np.ndarray:
+        cols = []
+        for _, _, d, m, mean_dom in plan:
+            if mean_dom:
+                cols.append(
+                    np.mean(
+                        np.stack([d.stat(W, m & (dom_rows == dm)) for dm in ctx.present], axis=1),
+                        axis=1,
+                    )
+                )
+            else:
+                cols.append(d.stat(W, m))
+        return np.stack(cols, axis=1) if cols else np.zeros((W.shape[0], 0))
+
+    P = rs.point_weights()
+    point = stat_all(P)[0]
+    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.options.level)
+    return [
+        _result(
+            ctx,
+            kind,
+            value,
+            d.name,
+            point[j],
+            lo[j],
+            hi[j],
+            int(P[0][d.rows(m)].sum()),
+            d.grader,
+            mean_dom,
+        )
+        for j, (kind, value, d, m, mean_dom) in enumerate(plan)
+        if np.isfinite(point[j])
+    ]
+
+
+def _roc_auc_results(
+    y: np.ndarray,
+    s: np.ndarray,
+    masks: list[tuple[str, str, np.ndarray]],
+    domains: np.ndarray,
+    ctx: _Ctx,
+) -> list[SliceResult]:
+    """AUROC per slice: one sort shared by every slice; the overall mean over domains reuses
+    the per-domain columns."""
+    both = [
+        (k, v, m)
+        for k, v, m in masks
+        if (y[m] == 0).any() and (y[m] == 1).any() and not (k == "overall" and ctx.overall_mean)
+    ]
+    dom_masks = [domains == d for d in ctx.present] if ctx.overall_mean else []
+    mean_ok = bool(dom_masks) and all((y[m] == 0).any() and (y[m] == 1).any() for m in dom_masks)
+    stat = M.RocAucSlices(y, s, [m for _, _, m in both] + (dom_masks if mean_ok else []))
+    k = len(both)
+
+    def stat_all(W: np.ndarray) -> np.ndarray:
+        v = stat(W)
+        if mean_ok:
+            v = np.column_stack([v[:, :k], v[:, k:].mean(axis=1)])
+        return v
+
+    rs = M.Resampler(
+        len(y),
+        resamples=ctx.options.resamples,
+        seed=ctx.options.seed,
+        strata=ctx.strata,
+        dtype=np.float32,
+    )
+    point = stat_all(rs.point_weights())[0]
+    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.options.level)
+    out = [
+        _result(ctx, kind, value, "roc_auc", point[j], lo[j], hi[j], int(m.sum()), None, False)
+        for j, (kind, value, m) in enumerate(both)
+        if np.isfinite(point[j])
+    ]
+    if mean_ok and np.isfinite(point[k]):
+        out.append(
+            _result(ctx, "overall", "", "roc_auc", point[k], lo[k], hi[k], len(y), None, True)
+        )
+    return out
+
+
+def _result(
+    ctx: _Ctx,
+    kind: str,
+    value: str,
+    metric: str,
+    point: float,
+    lo: float,
+    hi: float,
+    n: int,
+    grader: str | None,
+    mean_dom: bool,
+) -> SliceResult:
+    return SliceResult(
+        split=ctx.split,
+        unit=ctx.unit,
+        slice_kind=kind,
+        slice_value=value,
+        metric=metric,
+        value=float(point),
+        ci_low=float(lo) if np.isfinite(lo) else None,
+        ci_high=float(hi) if np.isfinite(hi) else None,
+        n=n,
+        coverage=ctx.present if (kind == "overall" and ctx.present) else None,
+        grader=grader,
+        aggregation="mean_over_domains" if mean_dom else None,
+    )
+
+
+def _attrs(f: pd.DataFrame) -> list[dict[str, str]]:
+    return [json.loads(a) if isinstance(a, str) and a else {} for a in f["attributes"]]
+
+
+MEAN_OVER_DOMAINS = {
+    "balanced_accuracy",
+    "accuracy",
+    "fpr",
+    "fnr",
+    "roc_auc",
+    "detection_accuracy",
+    "detection_score",
+}
+
+
+def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
+    def stat(W: np.ndarray) -> np.ndarray:
+        return M.mean_w(W[:, keep], values[keep])
+
+    return stat
+
+
+def _score_explanations(
+    spec: BenchmarkSpec,
+    f: pd.DataFrame,
+    unit: str,
+    split_name: str,
+    options: ScoreOptions,
+    grades: pd.DataFrame | None,
+) -> list[SliceResult]:
+    """Explanation studies: mean grade and the share of each explanation type."""
+    if grades is None or grades.empty:
+        raise ScoringError(f"{spec.name} scores graded explanations; the run has no grades")
+    out: list[SliceResult] = []
+    for (judge, protocol), g in grades.groupby(["judge", "protocol"], sort=True):
+        g = g.drop_duplicates("sample_id", keep="last").set_index("sample_id")
+        grade = f["sample_id"].map(g["grade"]).astype(float).to_numpy()
+        kinds = f["sample_id"].map(g["rationale"]).fillna("").astype(str).to_numpy()
+        graded = ~np.isnan(grade)
+        grader = f"{judge}/{protocol}"
+        est = M.bootstrap_ci(
+            _masked_mean(grade, graded),
+            len(f),
+            resamples=options.resamples,
+            seed=options.seed,
+        )
+        out.append(
+            SliceResult(
+                split=split_name,
+                unit=unit,
+                slice_kind="overall",
+                slice_value="",
+                metric="explanation_score",
+                value=est.value,
+                ci_low=est.ci_low,
+                ci_high=est.ci_high,
+                n=int(graded.sum()),
+                grader=grader,
+            )
+        )
+        if protocol == "human":
+            for t in sorted(set(kinds) - {""}):
+                ind = (kinds == t).astype(float)
+                e = M.bootstrap_ci(
+                    _masked_mean(ind, np.ones(len(ind), dtype=bool)),
+                    len(f),
+                    resamples=options.resamples,
+                    seed=options.seed,
+                )
+                out.append(
+                    SliceResult(
+                        split=split_name,
+                        unit=unit,
+                        slice_kind="explanation_type",
+                        slice_value=t,
+                        metric="explanation_share",
+                        value=e.value,
+                        ci_low=e.ci_low,
+                        ci_high=e.ci_high,
+                        n=len(f),
+                        grader=grader,
+                    )
+                )
+    return out

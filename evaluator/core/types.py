@@ -1,0 +1,245 @@
+"""The data contracts of DESIGN.md §3: samples, predictions, grades, runs and results.
+
+Samples and predictions travel as Arrow/pandas tables (thousands of rows); the dataclasses here
+describe one row and the Arrow schemas fix the on-disk layout. Run metadata is a pydantic model so
+that a run.json read back from disk is validated field by field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evaluator.core.vocabulary import ModelKind, Origin
+
+Split = Literal["dev", "test"]
+Unit = Literal["summary", "sentence"]
+PROTOCOLS: tuple[str, ...] = ("EvalV1", "EvalV2", "EvalV3", "EvalV4", "human")
+
+CONSISTENT = 1
+INCONSISTENT = 0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One canonical sample (a row of samples.parquet)."""
+
+    benchmark: str
+    sample_id: str
+    split: str
+    unit: str
+    summary: str
+    domain: str | None = None
+    summary_id: str | None = None
+    doc_id: str | None = None
+    document: str | None = None
+    seed_summary: str | None = None
+    label: int | None = None
+    human_score: float | None = None
+    error_types: tuple[str, ...] = ()
+    reference_explanation: str | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "sample_id": self.sample_id,
+            "split": self.split,
+            "unit": self.unit,
+            "summary_id": self.summary_id,
+            "domain": self.domain,
+            "doc_id": self.doc_id,
+            "document": self.document,
+            "summary": self.summary,
+            "seed_summary": self.seed_summary,
+            "label": self.label,
+            "human_score": self.human_score,
+            "error_types": list(self.error_types),
+            "reference_explanation": self.reference_explanation,
+            # JSON text, sorted keys: DuckDB reads it (json_extract_string); stable to hash
+            "attributes": json.dumps(self.attributes, sort_keys=True, ensure_ascii=False),
+        }
+
+
+SAMPLE_SCHEMA = pa.schema(
+    [
+        ("benchmark", pa.string()),
+        ("sample_id", pa.string()),
+        ("split", pa.string()),
+        ("unit", pa.string()),
+        ("summary_id", pa.string()),
+        ("domain", pa.string()),
+        ("doc_id", pa.string()),
+        ("document", pa.string()),
+        ("summary", pa.string()),
+        ("seed_summary", pa.string()),
+        ("label", pa.int8()),
+        ("human_score", pa.float64()),
+        ("error_types", pa.list_(pa.string())),
+        ("reference_explanation", pa.string()),
+        ("attributes", pa.string()),
+    ]
+)
+SAMPLE_COLUMNS: tuple[str, ...] = tuple(SAMPLE_SCHEMA.names)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One model output for one sample (a row of predictions.parquet)."""
+
+    sample_id: str
+    score: float | None = None
+    label: int | None = None
+    explanation: str | None = None
+    raw_output: str | None = None
+
+
+PREDICTION_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("score", pa.float64()),
+        ("label", pa.int8()),
+        ("explanation", pa.string()),
+        ("raw_output", pa.string()),
+    ]
+)
+PREDICTION_COLUMNS: tuple[str, ...] = tuple(PREDICTION_SCHEMA.names)
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A judge's (or a human's) grade of one explanation: 1, 0.5, 0, or None when unparsable."""
+
+    sample_id: str
+    judge: str
+    protocol: str
+    grade: float | None
+    rationale: str | None = None
+    raw_output: str | None = None
+
+
+GRADE_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("judge", pa.string()),
+        ("protocol", pa.string()),
+        ("grade", pa.float64()),
+        ("rationale", pa.string()),
+        ("raw_output", pa.string()),
+    ]
+)
+GRADE_COLUMNS: tuple[str, ...] = tuple(GRADE_SCHEMA.names)
+GRADE_VALUES: tuple[float, ...] = (0.0, 0.5, 1.0)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelInfo(_Frozen):
+    name: str = Field(min_length=1, max_length=120)
+    kind: ModelKind
+    org: str | None = None
+    params: str | None = None  # "7B", "355M": as the author states it
+    url: str | None = None
+    license: str | None = None
+    description: str | None = None
+
+
+class ThresholdInfo(_Frozen):
+    """How scores became labels. policy: labels | dev | fixed | per-domain-dev."""
+
+    policy: str
+    threshold: float | None = None
+    per_domain: dict[str, float] | None = None
+    tuned_on: str | None = None  # the split the threshold was chosen on
+    tuned_value: float | None = None  # BAcc reached on that split
+
+
+class RunConfig(_Frozen):
+    detector: str | None = None
+    checkpoint: str | None = None
+    llm: str | None = None
+    prompt_id: str | None = None
+    temperature: float | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Counts(_Frozen):
+    n: int  # benchmark samples in the scored split(s)
+    predicted: int  # samples with a usable prediction
+    missing: int  # samples with no prediction
+    unparsable: int = 0  # predictions present but with no usable label or score
+    failed: int = 0  # requests that failed for good (LLM runs)
+
+
+class SliceResult(_Frozen):
+    """One number on the board: a metric over one slice of one split, with its 95% CI and n."""
+
+    split: str
+    unit: str
+    slice_kind: str
+    slice_value: str
+    metric: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int
+    coverage: list[str] | None = None  # the domains the number covers
+    grader: str | None = None  # "judge/protocol" for explanation metrics (ES, JS)
+    aggregation: str | None = None  # "mean_over_domains" when overall = mean of domain values
+
+    @field_validator("value", "ci_low", "ci_high")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        if v is not None and not math.isfinite(v):
+            raise ValueError(f"non-finite number {v!r}")
+        return v
+
+
+class RunRecord(_Frozen):
+    """The content of run.json."""
+
+    schema_version: int = 1
+    run_id: str
+    benchmark: str
+    benchmark_version: str
+    model: ModelInfo
+    origin: Origin
+    config: RunConfig = Field(default_factory=RunConfig)
+    threshold: ThresholdInfo
+    splits: list[str]
+    created_at: str
+    counts: Counts
+    bootstrap: dict[str, Any] = Field(default_factory=dict)  # resamples, seed, stratified_by
+    results: list[SliceResult] = Field(default_factory=list)
+    hidden: bool = False
+    submission: dict[str, Any] | None = None  # file hash etc. (never the contact email)
+    # a run derived from another (e.g. the same predictions with judge grades added) names it;
+    # the board shows the newest run of such a chain (runs stay immutable)
+    supersedes: str | None = None
+
+    def result(
+        self,
+        metric: str,
+        slice_kind: str = "overall",
+        slice_value: str = "",
+        unit: str | None = None,
+        split: str | None = None,
+    ) -> SliceResult:
+        """The one result matching the keys; raises KeyError naming what was asked."""
+        for r in self.results:
+            if (
+                r.metric == metric
+                and r.slice_kind == slice_kind
+                and r.slice_value == slice_value
+                and (unit is None or r.unit == unit)
+                and (split is None or r.split == split)
+            ):
+                return r
+        raise KeyError(f"run {self.run_id} has no result {metric} for {slice_kind}={slice_value!r}")

@@ -1,0 +1,376 @@
+"""FactBoard's vocabulary, written once: metrics, slice kinds, model kinds, origins, model aliases.
+
+Everything that shows, sorts, ranks, compares or exports a metric reads it here: its display label,
+its direction, which benchmark tasks it applies to, whether it needs scores or only labels, and the
+weighted engine function that computes it (evaluator.core.metrics). The papers that define each
+metric are listed in docs/ARCHITECTURE.md ("Metrics").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from evaluator.core import metrics as M
+from evaluator.core.errors import UnknownNameError
+
+Task = Literal["detection", "detection+explanation", "correlation"]
+TASKS: tuple[Task, ...] = ("detection", "detection+explanation", "correlation")
+Input = Literal["labels", "scores", "grades", "time"]
+
+WeightedFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric as FactBoard names, shows and ranks it.
+
+    `weighted` is the engine function of (W, y_true, y_pred) for label metrics or (W, x, human)
+    for score and correlation metrics, one value per row of bootstrap weights W; None where the
+    metric needs more than two columns (partial correlations, explanation grades, run time).
+    `confusion` names the confusion-matrix formula of a label metric (inconsistent = positive),
+    so a board can compute it for many runs at once from stacked counts.
+    """
+
+    name: str
+    label: str
+    title: str
+    tasks: tuple[Task, ...]
+    uses: Input
+    lower_is_better: bool = False
+    weighted: WeightedFn | None = None
+    confusion: str | None = None
+    per_grader: bool = False
+    source: str = ""
+
+    @property
+    def higher_is_better(self) -> bool:
+        return not self.lower_is_better
+
+
+_DETECTION: tuple[Task, ...] = ("detection", "detection+explanation")
+_METRICS: dict[str, Metric] = {}
+
+
+def register_metric(metric: Metric) -> Metric:
+    if metric.name in _METRICS:
+        raise ValueError(f"metric {metric.name!r} is registered twice")
+    _METRICS[metric.name] = metric
+    return metric
+
+
+for _m in (
+    Metric(
+        "balanced_accuracy",
+        "BAcc",
+        "Balanced accuracy",
+        _DETECTION,
+        "labels",
+        weighted=M.balanced_accuracy_w,
+        confusion="balanced_accuracy",
+        source="SummaC §5.1; SummEdits §4; TofuEval §4",
+    ),
+    Metric(
+        "accuracy",
+        "Accuracy",
+        "Accuracy",
+        _DETECTION,
+        "labels",
+        weighted=M.accuracy_w,
+        confusion="accuracy",
+    ),
+    Metric(
+        "detection_accuracy",
+        "DA",
+        "Detection accuracy",
+        ("detection+explanation",),
+        "labels",
+        weighted=M.accuracy_w,
+        confusion="accuracy",
+        source="SummExecEdit §4 (DA)",
+    ),
+    Metric(
+        "detection_score",
+        "DS",
+        "Detection score (recall on inconsistent)",
+        ("detection+explanation",),
+        "labels",
+        weighted=M.recall_inconsistent_w,
+        confusion="recall",
+        source="SummExecEdit §4 (DS)",
+    ),
+    Metric(
+        "fpr",
+        "FPR",
+        "False positive rate",
+        _DETECTION,
+        "labels",
+        lower_is_better=True,
+        weighted=M.false_positive_rate_w,
+        confusion="fpr",
+        source="TofuEval Table 3",
+    ),
+    Metric(
+        "fnr",
+        "FNR",
+        "False negative rate",
+        _DETECTION,
+        "labels",
+        lower_is_better=True,
+        weighted=M.false_negative_rate_w,
+        confusion="fnr",
+        source="TofuEval Table 3",
+    ),
+    Metric(
+        "recall",
+        "Recall",
+        "Recall on inconsistent",
+        ("detection",),
+        "labels",
+        weighted=M.recall_inconsistent_w,
+        confusion="recall",
+        source="TofuEval Table 6 (error-type recall)",
+    ),
+    Metric(
+        "roc_auc",
+        "AUROC",
+        "Area under the ROC curve",
+        _DETECTION,
+        "scores",
+        weighted=M.roc_auc_w,
+    ),
+    Metric(
+        "explanation_score",
+        "ES",
+        "Explanation score",
+        ("detection+explanation",),
+        "grades",
+        per_grader=True,
+        source="SummExecEdit §4 (ES)",
+    ),
+    Metric(
+        "joint_score",
+        "JS",
+        "Joint score",
+        ("detection+explanation",),
+        "grades",
+        per_grader=True,
+        source="SummExecEdit §4 (JS)",
+    ),
+    Metric(
+        "explanation_share",
+        "Share",
+        "Share of explanations",
+        ("detection+explanation",),
+        "grades",
+        per_grader=True,
+    ),
+    Metric(
+        "pearson",
+        "Pearson r",
+        "Pearson correlation with human scores",
+        ("correlation",),
+        "scores",
+        weighted=M.pearson_w,
+        source="QAGS Table 1; FRANK Table 4",
+    ),
+    Metric(
+        "spearman",
+        "Spearman ρ",
+        "Spearman correlation with human scores",
+        ("correlation",),
+        "scores",
+        weighted=M.spearman_w,
+        source="FRANK Table 4",
+    ),
+    Metric(
+        "kendall_tau",
+        "Kendall τ",
+        "Kendall's tau with human scores",
+        ("correlation",),
+        "scores",
+        weighted=M.kendall_tau_w,
+        source="LongDocFACTScore Tables 3-4",
+    ),
+    Metric(
+        "partial_pearson",
+        "Partial r",
+        "Partial Pearson correlation (system partialled out)",
+        ("correlation",),
+        "scores",
+        source="FRANK §5 and Table 4",
+    ),
+    Metric(
+        "partial_spearman",
+        "Partial ρ",
+        "Partial Spearman correlation (system partialled out)",
+        ("correlation",),
+        "scores",
+        source="FRANK Table 4",
+    ),
+    Metric("cohen_kappa", "Cohen κ", "Cohen's kappa", _DETECTION, "labels"),
+    Metric("correlation", "Correlation", "Correlation", ("correlation",), "scores"),
+    Metric(
+        "runtime_seconds",
+        "Run time (s)",
+        "Run time in seconds",
+        TASKS,
+        "time",
+        lower_is_better=True,
+    ),
+):
+    register_metric(_m)
+
+
+def metric(name: str) -> Metric:
+    try:
+        return _METRICS[name]
+    except KeyError:
+        raise UnknownNameError("metric", name, sorted(_METRICS)) from None
+
+
+def metric_names(task: str | None = None, uses: str | None = None) -> list[str]:
+    return [
+        m.name
+        for m in _METRICS.values()
+        if (task is None or task in m.tasks) and (uses is None or m.uses == uses)
+    ]
+
+
+def metric_label(name: str, grader: str | None = None) -> str:
+    """The display label; an unknown name is shown as it is (published tables may carry one)."""
+    m = _METRICS.get(name)
+    base = m.label if m else name
+    return f"{base} ({grader})" if grader else base
+
+
+def lower_is_better(name: str) -> bool:
+    m = _METRICS.get(name)
+    return bool(m and m.lower_is_better)
+
+
+def label_metrics() -> dict[str, Metric]:
+    """Metrics that are functions of final labels alone (the confusion matrix)."""
+    return {n: m for n, m in _METRICS.items() if m.confusion is not None}
+
+
+def weighted_metrics(uses: str) -> dict[str, WeightedFn]:
+    """name -> weighted engine function, for metrics computed from two columns."""
+    return {n: m.weighted for n, m in _METRICS.items() if m.uses == uses and m.weighted}
+
+
+# ------------------------------------------------------------------------------------------
+# slice kinds
+
+SLICE_LABELS: dict[str, str] = {
+    "overall": "Overall",
+    "domain": "By domain",
+    "dataset": "By dataset",
+    "edit_type": "By edit type",
+    "error_type": "By error type",
+    "n_edit_types": "By number of edit types",
+    "topic_type": "By topic type",
+    "dataset+topic_type": "By dataset × topic type",
+    "summarizer": "By summarizer",
+    "system": "By system",
+    "edit_model": "By edit model",
+    "explanation_type": "By explanation type",
+    "label": "By gold label",
+}
+
+
+def slice_label(kind: str) -> str:
+    return SLICE_LABELS.get(kind, kind.replace("_", " "))
+
+
+# ------------------------------------------------------------------------------------------
+# model kinds and origins
+
+ModelKind = Literal["non-llm", "open-llm", "proprietary-llm", "human", "baseline"]
+MODEL_KIND_LABELS: dict[str, str] = {
+    "non-llm": "non-LLM",
+    "open-llm": "open LLM",
+    "proprietary-llm": "proprietary LLM",
+    "human": "human",
+    "baseline": "baseline",
+}
+MODEL_KINDS: tuple[str, ...] = tuple(MODEL_KIND_LABELS)
+
+# where a run came from; "reported" is a published number, not a run
+Origin = Literal["submitted", "evaluated", "reproduced", "released"]
+ORIGIN_BADGES: dict[str, str] = {
+    "reported": "📄 reported",
+    "submitted": "📤 submitted",
+    "evaluated": "🧪 evaluated",
+    "reproduced": "🔁 reproduced",
+    "released": "📦 released",
+}
+ORIGIN_MEANINGS: dict[str, str] = {
+    "reported": "published in a paper or leaderboard, transcribed, not recomputed",
+    "submitted": "predictions uploaded by a user, scored here",
+    "evaluated": "run by FactBoard",
+    "reproduced": "a published model re-run here",
+    "released": "per-sample outputs released with the benchmark, scored here",
+}
+ORIGINS: tuple[str, ...] = ("submitted", "evaluated", "reproduced", "released")
+ORIGIN_HELP = " · ".join(f"{ORIGIN_BADGES[o]}: {ORIGIN_MEANINGS[o]}" for o in ORIGIN_BADGES)
+
+
+def kind_label(kind: str | None) -> str:
+    return MODEL_KIND_LABELS.get(kind or "", kind or "")
+
+
+# ------------------------------------------------------------------------------------------
+# model aliases: the papers spell one model several ways
+
+MODEL_ALIASES: dict[str, str] = {
+    # alias (as printed somewhere) -> canonical name
+    "GPT4": "GPT-4",
+    "gpt4": "GPT-4",
+    "GPT3.5-turbo": "GPT-3.5-Turbo",
+    "gpt3.5-turbo": "GPT-3.5-Turbo",
+    "CGPT": "ChatGPT",
+    "gpt4-turbo": "GPT-4-Turbo",
+    "gpt-4-turbo-preview": "GPT-4-Turbo",
+    "gpt4o": "GPT-4o",
+    "gpt-4o": "GPT-4o",
+    "Claude V1.3": "Claude-v1.3",
+    "Claude v1.3": "Claude-v1.3",
+    "Claudev13": "Claude-v1.3",
+    "Claudev2": "Claude-v2",
+    "Claudev21": "Claude-2.1",
+    "Cohere-CMD-XL": "Cohere-cmd-XL",
+    "Cohere-cmd-xl": "Cohere-cmd-XL",
+    "PaLM2-bison": "PaLM2-Bison",
+    "PaLM-bison": "PaLM2-Bison",
+    "palm-bison": "PaLM2-Bison",
+    "Vicuna-13b": "Vicuna-13B",
+    "Gemini-pro": "Gemini-Pro",
+    "gemini-pro": "Gemini-Pro",
+    "SummaCConv": "SummaC-Conv",
+    "SummaC-CV": "SummaC-Conv",
+    "Rouge-1": "ROUGE-1",
+    "Rouge-2": "ROUGE-2",
+    "Rouge-L": "ROUGE-L",
+    "HHEM-2.1": "HHEM-2.1-Open",
+    "Bespoke-Minicheck-7B": "Bespoke-MiniCheck-7B",
+}
+_FOLD = re.compile(r"[\s_.-]+")
+
+
+def model_key(name: str) -> str:
+    """A comparison key for model names: NFKC, case-folded, separators dropped."""
+    return _FOLD.sub("", unicodedata.normalize("NFKC", name).casefold())
+
+
+_ALIAS_KEYS = {model_key(a): c for a, c in MODEL_ALIASES.items()}
+
+
+def canonical_model(name: str) -> str:
+    """The canonical spelling of a published model's name (unknown names come back as given)."""
+    return MODEL_ALIASES.get(name) or _ALIAS_KEYS.get(model_key(name), name)

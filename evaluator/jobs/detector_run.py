@@ -1,0 +1,111 @@
+"""The worker's "detector-run" job: the same as `python -m evaluator run --detector ...`.
+
+payload: {"detector": NAME, "benchmark": B, "checkpoint": ID|PATH|null, "device": ...,
+"batch_size": N, "splits": [...], "limit": N, "model_name": ..., "options": {KEY: VALUE}}.
+`report(message)` receives progress lines. Failures worth retrying (out of memory on the
+accelerator or the host, a network error while fetching a checkpoint) raise
+evaluator.jobs.queue.TransientJobError; bad payloads and every FactBoardError are permanent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evaluator.detectors.base import DetectorError
+
+KIND = "detector-run"
+FIELDS = {
+    "detector": str,
+    "benchmark": str,
+    "checkpoint": str,
+    "device": str,
+    "batch_size": int,
+    "splits": list,
+    "limit": int,
+    "model_name": str,
+    "options": dict,
+    "job_id": str,  # added by the worker: the run's id derives from it
+}
+REQUIRED = ("detector", "benchmark")
+
+
+def check_payload(payload: Any) -> dict[str, Any]:
+    """The payload's fields, type-checked; every problem named."""
+    from evaluator.jobs.queue import check_payload as check
+
+    out = check("detector-run", payload, FIELDS, REQUIRED, DetectorError)
+    for s in out.get("splits", []):
+        if not isinstance(s, str):
+            raise DetectorError(f"detector-run payload: split {s!r} is not a string")
+    return out
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError | ConnectionError | TimeoutError):
+        return True
+    try:
+        import torch
+    except ImportError:
+        return False
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    return oom is not None and isinstance(exc, oom)
+
+
+def handle(payload: dict[str, Any], report: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the job; returns {"run_id", "run_path", "detector", "benchmark", ...}."""
+    from evaluator.detectors.runner import run_detector
+    from evaluator.jobs import queue
+    from evaluator.jobs.queue import TransientJobError
+    from evaluator.store import layout, runs
+
+    say = report or (lambda _msg: None)
+    p = check_payload(payload)
+    run_id = None
+    if p.get("job_id"):
+        # a job rerun after its worker died finds the run it already wrote
+        run_id = queue.run_id_for_job(
+            p["job_id"], p["benchmark"], p.get("model_name") or p["detector"]
+        )
+        done = layout.runs_dir() / run_id
+        if (done / runs.RUN_FILE).is_file():
+            say(f"run {run_id} already written")
+            return _summary(p, done)
+    say(f"running {p['detector']} on {p['benchmark']}")
+    try:
+        path = run_detector(
+            p["detector"],
+            p["benchmark"],
+            checkpoint=p.get("checkpoint"),
+            device=p.get("device"),
+            batch_size=p.get("batch_size"),
+            splits=p.get("splits"),
+            limit=p.get("limit"),
+            model_name=p.get("model_name"),
+            options=p.get("options"),
+            progress=False,
+            run_id=run_id,
+        )
+    except Exception as e:
+        if _transient(e):
+            raise TransientJobError(f"{type(e).__name__}: {e}") from e
+        raise
+    say(f"run {path.name} written")
+    return _summary(p, path)
+
+
+def _summary(p: dict[str, Any], path: Any) -> dict[str, Any]:
+    from evaluator.store import runs
+
+    rec = runs.read_record(path)
+    stats = rec.config.extra.get("stats") or {}
+    return {
+        "run_id": rec.run_id,
+        "run_path": str(path),
+        "detector": p["detector"],
+        "benchmark": p["benchmark"],
+        "model": rec.model.name,
+        "n_scored": rec.counts.predicted,
+        "samples_truncated": stats.get("samples_truncated"),
+        "threshold": rec.threshold.threshold,
+    }

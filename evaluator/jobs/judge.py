@@ -1,0 +1,98 @@
+"""The worker's "judge" job: the same as `python -m evaluator judge --run RUN ...`.
+
+payload: {"run_id": RUN, "judge": "PROVIDER:MODEL", "protocol": "EvalV4" (default),
+"concurrency": N, "limit": N, "options": {KEY: VALUE}}; the worker adds "job_id".
+
+The new run's id is derived from the job id (queue.run_id_for_job), so a job run twice finds the
+run it wrote instead of writing a second one. Grade requests that fail for good (after the
+retries of evaluator.llm.execute) make the job raise queue.TransientJobError: the worker retries
+it later with backoff, and only the failed requests are sent again (the rest are cached). Bad
+payloads, unknown runs, missing inputs and refused keys are permanent failures.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from evaluator.core.errors import FactBoardError
+
+KIND = "judge"
+FIELDS: dict[str, type] = {
+    "run_id": str,
+    "judge": str,
+    "protocol": str,
+    "concurrency": int,
+    "limit": int,
+    "options": dict,
+    "job_id": str,
+}
+REQUIRED = ("run_id", "judge")
+
+
+def check_payload(payload: Any) -> dict[str, Any]:
+    from evaluator.jobs.queue import check_payload as check
+
+    out = check("judge", payload, FIELDS, REQUIRED)
+    for k, v in out.get("options", {}).items():
+        if not isinstance(k, str) or not isinstance(v, str | int | float):
+            raise FactBoardError(f"judge payload: option {k!r}={v!r} is not KEY: text or number")
+    return out
+
+
+def handle(payload: dict[str, Any], report: Callable[[str, float | None], None]) -> dict[str, Any]:
+    from evaluator.jobs import queue
+    from evaluator.llm.execute import Tally
+    from evaluator.llm.judges import JudgeIncomplete, judge_run
+    from evaluator.store import runs
+
+    p = check_payload(payload)
+    rec = runs.read_record(runs.find_run(p["run_id"]))
+    new_id = None
+    if p.get("job_id"):
+        new_id = queue.run_id_for_job(p["job_id"], rec.benchmark, rec.model.name)
+    protocol = p.get("protocol", "EvalV4")
+    last = {"t": 0.0, "frac": -1.0}
+
+    def on_progress(t: Tally) -> None:
+        frac = t.done / t.total if t.total else 1.0
+        now = time.monotonic()
+        if frac >= 1.0 or frac - last["frac"] >= 0.05 or now - last["t"] >= 10:
+            last.update(t=now, frac=frac)
+            report(f"{protocol} by {p['judge']}: {t.done}/{t.total} graded; {t.postfix()}", frac)
+
+    report(f"grading run {p['run_id']} with {p['judge']} ({protocol})", 0.0)
+    try:
+        path = judge_run(
+            p["run_id"],
+            p["judge"],
+            protocol,
+            concurrency=p.get("concurrency", 8),
+            options={k: str(v) for k, v in p.get("options", {}).items()},
+            limit=p.get("limit"),
+            new_run_id=new_id,
+            fail_on_failed=True,
+            on_progress=on_progress,
+        )
+    except JudgeIncomplete as e:
+        raise queue.TransientJobError(str(e)) from None
+    new = runs.read_record(path)
+    entry: dict[str, Any] = next(
+        (
+            j
+            for j in reversed(new.config.extra.get("judges", []))
+            if j.get("judge") == p["judge"] and j.get("protocol") == protocol
+        ),
+        {},
+    )
+    report(f"wrote run {new.run_id} (supersedes {p['run_id']})", 1.0)
+    return {
+        "run_id": new.run_id,
+        "supersedes": new.supersedes,
+        "judge": p["judge"],
+        "protocol": protocol,
+        "graded": entry.get("graded"),
+        "unparsable": entry.get("unparsable"),
+        "no_explanation": entry.get("no_explanation"),
+    }

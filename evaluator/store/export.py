@@ -1,0 +1,189 @@
+"""Leaderboard rows from stored runs and published results, exported as CSV, JSON or LaTeX."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from evaluator.core.types import RunRecord
+from evaluator.store import layout, runs
+
+EXPORT_COLUMNS = [
+    "model",
+    "kind",
+    "origin",
+    "benchmark",
+    "split",
+    "unit",
+    "slice_kind",
+    "slice_value",
+    "metric",
+    "grader",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "coverage",
+    "source",
+    "note",
+    "run_id",
+]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
+    """One row per (visible run, result)."""
+    rows = []
+    for rec in runs.list_runs(root, benchmark=benchmark).runs:
+        for r in rec.results:
+            rows.append(
+                {
+                    "model": rec.model.name,
+                    "kind": rec.model.kind,
+                    "origin": rec.origin,
+                    "benchmark": rec.benchmark,
+                    "split": r.split,
+                    "unit": r.unit,
+                    "slice_kind": r.slice_kind,
+                    "slice_value": r.slice_value,
+                    "metric": r.metric,
+                    "grader": r.grader,
+                    "value": r.value,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "n": r.n,
+                    "coverage": ";".join(r.coverage or []),
+                    "source": f"FactBoard run {rec.run_id}",
+                    "note": _run_note(rec),
+                    "run_id": rec.run_id,
+                }
+            )
+    return pd.DataFrame(rows, columns=EXPORT_COLUMNS)
+
+
+def _run_note(rec: RunRecord) -> str:
+    """The run's configuration in the reported CSVs' key=value style."""
+    t = rec.threshold
+    parts = [f"threshold={t.policy}" + (f":{t.threshold:.6g}" if t.threshold is not None else "")]
+    if rec.config.prompt_id:
+        parts.append(f"prompt={rec.config.prompt_id}")
+    if rec.config.detector:
+        parts.append(f"detector={rec.config.detector}")
+    return "; ".join(parts)
+
+
+def reported_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
+    """Published numbers from leaderboard_data/reported/*.csv, marked origin 'reported'."""
+    frames = []
+    d = layout.reported_dir(root)
+    for f in sorted(d.glob("*.csv")) if d.is_dir() else []:
+        df = pd.read_csv(
+            f,
+            dtype={"slice_value": str, "coverage": str, "note": str},
+            keep_default_na=False,
+            na_values={"value": [""], "n": [""]},
+        )
+        df["origin"] = "reported"
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=EXPORT_COLUMNS)
+    out = pd.concat(frames, ignore_index=True)
+    if benchmark:
+        out = out[out["benchmark"] == benchmark]
+    for c in EXPORT_COLUMNS:
+        if c not in out:
+            out[c] = None
+    return out[EXPORT_COLUMNS]
+
+
+def neutralise_formulas(df: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula get a leading apostrophe."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
+            out[c] = out[c].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+            )
+    return out
+
+
+def to_csv(df: pd.DataFrame) -> str:
+    return neutralise_formulas(df).to_csv(index=False)
+
+
+def to_json(df: pd.DataFrame) -> str:
+    return (
+        json.dumps(
+            json.loads(df.to_json(orient="records", double_precision=6)),
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(df: pd.DataFrame) -> str:
+    """A booktabs tabular of the frame; numbers with 3 decimals, text escaped."""
+    cols = list(df.columns)
+    buf = io.StringIO()
+    buf.write(
+        "\\begin{tabular}{"
+        + "".join("r" if pd.api.types.is_numeric_dtype(df[c]) else "l" for c in cols)
+        + "}\n\\toprule\n"
+    )
+    buf.write(" & ".join(latex_escape(str(c)) for c in cols) + " \\\\\n\\midrule\n")
+    for _, row in df.iterrows():
+        cells = []
+        for c in cols:
+            v = row[c]
+            if v is None or (isinstance(v, float) and pd.isna(v)):
+                cells.append("")
+            elif isinstance(v, float):
+                cells.append(f"{v:.3f}")
+            else:
+                cells.append(latex_escape(str(v)))
+        buf.write(" & ".join(cells) + " \\\\\n")
+    buf.write("\\bottomrule\n\\end{tabular}\n")
+    return buf.getvalue()
+
+
+def export_results(
+    fmt: str,
+    benchmark: str | None = None,
+    metric: str | None = None,
+    slice_kind: str = "overall",
+    root: Path | None = None,
+) -> str:
+    df = pd.concat([run_rows(root, benchmark), reported_rows(root, benchmark)], ignore_index=True)
+    if metric:
+        df = df[df["metric"] == metric]
+    if slice_kind != "all":
+        df = df[df["slice_kind"] == slice_kind]
+    if fmt == "csv":
+        return to_csv(df)
+    if fmt == "json":
+        return to_json(df)
+    if fmt == "latex":
+        return to_latex(df.drop(columns=["source", "note", "run_id", "coverage"]))
+    raise ValueError(f"unknown export format {fmt!r}; known: csv, json, latex")

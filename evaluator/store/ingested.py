@@ -1,0 +1,56 @@
+"""Ingested benchmarks as stored: <data root>/benchmarks/<name>/{samples.parquet, benchmark.json}.
+
+Written by evaluator.ingest.pipeline (staged, then swapped in); read here by the engine. The app
+reads the same files through explorer.store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evaluator.benchmarks import registry
+from evaluator.core.errors import FactBoardError
+from evaluator.store import layout
+
+
+def is_ingested(name: str, root: Path | None = None) -> bool:
+    d = layout.benchmark_dir(name, root)
+    return (d / layout.SAMPLES_FILE).is_file() and (d / layout.META_FILE).is_file()
+
+
+def load_meta(name: str, root: Path | None = None) -> dict[str, Any]:
+    registry.get(name)  # unknown names fail with the known ones
+    f = layout.benchmark_dir(name, root) / layout.META_FILE
+    if not f.is_file():
+        raise FactBoardError(
+            f"benchmark {name!r} is not ingested (no {f}); run "
+            f"`python -m evaluator ingest {name} --from PATH`"
+        )
+    try:
+        meta: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise FactBoardError(f"{f} is unreadable: {e}") from None
+    return meta
+
+
+def load_samples(name: str, root: Path | None = None) -> pd.DataFrame:
+    load_meta(name, root)
+    f = layout.benchmark_dir(name, root) / layout.SAMPLES_FILE
+    try:
+        return pq.read_table(f).to_pandas()
+    except (OSError, pa.ArrowException) as e:
+        raise FactBoardError(f"{f} is unreadable: {e}") from None
+
+
+def names(root: Path | None = None) -> list[str]:
+    d = layout.benchmarks_dir(root)
+    if not d.is_dir():
+        return []
+    known = set(registry.names())
+    return sorted(p.name for p in d.iterdir() if p.name in known and is_ingested(p.name, root))

@@ -1,0 +1,64 @@
+"""The store's layout, written once: where FactBoard keeps its files and what each file is called.
+
+Everything hangs off one data root so tests can use tmp_path. The read side (explorer/) imports
+these names; nothing else spells them. See docs/ARCHITECTURE.md, "Data contracts".
+
+    <data root>/benchmarks/<name>/{samples.parquet, benchmark.json}
+    <data root>/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet]}
+    <data root>/_staging/          runs and benchmarks being written (renamed into place)
+    <data root>/reported/*.csv     published numbers (the repo's copy unless a root is given)
+    <submissions root>/            uploads, submission records and the job queue
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+RUN_FILE = "run.json"
+PREDICTIONS_FILE = "predictions.parquet"
+GRADES_FILE = "grades.parquet"
+SAMPLES_FILE = "samples.parquet"
+META_FILE = "benchmark.json"
+
+
+def data_root() -> Path:
+    """leaderboard_data/ (or $FACTBOARD_DATA)."""
+    env = os.environ.get("FACTBOARD_DATA")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / "leaderboard_data"
+
+
+def benchmarks_dir(root: Path | None = None) -> Path:
+    return (root or data_root()) / "benchmarks"
+
+
+def runs_dir(root: Path | None = None) -> Path:
+    return (root or data_root()) / "runs"
+
+
+def benchmark_dir(name: str, root: Path | None = None) -> Path:
+    return benchmarks_dir(root) / name
+
+
+def run_dir(run_id: str, root: Path | None = None) -> Path:
+    return runs_dir(root) / run_id
+
+
+def staging_dir(root: Path | None = None) -> Path:
+    """Outside the runs/ and benchmarks/ globs, on the same filesystem, so rename is atomic."""
+    return (root or data_root()) / "_staging"
+
+
+def reported_dir(root: Path | None = None) -> Path:
+    """Published numbers ship with the code: the repo's copy, whatever the data root is."""
+    if root is not None:
+        return root / "reported"
+    env = os.environ.get("FACTBOARD_REPORTED")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / "leaderboard_data" / "reported"
+
+
+def submissions_root() -> Path:
+    env = os.environ.get("FACTBOARD_SUBMISSIONS")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / "submissions"

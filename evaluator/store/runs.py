@@ -1,0 +1,228 @@
+"""Run folders: leaderboard_data/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet]}.
+
+A run is built in a staging folder outside the runs/ glob and renamed into place when complete, so
+a reader never sees half a run and a crash leaves nothing on the board. Runs are immutable; the
+only later change is moderation (hidden), which rewrites run.json atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+from evaluator.core.errors import CorruptRunError, FactBoardError
+from evaluator.core.types import (
+    GRADE_COLUMNS,
+    GRADE_SCHEMA,
+    PREDICTION_COLUMNS,
+    PREDICTION_SCHEMA,
+    RunRecord,
+)
+from evaluator.store import layout
+
+RUN_FILE = "run.json"
+PREDICTIONS_FILE = "predictions.parquet"
+GRADES_FILE = "grades.parquet"
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,150}$")
+
+
+def slug(text: str, max_len: int = 40) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return (s[:max_len].strip("-")) or "model"
+
+
+def new_run_id(benchmark: str, model_name: str, when: datetime | None = None) -> str:
+    """<benchmark>-<model slug>-<UTC time>-<random>: unique, sortable, safe as a folder name."""
+    when = when or datetime.now(UTC)
+    return f"{slug(benchmark, 30)}-{slug(model_name)}-{when:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _table(df: pd.DataFrame, schema: pa.Schema, columns: tuple[str, ...]) -> pa.Table:
+    df = df.copy()
+    for c in columns:
+        if c not in df.columns:
+            df[c] = None
+    df = df[list(columns)]
+    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+
+
+def write_run(
+    record: RunRecord,
+    predictions: pd.DataFrame,
+    grades: pd.DataFrame | None = None,
+    root: Path | None = None,
+) -> Path:
+    """Write a complete run folder atomically; returns its final path."""
+    if not _RUN_ID.match(record.run_id):
+        raise FactBoardError(f"invalid run id {record.run_id!r}")
+    runs = layout.runs_dir(root)
+    final = runs / record.run_id
+    if final.exists():
+        raise FactBoardError(f"run {record.run_id} already exists; runs are immutable")
+    staging = layout.staging_dir(root)
+    staging.mkdir(parents=True, exist_ok=True)
+    runs.mkdir(parents=True, exist_ok=True)
+    tmp = staging / f"{record.run_id}.{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        pq.write_table(
+            _table(predictions, PREDICTION_SCHEMA, PREDICTION_COLUMNS), tmp / PREDICTIONS_FILE
+        )
+        if grades is not None and not grades.empty:
+            pq.write_table(_table(grades, GRADE_SCHEMA, GRADE_COLUMNS), tmp / GRADES_FILE)
+        _write_json(tmp / RUN_FILE, record.model_dump(mode="json"))
+        _fsync_dir(tmp)
+        os.rename(tmp, final)
+        _fsync_dir(runs)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def _write_json(path: Path, obj: object) -> None:
+    tmp = path.with_name(path.name + f".tmp{secrets.token_hex(3)}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, ensure_ascii=False, indent=1, sort_keys=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_record(run_dir: Path) -> RunRecord:
+    """run.json of a run folder, validated; CorruptRunError names the folder and the problem."""
+    f = run_dir / RUN_FILE
+    if not f.is_file():
+        raise CorruptRunError(str(run_dir), f"{RUN_FILE} is missing")
+    if not (run_dir / PREDICTIONS_FILE).is_file():
+        raise CorruptRunError(str(run_dir), f"{PREDICTIONS_FILE} is missing")
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CorruptRunError(str(run_dir), f"{RUN_FILE} is not valid JSON ({e})") from None
+    try:
+        rec = RunRecord.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise CorruptRunError(str(run_dir), f"{RUN_FILE} field {loc!r}: {first['msg']}") from None
+    if rec.run_id != run_dir.name:
+        raise CorruptRunError(str(run_dir), f"run_id {rec.run_id!r} does not match the folder")
+    return rec
+
+
+def read_predictions(run_dir: Path) -> pd.DataFrame:
+    try:
+        return pq.read_table(run_dir / PREDICTIONS_FILE).to_pandas()
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptRunError(str(run_dir), f"{PREDICTIONS_FILE} unreadable ({e})") from None
+
+
+def read_grades(run_dir: Path) -> pd.DataFrame | None:
+    f = run_dir / GRADES_FILE
+    if not f.exists():
+        return None
+    try:
+        return pq.read_table(f).to_pandas()
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptRunError(str(run_dir), f"{GRADES_FILE} unreadable ({e})") from None
+
+
+@dataclass(frozen=True)
+class RunListing:
+    runs: list[RunRecord]
+    problems: list[CorruptRunError]
+
+
+def list_runs(
+    root: Path | None = None,
+    benchmark: str | None = None,
+    include_hidden: bool = False,
+    include_superseded: bool = False,
+) -> RunListing:
+    """Every readable run (sorted by creation), and the corrupt folders with their problem.
+
+    Hidden runs (moderation) and runs superseded by another stored run are left out unless
+    asked for."""
+    runs_dir = layout.runs_dir(root)
+    recs: list[RunRecord] = []
+    problems: list[CorruptRunError] = []
+    if runs_dir.is_dir():
+        for d in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
+            try:
+                rec = read_record(d)
+            except CorruptRunError as e:
+                problems.append(e)
+                continue
+            if benchmark and rec.benchmark != benchmark:
+                continue
+            if rec.hidden and not include_hidden:
+                continue
+            recs.append(rec)
+    if not include_superseded:
+        replaced = {r.supersedes for r in recs if r.supersedes}
+        recs = [r for r in recs if r.run_id not in replaced]
+    recs.sort(key=lambda r: (r.created_at, r.run_id))
+    return RunListing(recs, problems)
+
+
+def find_run(run_id: str, root: Path | None = None) -> Path:
+    if not _RUN_ID.match(run_id):
+        raise FactBoardError(f"invalid run id {run_id!r}")
+    d = layout.runs_dir(root) / run_id
+    if not d.is_dir():
+        raise FactBoardError(f"no run {run_id!r} in {layout.runs_dir(root)}")
+    return d
+
+
+def set_hidden(run_id: str, hidden: bool, root: Path | None = None) -> RunRecord:
+    """Moderation: hide or show a run (its files stay on disk)."""
+    d = find_run(run_id, root)
+    rec = read_record(d).model_copy(update={"hidden": hidden})
+    _write_json(d / RUN_FILE, rec.model_dump(mode="json"))
+    return rec
+
+
+def delete_run(run_id: str, root: Path | None = None) -> None:
+    """Moderation: remove a run from the board by moving it out of the runs/ glob, then delete."""
+    d = find_run(run_id, root)
+    trash = layout.staging_dir(root) / f"deleted-{run_id}-{secrets.token_hex(3)}"
+    trash.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(d, trash)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def predictions_hash(predictions: pd.DataFrame) -> str:
+    """A stable digest of a run's predictions (to spot a re-submitted identical file)."""
+    cols = [c for c in ("sample_id", "score", "label", "explanation") if c in predictions]
+    body = predictions[cols].sort_values("sample_id").to_json(orient="values", double_precision=15)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]

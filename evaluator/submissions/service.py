@@ -1,0 +1,829 @@
+"""The submission service: an uploaded prediction file becomes a run on the board, or a precise
+list of what is wrong with it. The Submit page, `python -m evaluator submit` and the benchmark
+script all go through `submit()`.
+
+Steps, each one durable before the next starts (submissions root = $FACTBOARD_SUBMISSIONS):
+
+1. receive: a marker `inflight/<id>` and a record `records/<id>.json` (status "receiving": the
+   form's metadata, the contact email) are written, then the bytes are saved to
+   `uploads/<id>.upload` (fsync'ed, renamed into place) and the record says "received". The id
+   is generated; the user's file name is only kept as text in the record.
+2. validate: the metadata (model-name rules, URL, ...) and the file (submissions.py), against
+   the ingested benchmark's sample ids; every problem at once. A rejected file's bytes are
+   deleted; its record keeps the problems.
+3. score it (threshold policy from the engine), then, under the submissions lock, check that it
+   is not a duplicate (same file or same predictions, or the same model name on the same
+   benchmark version) and mark the record "accepted".
+4. write the run (origin "submitted"; its id is derived from the submission id, so writing it
+   again finds it instead of making a second one), queue a judge job when the file has
+   explanations and a judge is configured ($FACTBOARD_JUDGE="provider:model",
+   $FACTBOARD_JUDGE_PROTOCOL, default EvalV4), mark the record "scored" and drop the marker.
+
+A crash anywhere leaves the marker: `recover()` (run by the worker) picks the submission up where
+it stopped. Runs are staged then renamed (runs.write_run), so no partial run is ever visible. The
+contact email is stored in the record only: never in run.json, an export or a page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import io
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from evaluator.store import layout
+from evaluator.ingest import pipeline
+from evaluator import scorer
+from evaluator.store import ingested
+from evaluator.jobs import queue
+from evaluator.store import runs
+from evaluator.submissions import validation as submissions
+from evaluator.benchmarks import registry
+from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core.errors import FactBoardError
+from evaluator.core.scoring import Scored, ScoreOptions, score
+from evaluator.core.types import PROTOCOLS, ModelInfo, RunConfig, RunRecord
+
+TERMINAL = ("scored", "rejected", "abandoned", "deleted")
+RECOVER_GRACE_SECONDS = 60.0
+JUDGE_PROTOCOLS = tuple(p for p in PROTOCOLS if p.startswith("EvalV"))
+MIN_ADMIN_TOKEN_CHARS = 16
+
+FORMAT_HELP = f"""\
+**File format.** CSV (comma- or tab-separated, with a header) or JSON Lines (one JSON object per
+line), UTF-8 with or without a byte-order mark.
+
+| column | required | values |
+|---|---|---|
+| `sample_id` | yes | the benchmark's sample id (see the template) |
+| `label` | this and/or `score` | 1/0, yes/no, true/false, consistent/inconsistent; 1 = consistent |
+| `score` | this and/or `label` | a finite number, higher = more consistent |
+| `explanation` | no | free text (at most {submissions.MAX_EXPLANATION_CHARS:,} characters) |
+
+Every sample of the scored split needs a row. With scores and no labels, the threshold is the one
+that maximises balanced accuracy on the **dev** split's rows (include them), applied to test.
+Limits: {submissions.MAX_MB} MB, {submissions.MAX_ROWS:,} rows, {submissions.MAX_COLUMNS} columns,
+sample ids up to {submissions.MAX_ID_LEN} characters. Compressed archives, spreadsheets and binary
+files are refused. Model names: {submissions.NAME_MIN_CHARS}-{submissions.NAME_MAX_CHARS}
+characters, letters, digits, spaces and `{" ".join(submissions.NAME_PUNCTUATION.strip())}`,
+starting with a letter or a digit; a name can be used once per benchmark version.
+"""
+
+
+class ModerationError(FactBoardError):
+    """Moderation refused: disabled, a wrong token, or an unknown action."""
+
+
+@dataclass(frozen=True)
+class SubmissionMeta:
+    """What the form (or the CLI) says about the submission."""
+
+    benchmark: str
+    model_name: str
+    kind: str = "non-llm"
+    org: str | None = None
+    params: str | None = None
+    url: str | None = None
+    description: str | None = None
+    email: str | None = None
+    split: str | None = None  # None: the engine's default (test when there is a dev split)
+    threshold_policy: str = "auto"
+    threshold: float | None = None
+
+    def model(self) -> ModelInfo:
+        return ModelInfo(
+            name=self.model_name,
+            kind=self.kind,  # type: ignore[arg-type]
+            org=self.org or None,
+            params=self.params or None,
+            url=self.url or None,
+            description=self.description or None,
+        )
+
+
+@dataclass
+class SubmitResult:
+    submission_id: str
+    status: str  # scored | rejected | received | accepted (the last two: still in progress)
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    job_id: str | None = None
+    record: RunRecord | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "scored"
+
+
+# --------------------------------------------------------------------------------------------
+# storage
+
+
+def _root(submissions_root: Path | None) -> Path:
+    return submissions_root or layout.submissions_root()
+
+
+def _dirs(root: Path) -> dict[str, Path]:
+    d = {k: root / k for k in ("uploads", "records", "inflight")}
+    for p in d.values():
+        p.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def new_submission_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
+
+
+def run_id_for(submission_id: str, benchmark: str, model_name: str) -> str:
+    """The run id of a submission: a function of its id, so a retry never writes a second run."""
+    return f"{runs.slug(benchmark, 30)}-{runs.slug(model_name)}-{submission_id}"
+
+
+def _check_sid(sid: str) -> str:
+    return queue.check_id(sid, "submission id")
+
+
+def _record_path(root: Path, sid: str) -> Path:
+    return root / "records" / f"{_check_sid(sid)}.json"
+
+
+def upload_path(sid: str, submissions_root: Path | None = None) -> Path:
+    return _root(submissions_root) / "uploads" / f"{_check_sid(sid)}.upload"
+
+
+def _write_json_atomic(path: Path, obj: object) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, ensure_ascii=False, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_submission(sid: str, submissions_root: Path | None = None) -> dict[str, Any]:
+    """The stored record of a submission (includes the contact email: never show it)."""
+    p = _record_path(_root(submissions_root), sid)
+    try:
+        data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FactBoardError(f"no submission {sid!r}") from None
+    except json.JSONDecodeError as e:
+        raise FactBoardError(f"submission record {p} is not valid JSON ({e})") from None
+    return data
+
+
+def _save_record(root: Path, rec: dict[str, Any], **update: Any) -> dict[str, Any]:
+    rec.update(update)
+    rec["updated_at"] = runs.now_iso()
+    _write_json_atomic(_record_path(root, rec["id"]), rec)
+    return rec
+
+
+def _finish(root: Path, rec: dict[str, Any], status: str, **update: Any) -> dict[str, Any]:
+    rec = _save_record(root, rec, status=status, **update)
+    (root / "inflight" / rec["id"]).unlink(missing_ok=True)
+    return rec
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """An exclusive lock over the duplicate check and acceptance (flock: released by the OS even
+    when the holder is killed). Only submissions take it; the worker and the app's readers
+    never wait on it."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / ".submit.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if sys.platform == "win32":  # pragma: no cover - the CI runs on Linux
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------------------------
+# 1. receive
+
+
+def _read_capped(source: bytes | BinaryIO) -> tuple[bytes, bool]:
+    """(bytes, too_big): never reads more than the size limit plus one byte."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source) if not isinstance(source, bytes) else source
+        return data, len(data) > submissions.MAX_BYTES
+    data = source.read(submissions.MAX_BYTES + 1)
+    return data, len(data) > submissions.MAX_BYTES
+
+
+def receive(
+    source: bytes | BinaryIO,
+    filename: str | None,
+    meta: SubmissionMeta,
+    submissions_root: Path | None = None,
+) -> tuple[str, bytes | None]:
+    """Save the upload under a generated name before anything else; (submission id, bytes).
+
+    The bytes are None when the upload is over the size limit: then nothing but the record
+    (status "rejected") is kept."""
+    root = _root(submissions_root)
+    d = _dirs(root)
+    sid = new_submission_id()
+    (d["inflight"] / sid).touch()
+    now = runs.now_iso()
+    rec: dict[str, Any] = {
+        "id": sid,
+        "status": "receiving",
+        "created_at": now,
+        "updated_at": now,
+        "meta": asdict(meta),
+        "filename": (filename or "")[-200:] or None,
+        "size": None,
+        "sha256": None,
+        "problems": [],
+        "warnings": [],
+        "run_id": None,
+        "job_id": None,
+    }
+    _save_record(root, rec)
+    data, too_big = _read_capped(source)
+    if too_big:
+        msg = f"the file is larger than the {submissions.MAX_MB} MB limit"
+        _finish(root, rec, "rejected", problems=[msg])
+        return sid, None
+    part = d["uploads"] / f".{sid}.part"
+    with open(part, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.rename(part, d["uploads"] / f"{sid}.upload")
+    sha = hashlib.sha256(data).hexdigest()
+    _save_record(root, rec, status="received", size=len(data), sha256=sha)
+    return sid, data
+
+
+# --------------------------------------------------------------------------------------------
+# 2. validate
+
+
+@dataclass
+class _Checked:
+    spec: BenchmarkSpec
+    version: str
+    samples: pd.DataFrame
+    predictions: pd.DataFrame
+    fmt: str | None
+    warnings: list[str]
+
+
+def _scored_splits(spec: BenchmarkSpec, split: str | None) -> list[str]:
+    if split:
+        return [split]
+    return ["test"] if "dev" in spec.splits and "test" in spec.splits else list(spec.splits)
+
+
+def benchmark_choices(data_root: Path | None = None) -> list[str]:
+    """Ingested benchmarks that take prediction files (not the explanation-grading studies)."""
+    return [
+        n
+        for n in ingested.names(data_root)
+        if registry.get(n).task != "explanation-grading"
+    ]
+
+
+def check_submission(
+    data: bytes, filename: str | None, meta: SubmissionMeta, data_root: Path | None = None
+) -> tuple[list[str], _Checked | None]:
+    """Every problem with the metadata and the file (pure except for reading the benchmark)."""
+    problems = [
+        str(p)
+        for p in submissions.check_metadata(
+            meta.model_name,
+            meta.kind,
+            meta.org,
+            meta.params,
+            meta.url,
+            meta.description,
+            meta.email,
+        )
+    ]
+    try:
+        spec = registry.get(meta.benchmark)
+        if meta.benchmark not in benchmark_choices(data_root):
+            raise FactBoardError(
+                f"benchmark {meta.benchmark!r} does not take submissions here; choose one of "
+                f"{', '.join(benchmark_choices(data_root)) or '(none ingested)'}"
+            )
+        bmeta = ingested.load_meta(meta.benchmark, data_root)
+        samples = ingested.load_samples(meta.benchmark, data_root)
+    except FactBoardError as e:
+        return problems + [str(e)], None
+    if meta.split is not None and meta.split not in spec.splits:
+        problems.append(f"split {meta.split!r} is not one of {', '.join(spec.splits)}")
+        return problems, None
+    ids = samples["sample_id"].tolist()
+    v = submissions.validate_predictions(data, filename, known_ids=set(ids))
+    file_problems = list(v.problems)
+    if v.seen_ids:
+        splits = set(_scored_splits(spec, meta.split))
+        units_of = samples["unit"].tolist()
+        units = {u for i, u in zip(ids, units_of, strict=True) if i in v.seen_ids}
+        if len(units) > 1:
+            file_problems.append(
+                submissions.Problem(
+                    None,
+                    f"the file mixes {' and '.join(sorted(units))} ids: predict one unit "
+                    f"({' or '.join(spec.units)})",
+                )
+            )
+        elif units:
+            need = {
+                i
+                for i, u, sp in zip(ids, units_of, samples["split"].tolist(), strict=True)
+                if u in units and sp in splits
+            }
+            gap = submissions.missing_ids_problem(need, v.seen_ids)
+            if gap is not None:
+                file_problems.append(gap)
+    problems += [str(p) for p in file_problems]
+    if problems or v.predictions is None:
+        return problems, None
+    return [], _Checked(spec, bmeta["version"], samples, v.predictions, v.format, v.warnings)
+
+
+def _score(checked: _Checked, meta: SubmissionMeta, resamples: int) -> Scored:
+    opts = ScoreOptions(
+        policy=meta.threshold_policy,
+        threshold=meta.threshold,
+        splits=(meta.split,) if meta.split else None,
+        resamples=resamples,
+    )
+    return score(checked.spec, checked.samples, checked.predictions, opts)
+
+
+# --------------------------------------------------------------------------------------------
+# 3. duplicates
+
+
+def _duplicates(
+    meta: SubmissionMeta,
+    sha256: str,
+    preds_sha: str,
+    version: str,
+    sid: str,
+    data_root: Path | None,
+    root: Path,
+) -> list[str]:
+    """Why this submission repeats an earlier one (empty when it does not)."""
+    name = submissions.normalise_name(meta.model_name)
+    same_file: str | None = None
+    same_name: str | None = None
+    listing = runs.list_runs(
+        data_root, benchmark=meta.benchmark, include_hidden=True, include_superseded=True
+    )
+    for r in listing.runs:
+        sub = r.submission or {}
+        if sub.get("submission_id") == sid:
+            continue
+        if same_file is None and (
+            sub.get("file_sha256") == sha256 or sub.get("predictions_sha") == preds_sha
+        ):
+            same_file = f"run {r.run_id} ({r.model.name!r}, {r.created_at[:10]})"
+        if (
+            same_name is None
+            and r.benchmark_version == version
+            and submissions.normalise_name(r.model.name) == name
+        ):
+            same_name = f"run {r.run_id}"
+    for other in _inflight_records(root):
+        if other["id"] == sid or other.get("status") != "accepted":
+            continue
+        ometa = other.get("meta") or {}
+        if ometa.get("benchmark") != meta.benchmark:
+            continue
+        if same_file is None and (
+            other.get("sha256") == sha256 or other.get("predictions_sha") == preds_sha
+        ):
+            same_file = f"submission {other['id']} (being scored)"
+        if (
+            same_name is None
+            and other.get("benchmark_version") == version
+            and submissions.normalise_name(str(ometa.get("model_name", ""))) == name
+        ):
+            same_name = f"submission {other['id']} (being scored)"
+    out = []
+    if same_file:
+        out.append(
+            f"duplicate submission: the same predictions were already submitted as {same_file}"
+        )
+    if same_name:
+        out.append(
+            f"duplicate submission: a model named {meta.model_name!r} already has a run on "
+            f"{meta.benchmark} (same benchmark version): {same_name}; choose another name, or "
+            "ask a maintainer to remove the earlier run"
+        )
+    return out
+
+
+def _inflight_records(root: Path) -> Iterator[dict[str, Any]]:
+    d = root / "inflight"
+    if not d.is_dir():
+        return
+    for marker in d.iterdir():
+        with contextlib.suppress(FactBoardError, OSError):
+            yield read_submission(marker.name, root)
+
+
+# --------------------------------------------------------------------------------------------
+# 4. the run, the judge job
+
+
+def judge_config() -> tuple[str, str] | None:
+    """(judge, protocol) from $FACTBOARD_JUDGE and $FACTBOARD_JUDGE_PROTOCOL, or None."""
+    judge = os.environ.get("FACTBOARD_JUDGE", "").strip()
+    if not judge:
+        return None
+    provider, sep, model = judge.partition(":")
+    if not sep or not provider.strip() or not model.strip():
+        raise FactBoardError(f"FACTBOARD_JUDGE={judge!r} is not of the form provider:model")
+    protocol = os.environ.get("FACTBOARD_JUDGE_PROTOCOL", "").strip() or "EvalV4"
+    if protocol not in JUDGE_PROTOCOLS:
+        raise FactBoardError(
+            f"FACTBOARD_JUDGE_PROTOCOL={protocol!r} is not one of {', '.join(JUDGE_PROTOCOLS)}"
+        )
+    return judge, protocol
+
+
+def _enqueue_judge(
+    rec: dict[str, Any], run_id: str, preds: pd.DataFrame, root: Path
+) -> tuple[str | None, str | None]:
+    """(job id, note): a judge job when the predictions carry explanations and a judge is set."""
+    if preds["explanation"].notna().sum() == 0:
+        return None, None
+    try:
+        cfg = judge_config()
+    except FactBoardError as e:
+        return None, f"explanations stored but not graded: {e}"
+    if cfg is None:
+        return None, "explanations stored; no judge is configured, so they are not graded yet"
+    job = queue.enqueue(
+        "judge",
+        {"run_id": run_id, "judge": cfg[0], "protocol": cfg[1]},
+        job_id=f"judge-{rec['id']}",
+        root=root,
+    )
+    return job.id, f"explanations queued for grading by {cfg[0]} ({cfg[1]}): job {job.id}"
+
+
+def _write(
+    rec: dict[str, Any],
+    meta: SubmissionMeta,
+    checked: _Checked,
+    scored: Scored,
+    data_root: Path | None,
+    root: Path,
+) -> SubmitResult:
+    run_id = run_id_for(rec["id"], meta.benchmark, meta.model_name)
+    submission = {
+        "submission_id": rec["id"],
+        "file_sha256": rec["sha256"],
+        "predictions_sha": rec.get("predictions_sha"),
+        "format": checked.fmt,
+        "rows": int(len(checked.predictions)),
+        "submitted_at": rec["created_at"],
+    }
+    config = RunConfig(extra={"split": meta.split} if meta.split else {})
+    record = scorer.build_record(
+        checked.spec,
+        checked.version,
+        scored,
+        meta.model(),
+        "submitted",
+        config,
+        submission,
+        run_id,
+    )
+    path, _ = queue.write_run_once(record, checked.predictions, None, data_root)
+    stored = runs.read_record(path)
+    job_id, note = _enqueue_judge(rec, run_id, checked.predictions, root)
+    warnings = list(checked.warnings) + ([note] if note else [])
+    _finish(root, rec, "scored", run_id=run_id, job_id=job_id, warnings=warnings)
+    return SubmitResult(rec["id"], "scored", [], warnings, run_id, job_id, stored)
+
+
+# --------------------------------------------------------------------------------------------
+# the whole path
+
+
+def submit(
+    source: bytes | BinaryIO,
+    filename: str | None,
+    meta: SubmissionMeta,
+    *,
+    data_root: Path | None = None,
+    submissions_root: Path | None = None,
+    resamples: int = 1000,
+) -> SubmitResult:
+    """Save, validate, score and store an uploaded prediction file (see the module doc).
+
+    An unexpected error after the file is saved does not lose it: the result then has status
+    "received" or "accepted" and says so in its warnings, and the worker finishes the job."""
+    sid, data = receive(source, filename, meta, submissions_root)
+    try:
+        return process(sid, data_root, submissions_root, data=data, resamples=resamples)
+    except Exception as e:
+        rec = read_submission(sid, submissions_root)
+        if rec["status"] in TERMINAL:
+            return _result_of(rec, data_root)
+        return SubmitResult(
+            sid,
+            rec["status"],
+            warnings=[
+                f"the file is saved as submission {sid}, but processing it stopped on an "
+                f"unexpected error ({type(e).__name__}: {e}); the worker will finish it"
+            ],
+        )
+
+
+def _meta_of(rec: dict[str, Any]) -> SubmissionMeta:
+    return SubmissionMeta(**rec["meta"])
+
+
+def _result_of(rec: dict[str, Any], data_root: Path | None) -> SubmitResult:
+    stored = None
+    if rec.get("run_id"):
+        with contextlib.suppress(FactBoardError):
+            stored = runs.read_record(runs.find_run(rec["run_id"], data_root))
+    return SubmitResult(
+        rec["id"],
+        rec["status"],
+        list(rec.get("problems") or []),
+        list(rec.get("warnings") or []),
+        rec.get("run_id"),
+        rec.get("job_id"),
+        stored,
+    )
+
+
+def _reject(root: Path, rec: dict[str, Any], problems: list[str]) -> SubmitResult:
+    """Refuse the submission. The bytes of a file refused on first sight are deleted; those of
+    a file that had been accepted (refused later, because the benchmark changed) are kept."""
+    if rec["status"] != "accepted":
+        upload_path(rec["id"], root).unlink(missing_ok=True)
+    _finish(root, rec, "rejected", problems=problems)
+    return SubmitResult(rec["id"], "rejected", problems, list(rec.get("warnings") or []))
+
+
+def process(
+    sid: str,
+    data_root: Path | None = None,
+    submissions_root: Path | None = None,
+    data: bytes | None = None,
+    resamples: int = 1000,
+) -> SubmitResult:
+    """Take a received submission as far as it goes: rejected, or scored and on the board.
+
+    Safe to call again on the same submission (after a crash, or from two processes at once):
+    every step checks the record's state, and the run id is fixed by the submission id."""
+    root = _root(submissions_root)
+    rec = read_submission(sid, root)
+    if rec["status"] in TERMINAL:
+        return _result_of(rec, data_root)
+    if rec["status"] == "receiving":
+        raise FactBoardError(f"submission {sid} was not fully received")
+    meta = _meta_of(rec)
+    if data is None:
+        try:
+            data = upload_path(sid, root).read_bytes()
+        except FileNotFoundError:
+            raise FactBoardError(f"submission {sid}: its upload is missing") from None
+    problems, checked = check_submission(data, rec.get("filename"), meta, data_root)
+    if checked is None:
+        if rec["status"] == "accepted":  # the benchmark changed after acceptance
+            problems = [f"the benchmark changed since the file was accepted: {p}" for p in problems]
+        return _reject(root, rec, problems)
+    preds_sha = runs.predictions_hash(checked.predictions)
+    if rec["status"] == "received":
+        dup = _duplicates(meta, rec["sha256"], preds_sha, checked.version, sid, data_root, root)
+        if dup:
+            return _reject(root, rec, dup)
+    try:
+        scored = _score(checked, meta, resamples)
+    except FactBoardError as e:
+        return _reject(root, rec, [str(e)])
+    if rec["status"] == "received":
+        with _locked(root):
+            rec = read_submission(sid, root)
+            if rec["status"] == "received":
+                dup = _duplicates(
+                    meta, rec["sha256"], preds_sha, checked.version, sid, data_root, root
+                )
+                if dup:
+                    return _reject(root, rec, dup)
+                _save_record(
+                    root,
+                    rec,
+                    status="accepted",
+                    predictions_sha=preds_sha,
+                    benchmark_version=checked.version,
+                    warnings=list(checked.warnings),
+                )
+        if rec["status"] in TERMINAL:
+            return _result_of(rec, data_root)
+    return _write(rec, meta, checked, scored, data_root, root)
+
+
+def recover(
+    data_root: Path | None = None,
+    submissions_root: Path | None = None,
+    grace: float = RECOVER_GRACE_SECONDS,
+) -> list[str]:
+    """Finish the submissions a crashed process left in flight (older than `grace` seconds);
+    returns one line per submission handled."""
+    root = _root(submissions_root)
+    d = root / "inflight"
+    if not d.is_dir():
+        return []
+    lines = []
+    now = time.time()
+    for marker in sorted(d.iterdir()):
+        try:
+            if now - marker.stat().st_mtime < grace:
+                continue
+            sid = marker.name
+            try:
+                rec = read_submission(sid, root)
+            except FactBoardError:
+                marker.unlink(missing_ok=True)  # crashed before anything was received
+                lines.append(f"submission {sid}: nothing was received; marker removed")
+                continue
+            if rec["status"] == "receiving":
+                saved = upload_path(sid, root)
+                if not saved.is_file():  # the bytes never reached their final name
+                    (root / "uploads" / f".{sid}.part").unlink(missing_ok=True)
+                    _finish(root, rec, "abandoned", problems=["the upload was interrupted"])
+                    lines.append(f"submission {sid}: upload interrupted; abandoned")
+                    continue
+                data = saved.read_bytes()  # complete (renamed into place): carry on
+                sha = hashlib.sha256(data).hexdigest()
+                _save_record(root, rec, status="received", size=len(data), sha256=sha)
+            res = process(sid, data_root, root)
+            what = f"run {res.run_id}" if res.ok else "; ".join(res.problems)[:300]
+            lines.append(f"submission {sid}: {res.status} ({what})")
+        except FileNotFoundError:
+            continue
+        except Exception as e:  # keep going: one bad submission must not stop the others
+            lines.append(f"submission {marker.name}: could not be processed: {e}")
+    return lines
+
+
+# --------------------------------------------------------------------------------------------
+# helpers for the page and the CLI
+
+
+def template_csv(benchmark: str, split: str | None = None, data_root: Path | None = None) -> str:
+    """A CSV with the benchmark's sample ids for the split (and unit) a submission is scored on,
+    and empty label, score and explanation columns."""
+    spec = registry.get(benchmark)
+    ingested.load_meta(benchmark, data_root)  # not ingested: says so
+    f = layout.benchmark_dir(benchmark, data_root) / layout.SAMPLES_FILE
+    samples = pq.read_table(f, columns=["sample_id", "split", "unit"]).to_pandas()
+    keep = samples["split"].isin(_scored_splits(spec, split)) & (samples["unit"] == spec.units[0])
+    ids = samples.loc[keep, "sample_id"].sort_values()
+    buf = io.StringIO()
+    pd.DataFrame({"sample_id": ids.to_numpy(), "label": "", "score": "", "explanation": ""}).to_csv(
+        buf, index=False
+    )
+    return buf.getvalue()
+
+
+def results_frame(record: RunRecord, overall_only: bool = True) -> pd.DataFrame:
+    """A run's results as a table: split, unit, slice, metric, grader, value, CI, n."""
+    rows = [
+        {
+            "split": r.split,
+            "unit": r.unit,
+            "slice": r.slice_kind if not r.slice_value else f"{r.slice_kind}={r.slice_value}",
+            "metric": r.metric,
+            "grader": r.grader or "",
+            "value": r.value,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "n": r.n,
+        }
+        for r in record.results
+        if not overall_only or r.slice_kind == "overall"
+    ]
+    return pd.DataFrame(
+        rows,
+        columns=["split", "unit", "slice", "metric", "grader", "value", "ci_low", "ci_high", "n"],
+    )
+
+
+def threshold_text(record: RunRecord) -> str:
+    t = record.threshold
+    if t.policy == "labels":
+        return "labels as given (no threshold)"
+    if t.policy == "none":
+        return "scores used as they are (correlation; no threshold)"
+    if t.policy == "per-domain-dev" and t.per_domain:
+        return "one threshold per domain, each maximising balanced accuracy on dev: " + ", ".join(
+            f"{k}={v:.4g}" for k, v in sorted(t.per_domain.items())
+        )
+    out = f"{t.policy}: threshold {t.threshold:.6g}" if t.threshold is not None else t.policy
+    if t.tuned_on:
+        out += f", tuned on {t.tuned_on}"
+        if t.tuned_value is not None:
+            out += f" (balanced accuracy {t.tuned_value:.4f} there)"
+    return out
+
+
+def submitted_runs(data_root: Path | None = None) -> list[RunRecord]:
+    """Every submitted run, hidden ones included (for the maintainers)."""
+    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True)
+    return [r for r in listing.runs if r.origin == "submitted"]
+
+
+# --------------------------------------------------------------------------------------------
+# moderation
+
+
+def moderation_enabled() -> bool:
+    return bool(os.environ.get("FACTBOARD_ADMIN_TOKEN"))
+
+
+def check_admin_token(token: str | None) -> None:
+    """Raise ModerationError unless `token` matches $FACTBOARD_ADMIN_TOKEN (constant time)."""
+    expected = os.environ.get("FACTBOARD_ADMIN_TOKEN", "")
+    if not expected:
+        raise ModerationError("moderation is disabled: FACTBOARD_ADMIN_TOKEN is not set")
+    if len(expected) < MIN_ADMIN_TOKEN_CHARS:
+        raise ModerationError(
+            f"moderation is disabled: FACTBOARD_ADMIN_TOKEN is shorter than "
+            f"{MIN_ADMIN_TOKEN_CHARS} characters"
+        )
+    if not hmac.compare_digest((token or "").encode("utf-8"), expected.encode("utf-8")):
+        raise ModerationError("wrong maintainer token")
+
+
+def _chain(run_id: str, data_root: Path | None) -> list[str]:
+    """The run and every run that supersedes it, directly or through others."""
+    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True).runs
+    out = [run_id]
+    changed = True
+    while changed:
+        changed = False
+        for r in listing:
+            if r.supersedes in out and r.run_id not in out:
+                out.append(r.run_id)
+                changed = True
+    return out
+
+
+def moderate(
+    action: str,
+    run_id: str,
+    token: str | None,
+    data_root: Path | None = None,
+    submissions_root: Path | None = None,
+) -> list[str]:
+    """hide | show | delete a run and the runs that supersede it (e.g. its judged copy).
+    Returns the run ids changed; every action is appended to submissions/moderation.jsonl."""
+    check_admin_token(token)
+    if action not in ("hide", "show", "delete"):
+        raise ModerationError(f"unknown moderation action {action!r}; known: delete, hide, show")
+    runs.find_run(run_id, data_root)
+    chain = _chain(run_id, data_root)
+    root = _root(submissions_root)
+    for rid in chain:
+        rec = runs.read_record(runs.find_run(rid, data_root))
+        if action == "delete":
+            runs.delete_run(rid, data_root)
+            sid = (rec.submission or {}).get("submission_id")
+            if sid:
+                with contextlib.suppress(FactBoardError, ValueError):
+                    sub = read_submission(sid, root)
+                    _save_record(root, sub, status="deleted")
+        else:
+            runs.set_hidden(rid, action == "hide", data_root)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "moderation.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"at": runs.now_iso(), "action": action, "runs": chain}) + "\n")
+    return chain

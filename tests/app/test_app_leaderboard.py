@@ -1,0 +1,199 @@
+"""AppTest: the leaderboard page, its widgets and its URL state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.support import testdata
+from tests.support.apptest import open_app_page
+
+PAGE = "views/leaderboard.py"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    r = testdata.build_demo_root(tmp_path_factory.mktemp("lb") / "leaderboard_data")
+    testdata.add_run(
+        r, "demo", testdata.XSS_NAME, accuracy=0.8, kind="proprietary-llm", params="70B", seed=4
+    )
+    return r
+
+
+@pytest.fixture
+def data(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FACTBOARD_DATA", str(root))
+    return root
+
+
+def open_page(params: dict[str, str | list[str]] | None = None) -> AppTest:
+    return open_app_page(PAGE, params)
+
+
+def table(at: AppTest) -> pd.DataFrame:
+    return at.dataframe[0].value
+
+
+def test_default_board_on_the_demo(data: Path) -> None:
+    at = open_page()
+    assert at.title[0].value == "🏆 Leaderboard"
+    assert any("Synthetic demo data" in w.value for w in at.warning)
+    t = table(at)
+    assert len(t) == 5
+    assert {
+        "Always consistent",
+        "Random guess (seed 0)",
+        "Summary-token precision",
+        "Novel numbers & names",
+        testdata.XSS_NAME,
+    } == set(t["Model"])
+    assert list(t.columns[:9]) == [
+        "Rank",
+        "Model",
+        "Kind",
+        "Origin",
+        "BAcc",
+        "CI low",
+        "CI high",
+        "n",
+        "Coverage",
+    ]
+    assert t["BAcc"].is_monotonic_decreasing
+    assert (t["Coverage"] == "3/3 domains").all()
+    assert t["Rank"].min() == 1
+    assert "paired bootstrap" in at.caption[1].value
+    assert [b.label for b in at.download_button] == ["⬇️ CSV", "⬇️ JSON", "⬇️ LaTeX"]
+    assert dict(at.query_params) == {}  # everything at its default
+    code = [c.value for c in at.code]
+    assert code and code[0].startswith("@misc{factboard-demo")
+
+
+def test_state_comes_from_the_url(data: Path) -> None:
+    at = open_page(
+        {"benchmark": "demo", "slice": "domain", "value": "news", "metric": "fpr", "q": "guess"}
+    )
+    assert at.selectbox(key="lb.slice").value == "domain"
+    assert at.selectbox(key="lb.value").value == "news"
+    assert at.selectbox(key="lb.metric").value == "fpr"
+    assert at.text_input(key="lb.q").value == "guess"
+    t = table(at)
+    assert list(t["Model"]) == ["Random guess (seed 0)"]
+    assert "FPR" in t.columns and t["Coverage"].iloc[0] == "news"
+    assert "By domain: news" in at.markdown[0].value
+
+
+def test_unknown_url_values_fall_back_to_defaults(data: Path) -> None:
+    at = open_page({"benchmark": "no-such-benchmark", "slice": "bogus", "metric": "nope"})
+    assert at.selectbox(key="lb.benchmark").value == "demo"
+    assert at.selectbox(key="lb.slice").value == "overall"
+    assert at.selectbox(key="lb.metric").value == "balanced_accuracy"
+    assert "slice" not in at.query_params and "metric" not in at.query_params
+
+
+def test_changing_the_slice_updates_table_and_url(data: Path) -> None:
+    at = open_page()
+    at.selectbox(key="lb.slice").set_value("edit_type").run()
+    assert at.query_params["slice"] == "edit_type"
+    first = at.selectbox(key="lb.value").value
+    assert first == "antonym_swap"
+    at.selectbox(key="lb.value").set_value("negation_insertion_removal").run()
+    assert at.query_params["value"] == "negation_insertion_removal"
+    t = table(at)
+    assert len(t) == 5 and t["BAcc"].notna().all()
+    assert "By edit type: negation" in at.markdown[0].value.replace("\\_", "_")
+    # a shared link reproduces the view
+    shared = open_page(dict(at.query_params))
+    pd.testing.assert_frame_equal(table(shared), t)
+
+
+def test_filters_sort_and_columns(data: Path) -> None:
+    at = open_page()
+    at.multiselect(key="lb.kind").set_value(["baseline"]).run()
+    assert set(table(at)["Kind"]) == {"baseline"} and len(table(at)) == 2
+    assert at.query_params["kind"] == "baseline"
+    at.multiselect(key="lb.kind").set_value(["baseline", "non-llm"]).run()
+    assert at.query_params["kind"] == ["baseline", "non-llm"] and len(table(at)) == 4
+    at.multiselect(key="lb.kind").set_value([]).run()
+    at.selectbox(key="lb.sort").set_value("model").run()
+    models = list(table(at)["Model"])
+    assert models == sorted(models, key=str.lower)
+    at.multiselect(key="lb.cols").set_value(["run_id", "m:fpr"]).run()
+    cols = list(table(at).columns)
+    assert cols[-2:] == ["Run", "FPR"] and "Threshold" not in cols
+    at.text_input(key="lb.q").set_value("TOKEN").run()
+    assert list(table(at)["Model"]) == ["Summary-token precision"]
+    assert at.query_params["q"] == "TOKEN"
+
+
+def test_origin_filter(data: Path) -> None:
+    at = open_page({"origin": "submitted"})
+    assert list(table(at)["Model"]) == [testdata.XSS_NAME]
+    assert set(table(at)["Origin"]) == {"📤 submitted"}
+
+
+def test_drill_down_links_to_the_samples_it_gets_wrong(data: Path) -> None:
+    at = open_page({"slice": "domain", "value": "science"})
+    run_opts = at.selectbox(key="lb.run").options
+    assert run_opts[0] == "choose a run…" and len(run_opts) == 6
+    rid = next(p.name for p in (data / "runs").iterdir() if "random-guess" in p.name)
+    at.selectbox(key="lb.run").set_value(rid).run()
+    assert at.query_params["run"] == rid
+    links = at.get("page_link")
+    wrong = next(pl for pl in links if pl.proto.page == "samples")
+    assert wrong.proto.label == "Samples this run gets wrong in science"
+    qs = wrong.proto.query_string
+    assert f"wrong={rid}" in qs and "domain=science" in qs and "benchmark=demo" in qs
+    cmp = next(pl for pl in links if pl.proto.page == "compare")
+    assert f"a={rid}" in cmp.proto.query_string
+    assert any(t.value.startswith("Random guess (seed 0)") for t in at.text)
+
+
+def test_model_names_are_text_not_markup(data: Path) -> None:
+    """A model called `<script>alert(1)</script>**bold** ...` is shown literally."""
+    rid = next(p.name for p in (data / "runs").iterdir() if "script" in p.name)
+    at = open_page({"run": rid})
+    assert testdata.XSS_NAME in set(table(at)["Model"])
+    assert any(t.value.startswith(testdata.XSS_NAME) for t in at.text)  # st.text: literal
+    for m in at.markdown:
+        assert "<script>" not in m.value and "**bold**" not in m.value
+    assert any(o.startswith(testdata.XSS_NAME) for o in at.selectbox(key="lb.run").options)
+
+
+def test_every_chart_tab_renders(data: Path) -> None:
+    for chart in ("CI forest plot", "Model × slice", "Error types", "Size vs score"):
+        at = open_page({"chart": chart})
+        tabs = at.tabs
+        assert [t.label for t in tabs] == [
+            "CI forest plot",
+            "Model × slice",
+            "Error types",
+            "Size vs score",
+        ]
+        active = next(t for t in tabs if t.label == chart)
+        assert len(active.children) >= 1  # only the active tab is computed
+        others = [t for t in tabs if t.label != chart]
+        assert all(len(t.children) == 0 for t in others)
+        if chart != "CI forest plot":
+            assert at.query_params["chart"] == chart
+
+
+def test_published_only_benchmark(data: Path) -> None:
+    at = open_page(
+        {"benchmark": "tofueval", "slice": "dataset+topic_type", "value": "mediasum+main"}
+    )
+    assert any("published numbers only" in i.value for i in at.info)
+    t = table(at)
+    assert len(t) > 5 and set(t["Origin"]) == {"📄 reported"}
+    assert t["Rank"].isna().all()
+    assert "not ranked" in at.caption[1].value
+
+
+def test_level_switch_on_published_tofueval(data: Path) -> None:
+    at = open_page({"benchmark": "tofueval", "slice": "dataset+topic_type"})
+    assert at.selectbox(key="lb.unit").options == ["summary level", "sentence level"]
+    at.selectbox(key="lb.unit").set_value("sentence").run()
+    assert at.query_params["unit"] == "sentence"
+    assert len(table(at)) > 0

@@ -1,0 +1,291 @@
+"""End to end in a real headless Chromium: `streamlit run app.py` on a demo data root.
+
+The board, a slice change, a sample opened from the board, two runs compared, the CSV download,
+and a model whose name is markup shown as text. Part of the normal test command: Chromium is
+/usr/bin/chromium (scripts/test.sh installs it), driven by Playwright.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.support import testdata
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = REPO / "test-artifacts"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def _serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """`streamlit run app.py` on a fresh demo data root (plus a run named with markup)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: `apt-get install -y chromium` (scripts/test.sh does it)"
+        )
+    root = testdata.build_demo_root(tmp_path_factory.mktemp("e2e") / "leaderboard_data")
+    testdata.add_run(
+        root,
+        "demo",
+        testdata.XSS_NAME,
+        accuracy=0.85,
+        explanations=True,
+        kind="proprietary-llm",
+        seed=9,
+    )
+    port = _free_port()
+    log = tmp_path_factory.mktemp("e2e-log") / "streamlit.log"
+    env = dict(os.environ, FACTBOARD_DATA=str(root), HF_HUB_OFFLINE="1")
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(REPO / "app.py"),
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    pytest.fail(f"streamlit exited: {log.read_text()[-2000:]}")
+                time.sleep(0.2)
+        else:
+            pytest.fail(f"streamlit did not start: {log.read_text()[-2000:]}")
+        yield url, root
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    with _serve(tmp_path_factory) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser(server: tuple[str, Path]):  # type: ignore[no-untyped-def]
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    p = ctx.new_page()
+    p.set_default_timeout(60_000)
+    dialogs: list[str] = []
+    p.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    p.dialogs = dialogs  # type: ignore[attr-defined]
+    yield p
+    ARTIFACTS.mkdir(exist_ok=True)
+    p.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    ctx.close()
+
+
+def settle(p) -> None:  # type: ignore[no-untyped-def]
+    """Wait until Streamlit has finished the current run (no spinner, no stale elements)."""
+    p.wait_for_timeout(300)
+    p.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]') && "
+        "!document.querySelector('[data-testid=stSkeleton]')",
+        timeout=60_000,
+    )
+    p.wait_for_timeout(300)
+
+
+def choose(p, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Pick `option` (exact text, or its start) in the selectbox labelled `label`."""
+    box = p.get_by_test_id("stSelectbox").filter(has=p.get_by_text(label, exact=True))
+    box.evaluate("e => e.scrollIntoView({block: 'center'})")  # room for the menu below it
+    box.click()
+    p.get_by_role("option").filter(has_text=option).first.click()
+    settle(p)
+
+
+def table(p, index: int = 0) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
+    """Rows of the index-th dataframe, from the grid's accessible table."""
+    frame = p.get_by_test_id("stDataFrame").nth(index)
+    frame.locator("td").first.wait_for(state="attached")
+    head = frame.locator("th").all_inner_texts()
+    cells = frame.locator("td").all_inner_texts()
+    n = len(head)
+    return [dict(zip(head, cells[i : i + n], strict=True)) for i in range(0, len(cells), n)]
+
+
+def test_board_slice_sample_compare_and_csv(server: tuple[str, Path], page) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    url, root = server
+    p = page
+    # 1. the board
+    p.goto(url)
+    expect(p.get_by_role("heading", name="Leaderboard")).to_be_visible()
+    settle(p)
+    expect(p.get_by_text("Synthetic demo data.")).to_be_visible()
+    rows = table(p)
+    assert {r["Model"] for r in rows} >= {
+        "Always consistent",
+        "Random guess (seed 0)",
+        "Summary-token precision",
+        "Novel numbers & names",
+    }
+    assert all(r["Coverage"] == "3/3 domains" for r in rows)
+    # 2. a slice: by domain, news
+    choose(p, "View", "By domain")
+    choose(p, "Domain", "news")
+    expect(p.get_by_text("By domain: news")).to_be_visible()
+    assert "slice=domain" in p.url and "value=news" in p.url
+    rows = table(p)
+    assert {r["Coverage"] for r in rows} == {"news"} and len(rows) == 5
+    # 3. a sample from it: the samples the random baseline gets wrong in news
+    choose(p, "Run", "Random guess (seed 0)")
+    p.get_by_text("Samples this run gets wrong in news").click()
+    expect(p.get_by_role("heading", name="Samples")).to_be_visible()
+    settle(p)
+    assert "/samples" in p.url and "wrong=" in p.url and "domain=news" in p.url
+    expect(p.get_by_text("matching summaries")).to_be_visible()
+    listed = table(p)
+    assert listed and all(r["domain"] == "news" and r["split"] == "test" for r in listed)
+    target = listed[0]["sample"]
+    choose(p, "Open a sample (or click a row)", target)
+    expect(p.get_by_role("heading", name=f"Sample {target}")).to_be_visible()
+    assert f"sample={target}" in p.url
+    preds = table(p, -1)
+    rand = next(r for r in preds if r["model"] == "Random guess (seed 0)")
+    assert rand["correct"] == "✗ wrong"  # the filter promised a sample it gets wrong
+    if "_og" not in target and not target.endswith(("_0", "_1")):
+        assert p.locator("ins").count() + p.locator("del").count() >= 1  # the edit, highlighted
+    # the permalink opens the same sample in a fresh page
+    link = p.get_by_test_id("stCode").last.inner_text().strip()
+    p.goto(link if link.startswith("http") else url + link)
+    expect(p.get_by_role("heading", name=f"Sample {target}")).to_be_visible()
+    # 4. compare two runs, through the navigation
+    p.goto(url)
+    settle(p)
+    p.get_by_text("Results", exact=True).click()
+    p.get_by_role("menuitem").filter(has_text="Compare").click()
+    expect(p.get_by_role("heading", name="Compare two runs")).to_be_visible()
+    settle(p)
+    choose(p, "Run A", "Random guess (seed 0)")
+    choose(p, "Run B", "Always consistent")
+    expect(p.get_by_text("McNemar (exact)")).to_be_visible()
+    expect(p.get_by_test_id("stMetric").filter(has_text="A − B")).to_be_visible()
+    assert "a=" in p.url and "b=" in p.url
+    dis = table(p, 1)
+    assert len(dis) > 0 and {r["right"] for r in dis} <= {"A", "B"}
+    # 5. the CSV download is the table shown
+    p.goto(f"{url}/?slice=domain&value=news&kind=baseline")
+    settle(p)
+    shown = table(p)
+    assert {r["Kind"] for r in shown} == {"baseline"}
+    with p.expect_download() as dl:
+        p.get_by_role("button", name="⬇️ CSV").click()
+    path = dl.value.path()
+    got = list(csv.DictReader(io.StringIO(Path(path).read_text(encoding="utf-8"))))
+    assert [r["Model"] for r in got] == [r["Model"] for r in shown]
+    assert list(got[0]) == list(shown[0])
+    assert dl.value.suggested_filename == "factboard-demo-summary-domain-news-balanced_accuracy.csv"
+    assert p.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_markup_in_names_and_explanations_is_text(server: tuple[str, Path], page) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    url, root = server
+    p = page
+    rid = next(d.name for d in (root / "runs").iterdir() if "script" in d.name)
+    p.goto(f"{url}/?run={rid}")
+    settle(p)
+    # the name, character for character, as text (st.text), in the table and the run card
+    card = p.get_by_test_id("stText").filter(has_text=testdata.XSS_NAME)
+    expect(card).to_be_visible()
+    assert card.inner_text().startswith(testdata.XSS_NAME)
+    assert any(r["Model"] == testdata.XSS_NAME for r in table(p))
+    assert p.locator("script", has_text="alert(1)").count() == 0
+    assert p.locator("strong", has_text="bold").count() == 0
+    assert p.locator("a[href='http://x']").count() == 0
+    # its explanations, on a sample, are text too
+    p.goto(f"{url}/samples?sample=demo-news-05_3")
+    settle(p)
+    preds = table(p, -1)
+    mine = next(r for r in preds if r["model"] == testdata.XSS_NAME)
+    assert "<b>" in mine["explanation"] and "**not bold**" in mine["explanation"]
+    assert p.locator("b", has_text="3").count() == 0
+    p.wait_for_timeout(500)
+    assert p.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_a_deep_link_opened_first_on_a_fresh_server_keeps_the_app(
+    tmp_path_factory: pytest.TempPathFactory,
+    browser,  # type: ignore[no-untyped-def]
+) -> None:
+    """The first request a new server gets is a shared link to a page: it must open inside the
+    app's navigation (top menu, page config), with the linked state, not as a bare script."""
+    with _serve(tmp_path_factory) as (url, _root):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        p = ctx.new_page()
+        p.set_default_timeout(60_000)
+        p.goto(f"{url}/samples?benchmark=demo&sample=demo-news-05_3")
+        settle(p)
+        p.get_by_text("Sample demo-news-05_3").first.wait_for()
+        assert p.title() == "FactBoard" or "FactBoard" in p.title()
+        for menu in ("Results", "Data", "Contribute"):
+            assert p.get_by_text(menu, exact=True).first.is_visible()
+        assert p.locator("[data-testid=stSidebarNav]").count() == 0
+        ARTIFACTS.mkdir(exist_ok=True)
+        p.screenshot(path=str(ARTIFACTS / "deep-link-cold.png"), full_page=True)
+        ctx.close()

@@ -1,0 +1,326 @@
+"""explorer.store and explorer.queries on real files: the demo, extra runs, real TofuEval."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluator import scorer
+from evaluator.benchmarks import registry
+from evaluator.core import metrics as M
+from evaluator.core.scoring import slice_masks
+from evaluator.ingest import pipeline
+from evaluator.store import ingested, runs
+from explorer import queries as Q
+from explorer.store import Store
+from tests.support import testdata
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return testdata.build_demo_root(tmp_path_factory.mktemp("demo") / "leaderboard_data")
+
+
+@pytest.fixture
+def root(demo_root: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo root (tests here add, hide and break runs)."""
+    dst = tmp_path / "leaderboard_data"
+    shutil.copytree(demo_root, dst)
+    return dst
+
+
+def _bacc_from_labels(
+    con: Q.Con, run_id: str, benchmark: str, unit: str, mean_over_domains: bool
+) -> float:
+    df = con.execute(
+        "SELECT l.gold, l.pred, s.domain FROM labels l JOIN samples s ON s.sample_id = "
+        "l.sample_id AND s.benchmark = ? WHERE l.run_id = ? AND l.unit = ? "
+        "AND l.pred IS NOT NULL",
+        [benchmark, run_id, unit],
+    ).df()
+    if not mean_over_domains:
+        return M.balanced_accuracy(df["gold"], df["pred"])
+    return float(
+        np.mean([M.balanced_accuracy(g["gold"], g["pred"]) for _, g in df.groupby("domain")])
+    )
+
+
+def test_refresh_loads_runs_results_and_reported(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    con = s.cursor()
+    assert s.benchmarks() == ["demo"]
+    r = Q.runs_frame(con, "demo")
+    assert len(r) == 4 and set(r["origin"]) == {"evaluated"}
+    assert s.problems == {}
+    n_results = sum(len(runs.read_record(demo_root / "runs" / i).results) for i in r["run_id"])
+    assert Q.table_sizes(con)["results"] == n_results
+    assert Q.table_sizes(con)["reported"] > 1000
+    assert "summedits" in Q.reported_benchmarks(con)
+
+
+def test_final_labels_reproduce_every_stored_number(demo_root: Path) -> None:
+    """The app's labels (thresholds re-applied in SQL) give the numbers the scorer stored."""
+    s = Store(demo_root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    for run_id in Q.runs_frame(con, "demo")["run_id"]:
+        rec = runs.read_record(demo_root / "runs" / run_id)
+        stored = rec.result("balanced_accuracy").value
+        assert _bacc_from_labels(con, run_id, "demo", "summary", True) == pytest.approx(
+            stored, abs=1e-12
+        )
+
+
+def test_a_new_run_appears_and_a_deleted_one_goes(root: Path) -> None:
+    s = Store(root)
+    s.refresh()
+    token = s.token("demo")
+    path = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    s.refresh()
+    assert s.token("demo") != token
+    assert "Newcomer" in set(Q.runs_frame(s.cursor(), "demo")["model_name"])
+    runs.delete_run(path.name, root)
+    s.refresh()
+    assert "Newcomer" not in set(Q.runs_frame(s.cursor(), "demo")["model_name"])
+    assert Q.table_sizes(s.cursor())["runs"] == 4
+
+
+def test_refresh_without_changes_keeps_the_token(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    t = s.token("demo"), s.token()
+    s.refresh()
+    assert (s.token("demo"), s.token()) == t
+
+
+def test_hidden_runs_leave_the_board(root: Path) -> None:
+    s = Store(root)
+    s.refresh()
+    rid = Q.runs_frame(s.cursor(), "demo")["run_id"].iloc[0]
+    runs.set_hidden(rid, True, root)
+    os.utime(root / "runs" / rid / "run.json", ns=(1, 1))  # a new mtime, even on coarse clocks
+    s.refresh()
+    assert rid not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    assert rid in set(Q.runs_frame(s.cursor(), "demo", include_hidden=True)["run_id"])
+
+
+def test_broken_run_folders_are_reported_not_fatal(root: Path) -> None:
+    bad = root / "runs" / "demo-broken-json-000000"
+    bad.mkdir()
+    (bad / "run.json").write_text("{not json", encoding="utf-8")
+    (bad / "predictions.parquet").write_bytes(b"")
+    half = root / "runs" / "demo-no-predictions-000000"
+    half.mkdir()
+    (half / "run.json").write_text("{}", encoding="utf-8")
+    good = next(p for p in (root / "runs").iterdir() if p.name.startswith("demo-always"))
+    wrong = root / "runs" / "demo-renamed-folder-000000"
+    shutil.copytree(good, wrong)
+    s = Store(root)
+    s.refresh()
+    assert "not valid JSON" in s.problems["demo-broken-json-000000"]
+    assert "predictions.parquet is missing" in s.problems["demo-no-predictions-000000"]
+    assert "does not match" in s.problems["demo-renamed-folder-000000"]
+    assert len(Q.runs_frame(s.cursor(), "demo")) == 4
+    shutil.rmtree(bad)
+    shutil.rmtree(half)
+    shutil.rmtree(wrong)
+    s.refresh()
+    assert s.problems == {}
+
+
+def test_per_domain_threshold_labels(root: Path) -> None:
+    path = testdata.add_run(
+        root, "demo", "Per-domain scorer", scores=True, policy="per-domain-dev", accuracy=0.8
+    )
+    rec = runs.read_record(path)
+    assert rec.threshold.policy == "per-domain-dev" and rec.threshold.per_domain
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("demo")
+    got = _bacc_from_labels(s.cursor(), rec.run_id, "demo", "summary", True)
+    assert got == pytest.approx(rec.result("balanced_accuracy").value, abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# the explorer's queries
+
+
+def test_sample_filters_match_pandas(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    df = ingested.load_samples("demo", demo_root)
+    f = Q.SampleFilter(
+        benchmark="demo",
+        unit="summary",
+        splits=("test",),
+        domains=("news",),
+        label=0,
+        error_types=("antonym_swap",),
+    )
+    want = df[
+        (df["split"] == "test")
+        & (df["domain"] == "news")
+        & (df["label"] == 0)
+        & df["error_types"].map(lambda t: "antonym_swap" in list(t))
+    ]
+    assert Q.count_samples(con, f) == len(want) > 0
+    page = Q.samples_page(con, f, 100, 0)
+    assert sorted(page["sample_id"]) == sorted(want["sample_id"])
+    # paging: disjoint pages that cover the filter in order
+    f_all = Q.SampleFilter(benchmark="demo", unit="summary")
+    ids = [i for p in range(0, 300, 40) for i in Q.samples_page(con, f_all, 40, p)["sample_id"]]
+    assert ids == sorted(df["sample_id"])
+
+
+def test_text_search_is_literal(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    df = ingested.load_samples("demo", demo_root)
+    word = "Harrowgate"
+    want = df[
+        df["summary"].str.lower().str.contains(word.lower())
+        | df["document"].str.lower().str.contains(word.lower())
+    ]
+    f = Q.SampleFilter(benchmark="demo", unit="summary", text=word)
+    assert Q.count_samples(con, f) == len(want) > 0
+    for text in ("'; DROP TABLE samples; --", "%", "_", "\\", '" OR 1=1 --'):
+        assert (
+            Q.count_samples(con, Q.SampleFilter(benchmark="demo", unit="summary", text=text)) == 0
+        )
+    assert Q.table_sizes(con)["samples"] == len(df)
+
+
+def test_wrong_filters(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    rid = Q.runs_frame(con, "demo").query("model_name == 'Always consistent'")["run_id"].iloc[0]
+    df = ingested.load_samples("demo", demo_root)
+    inconsistent_test = df[(df["split"] == "test") & (df["label"] == 0)]
+    f = Q.SampleFilter(benchmark="demo", unit="summary", wrong_by=rid)
+    assert Q.count_samples(con, f) == len(inconsistent_test)  # it passes every one of them
+    hard = Q.SampleFilter(
+        benchmark="demo",
+        unit="summary",
+        version=s.version("demo"),
+        most_wrong=0.5,
+        sort="most_wrong",
+    )
+    page = Q.samples_page(con, hard, 500, 0)
+    assert len(page) > 0
+    assert ((page["n_wrong"] / page["n_runs"]) > 0.5).all()
+    assert (page["n_runs"] >= 2).all()
+    shares = (page["n_wrong"] / page["n_runs"]).to_numpy()
+    assert (np.diff(shares) <= 1e-12).all()  # hardest first
+
+
+def test_sample_detail_queries(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    smp = Q.sample(con, "demo", "demo-news-05_3")
+    assert smp and smp["label"] == 0 and smp["error_types"] == ["antonym_swap"]
+    preds = Q.predictions_for_sample(con, "demo", "demo-news-05_3")
+    assert len(preds) == 4 and set(preds["gold"]) == {0}
+    assert Q.sample(con, "demo", "no-such-sample") is None
+    assert Q.predictions_for_sample(con, "demo", "demo-news-00_3").empty  # dev: not scored
+
+
+def test_label_matrix_layout(demo_root: Path) -> None:
+    s = Store(demo_root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    frame = Q.scored_samples(con, "demo", "summary", ["test"])
+    ids = sorted(Q.runs_frame(con, "demo")["run_id"])
+    P = Q.label_matrix(con, ids, "summary", frame["ix"].to_numpy())
+    assert P.shape == (4, len(frame)) and (P >= 0).all()
+    const = ids.index(next(i for i in ids if "always-consistent" in i))
+    assert (P[const] == 1).all()
+    # a sub-selection of samples keeps their order
+    sub = frame["ix"].to_numpy()[::-7]
+    pos = {int(ix): k for k, ix in enumerate(frame["ix"])}
+    np.testing.assert_array_equal(
+        Q.label_matrix(con, ids, "summary", sub), P[:, [pos[int(i)] for i in sub]]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# real data: TofuEval sentence runs roll up to summaries as the scorer does
+
+
+def test_tofueval_sentence_runs_roll_up_like_the_scorer(
+    shared_benchmarks: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "leaderboard_data"
+    (root / "benchmarks").mkdir(parents=True)
+    pipeline.ingest("tofueval", shared_benchmarks / "tofueval", root=root)
+    path = testdata.add_run(root, "tofueval", "Sentence judge", accuracy=0.8, seed=3)
+    rec = runs.read_record(path)
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("tofueval")
+    con = s.cursor()
+    for unit in ("sentence", "summary"):
+        stored = rec.result("balanced_accuracy", unit=unit).value
+        assert _bacc_from_labels(con, rec.run_id, "tofueval", unit, False) == pytest.approx(
+            stored, abs=1e-12
+        )
+    # a TofuEval summary has its sentences, in order, and no document
+    sid = con.execute(
+        "SELECT sample_id FROM samples WHERE benchmark = 'tofueval' AND unit = "
+        "'summary' AND label = 0 LIMIT 1"
+    ).fetchone()[0]
+    sent = Q.sentences_of(con, "tofueval", sid)
+    assert len(sent) >= 1 and list(sent["sent_idx"]) == sorted(sent["sent_idx"])
+    assert (sent["label"] == 0).any()
+    assert Q.sample(con, "tofueval", sid)["document"] is None
+    # slices the scorer defines exist in the samples the app reads
+    spec = registry.get("tofueval")
+    frame = Q.scored_samples(con, "tofueval", "sentence", ["test"])
+    kinds = {k for k, _, _ in slice_masks(spec, frame)}
+    assert {"dataset", "topic_type", "error_type"} <= kinds
+    meta = json.loads((root / "benchmarks" / "tofueval" / "benchmark.json").read_text())
+    assert meta["stats"]["documents_included"] is False
+
+
+def test_a_superseded_run_leaves_the_board_until_its_successor_goes(root: Path) -> None:
+    s = Store(root)
+    s.refresh()
+    con = s.cursor()
+    before = Q.runs_frame(con, "demo")
+    old = runs.list_runs(root, benchmark="demo").runs[0]
+    spec = registry.get("demo")
+    samples = ingested.load_samples("demo", root)
+    preds = runs.read_predictions(root / "runs" / old.run_id)
+    new = scorer.score_to_run(
+        spec,
+        old.benchmark_version,
+        samples,
+        preds,
+        old.model,
+        old.origin,
+        old.config,
+        root=root,
+        supersedes=old.run_id,
+    )
+    s.refresh()
+    after = Q.runs_frame(con, "demo")
+    assert old.run_id not in set(after["run_id"]) and new.name in set(after["run_id"])
+    assert len(after) == len(before)
+    runs.delete_run(new.name, root)
+    s.refresh()
+    assert set(Q.runs_frame(con, "demo")["run_id"]) == set(before["run_id"])
