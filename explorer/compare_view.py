@@ -45,6 +45,16 @@ def verdict(ci_low: float, ci_high: float, n: int) -> str:
     return head + "The CI contains 0: the runs are not distinguishable on this metric."
 
 
+def version_note(title: str, version_a: str, version_b: str) -> str | None:
+    """What the reader must know when the two runs scored different benchmark versions."""
+    if version_a == version_b:
+        return None
+    return (
+        f"The runs were scored on different versions of {title} ({version_a} and "
+        f"{version_b}); only the samples both versions share (same sample id) are compared."
+    )
+
+
 def slice_table(slices: pd.DataFrame) -> pd.DataFrame:
     """Per-slice differences with a readable slice name ('Domain: news') and significance."""
     sl = slices.copy()

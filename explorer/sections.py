@@ -15,6 +15,7 @@ import streamlit as st
 from evaluator.core.errors import FactBoardError
 from evaluator.submissions import service as submit
 from explorer import charts, ui
+from explorer import compare_view as V
 from explorer import leaderboard as L
 from explorer import queries as Q
 
@@ -162,6 +163,78 @@ def _error_types(
                 if err_kind == "edit_type"
                 else ""
             )
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# compare
+
+
+def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
+    """'Per slice': the difference with its CI per slice, as a chart and a table."""
+    st.subheader("Per slice")
+    if slices.empty:
+        st.caption("This benchmark declares no slices, or none supports the metric.")
+        return
+    sl = V.slice_table(slices)
+    st.altair_chart(charts.differences(sl, f"A − B ({metric_title}), 95% CI"), width="stretch")
+    st.dataframe(
+        sl[V.SLICE_COLUMNS],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "value_a": st.column_config.NumberColumn(f"A {metric_title}", format="%.3f"),
+            "value_b": st.column_config.NumberColumn(f"B {metric_title}", format="%.3f"),
+            "difference": st.column_config.NumberColumn("A − B", format="%+.3f"),
+            "ci_low": st.column_config.NumberColumn("CI low", format="%+.3f"),
+            "ci_high": st.column_config.NumberColumn("CI high", format="%+.3f"),
+            "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+        },
+    )
+    st.caption(
+        "Each slice has its own paired bootstrap; with many slices, expect a few "
+        "p < 0.05 by chance."
+    )
+
+
+def disagreements(
+    dis: pd.DataFrame, bench: str, unit: str, page: str, scored_on_scores: bool
+) -> None:
+    """'Where they disagree': the samples the runs label differently, each opening in the
+    samples explorer (a link column, and a picker with a page link)."""
+    st.subheader("Where they disagree")
+    if dis.empty:
+        why = " (this benchmark is scored on scores, not labels)." if scored_on_scores else "."
+        st.caption("No sample where the two runs' labels differ" + why)
+        return
+    st.markdown(V.disagreement_summary(dis))
+    view = V.disagreement_table(
+        dis, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i)
+    )
+    st.dataframe(
+        view,
+        hide_index=True,
+        width="stretch",
+        height=min(38 + 35 * len(view), 420),
+        column_config={
+            "open": st.column_config.LinkColumn(
+                "open", display_text="🔎 open", help="Open the sample in the explorer"
+            ),
+            "summary": st.column_config.TextColumn(width="large"),
+        },
+    )
+    pick = st.selectbox(
+        "Open one in the explorer",
+        ["", *dis["sample_id"].head(500)],
+        format_func=lambda i: i or "—",
+        key=f"{page}.open",
+    )
+    if pick:
+        st.page_link(
+            ui.PAGES["samples"],
+            label=f"Open {pick} in the samples explorer",
+            icon="🔎",
+            query_params={"benchmark": bench, "unit": unit, "sample": pick},
         )
 
 

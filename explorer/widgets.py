@@ -35,12 +35,15 @@ def benchmark_picker(
     format_func: Callable[[str], str] = benchmark_title,
     container: Any = None,
     in_url: bool = True,
+    preferred: Sequence[str] = (),
 ) -> str:
     """The benchmark selectbox (key '<page>.benchmark', URL parameter 'benchmark' unless
     in_url=False). It opens on the benchmark last chosen on any page of the session (else
-    `default`, else the first) and remembers the choice for the other pages."""
+    `default`, else the first) and remembers the choice for the other pages; `preferred`
+    narrows the benchmarks it opens on (e.g. the ingested ones) when any is given."""
     opts = list(names)
-    start = ui.sticky_benchmark(opts, default if default in opts else opts[0])
+    pool = [n for n in preferred if n in opts] or opts
+    start = ui.sticky_benchmark(pool, default if default in pool else pool[0])
     if in_url:
         bench = ui.url_selectbox(
             label,
