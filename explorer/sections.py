@@ -177,7 +177,7 @@ def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
         st.caption("This benchmark declares no slices, or none supports the metric.")
         return
     sl = V.slice_table(slices)
-    st.altair_chart(charts.differences(sl, f"A − B ({metric_title}), 95% CI"), width="stretch")
+    _chart(charts.differences(sl, f"A − B ({metric_title}), 95% CI"), "Nothing to plot.")
     st.dataframe(
         sl[V.SLICE_COLUMNS],
         hide_index=True,

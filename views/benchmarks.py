@@ -80,7 +80,9 @@ with st.container(border=True):
             st.markdown(
                 "**Error / edit types** (samples carrying each; one sample may carry several)"
             )
-            st.altair_chart(charts.counts_bar(et, "samples"), width="stretch")
+            ch = charts.counts_bar(et, "samples")
+            if ch is not None:
+                st.altair_chart(ch, width="stretch")
 
     c1, c2 = st.columns(2)
     with c1:

@@ -50,9 +50,9 @@ metric = ui.url_selectbox(
 
 labels = dict(zip(runs["run_id"], X.run_labels(runs), strict=True))
 ids = list(labels)
-c = st.columns(2)
+pair = st.columns(2)
 run_a = ui.url_selectbox(
-    "Run A", ids, "a", PAGE, default=ids[-1], container=c[0], format_func=labels.__getitem__
+    "Run A", ids, "a", PAGE, default=ids[-1], container=pair[0], format_func=labels.__getitem__
 )
 run_b = ui.url_selectbox(
     "Run B",
@@ -60,7 +60,7 @@ run_b = ui.url_selectbox(
     "b",
     PAGE,
     default=next(i for i in reversed(ids) if i != run_a),
-    container=c[1],
+    container=pair[1],
     format_func=labels.__getitem__,
 )
 if run_a == run_b:

@@ -63,18 +63,20 @@ with st.expander("File format and limits"):
     st.markdown(submit.FORMAT_HELP)
 
 with st.form("submit.form"):
-    a, b = st.columns(2)
-    model_name = a.text_input("Model name *", max_chars=200, key="submit.name")
-    kind = b.selectbox(
+    who = st.columns(2)
+    model_name = who[0].text_input("Model name *", max_chars=200, key="submit.name")
+    kind = who[1].selectbox(
         "Kind",
         list(submissions.SUBMITTABLE_KINDS),
         format_func=kind_label,
         key="submit.kind",
     )
-    c, d, e = st.columns([2, 1, 2])
-    org = c.text_input("Organisation", max_chars=200, key="submit.org")
-    params = d.text_input("Parameters", placeholder="e.g. 7B", max_chars=40, key="submit.params")
-    url = e.text_input("URL (paper or code)", max_chars=400, key="submit.url")
+    about = st.columns([2, 1, 2])
+    org = about[0].text_input("Organisation", max_chars=200, key="submit.org")
+    params = about[1].text_input(
+        "Parameters", placeholder="e.g. 7B", max_chars=40, key="submit.params"
+    )
+    url = about[2].text_input("URL (paper or code)", max_chars=400, key="submit.url")
     description = st.text_area("Short description", max_chars=1200, key="submit.description")
     email = st.text_input(
         "Contact email",
@@ -83,14 +85,14 @@ with st.form("submit.form"):
         help="Kept with the submission so that the maintainers can reach you. Never shown on "
         "the board and never exported.",
     )
-    f, g = st.columns([2, 1])
-    policy = f.selectbox(
+    how = st.columns([2, 1])
+    policy = how[0].selectbox(
         "How scores become labels",
         list(POLICY_LABELS),
-        format_func=POLICY_LABELS.get,
+        format_func=POLICY_LABELS.__getitem__,
         key="submit.policy",
     )
-    threshold = g.number_input(
+    threshold = how[1].number_input(
         "Threshold (fixed)", value=0.5, format="%.6g", key="submit.threshold"
     )
     upload = st.file_uploader(
@@ -115,7 +117,7 @@ if go:
             description=description or None,
             email=email or None,
             split=split,
-            threshold_policy=policy,
+            threshold_policy=policy or "auto",
             threshold=float(threshold) if policy == "fixed" else None,
         )
         with st.spinner("Checking and scoring…"):
