@@ -554,8 +554,8 @@ def metric_notice(
     if not wanted or wanted in keys:
         return None
     return (
-        f"{metric_key_label(wanted)} is not reported for {slice_label(kind)} at {unit} level; "
-        f"showing {metric_key_label(shown)} instead."
+        f"{metric_key_label(wanted)} is not reported in the view '{slice_label(kind)}' "
+        f"({unit} level); showing {metric_key_label(shown)} instead."
     )
 
 
@@ -606,6 +606,26 @@ OPTIONAL_COLUMNS = [
 SORTS = {"value": "score", "rank": "rank", "model": "model", "n": "n"}
 
 
+@dataclass(frozen=True)
+class Look:
+    """How the reader filters, orders and widens the board (the row of widgets above it)."""
+
+    search: str = ""
+    kinds: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+    sort: str = "value"
+    columns: tuple[str, ...] = ()
+
+
+def count_line(shown: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """'**5** rows shown (4 FactBoard runs, 1 published) of 9' (markdown)."""
+    n_runs = int((shown["origin_code"] != "reported").sum())
+    return (
+        f"**{len(shown)}** rows shown ({n_runs} FactBoard runs, {len(shown) - n_runs} "
+        f"published) of {len(rows)}"
+    )
+
+
 def column_label(column: str) -> str:
     """An extra column's title: 'm:fpr' -> 'FPR', 'run_id' -> 'Run'."""
     if column.startswith("m:"):
@@ -632,16 +652,11 @@ def origins_present(rows: pd.DataFrame) -> list[str]:
     return [o for o in ORIGIN_BADGES if o in have]
 
 
-def filter_rows(
-    rows: pd.DataFrame,
-    metric: str,
-    search: str = "",
-    kinds: Sequence[str] = (),
-    origins: Sequence[str] = (),
-    sort: str = "value",
-) -> pd.DataFrame:
-    """The board rows the reader asked for: name contains `search` (case-insensitive), of
-    these kinds and origins, ordered by score (the board's order), rank, model name or n."""
+def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd.DataFrame:
+    """The board rows the reader asked for: name contains the search (case-insensitive), of
+    the chosen kinds and origins, ordered by score (the board's order), rank, model name or n."""
+    look = look or Look()
+    search, kinds, origins, sort = look.search, look.kinds, look.origins, look.sort
     shown = rows
     if search:
         shown = shown[shown["model"].str.lower().str.contains(search.lower(), regex=False)]

@@ -12,7 +12,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import FactBoardError
+from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
 from evaluator.submissions import service as submit
 from explorer import charts, ui
 from explorer import compare_view as V
@@ -24,6 +26,84 @@ CHARTS = ["CI forest plot", "Model × slice", "Error types", "Size vs score"]
 
 # --------------------------------------------------------------------------------------------
 # leaderboard
+
+
+def board_banner(
+    bench: str, spec: BenchmarkSpec | None, meta: dict[str, Any], published_only: str | None
+) -> None:
+    """What the numbers are: synthetic demo data, or published numbers only (published_only:
+    the benchmark's label when it is not ingested)."""
+    if meta.get("synthetic") or (spec is not None and spec.synthetic):
+        st.warning(
+            "**Synthetic demo data.** Templated text written for FactBoard so that a fresh "
+            "install shows a working board; its numbers say nothing about real detectors. "
+            "Ingest a real benchmark to compare models (see the Benchmarks page).",
+            icon="🧪",
+        )
+    elif published_only:
+        how = f"Ingest it with `python -m evaluator ingest {bench} --from PATH` to score runs."
+        st.info(
+            f"**{published_only}.** These numbers are transcribed from papers; FactBoard "
+            "cannot recompute or rank them. " + (how if spec else ""),
+            icon="📄",
+        )
+
+
+def board_filters(board: L.Board, page: str) -> L.Look:
+    """Search, kind, origin, order and extra columns, in one row above the board."""
+    rows = board.rows
+    f = st.columns([2, 2, 2, 1.3, 1.2])
+    search = ui.url_text("Search model", "q", page, container=f[0], placeholder="name contains…")
+    kinds = ui.url_multiselect(
+        "Kind",
+        L.kinds_present(rows),
+        "kind",
+        page,
+        container=f[1],
+        format_func=kind_label,
+        placeholder="all kinds",
+    )
+    origins = ui.url_multiselect(
+        "Origin",
+        L.origins_present(rows),
+        "origin",
+        page,
+        container=f[2],
+        format_func=lambda o: ORIGIN_BADGES.get(o, o),
+        placeholder="all origins",
+        help=ORIGIN_HELP,
+    )
+    sort = ui.url_selectbox(
+        "Sort by", list(L.SORTS), "sort", page, container=f[3], format_func=L.SORTS.__getitem__
+    )
+    with f[4].popover("Columns", width="stretch"):
+        columns = ui.url_multiselect(
+            "Extra columns",
+            [*L.OPTIONAL_COLUMNS, *board.other_metrics],
+            "cols",
+            page,
+            default=L.default_columns(board),
+            format_func=L.column_label,
+        )
+    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns))
+
+
+def board_table(table: pd.DataFrame, method: str) -> None:
+    """The board as shown (L.display_table), numbers with 3 decimals."""
+    number = st.column_config.NumberColumn(format="%.3f")
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=min(38 + 35 * max(len(table), 1), 640),
+        column_config={
+            "Rank": st.column_config.NumberColumn(help=method, width="small"),
+            "Model": st.column_config.TextColumn(width="medium"),
+            "n": st.column_config.NumberColumn(format="%d"),
+            "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
+            **{c: number for c in table.columns if table[c].dtype.kind == "f"},
+        },
+    )
 
 
 def run_card(

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label, metric_label
+from evaluator.core.vocabulary import metric_label
 from evaluator.core.vocabulary import slice_label as slice_title
 from explorer import leaderboard as L
 from explorer import sections, ui, widgets
@@ -69,86 +69,25 @@ if not keys:
     st.stop()
 metric, grader = L.parse_metric_key(widgets.metric_picker(keys, PAGE, unit, kind, top[4]))
 
-if meta.get("synthetic") or (spec is not None and spec.synthetic):
-    st.warning(
-        "**Synthetic demo data.** Templated text written for FactBoard so that a fresh "
-        "install shows a working board; its numbers say nothing about real detectors. "
-        "Ingest a real benchmark to compare models (see the Benchmarks page).",
-        icon="🧪",
-    )
-elif bench not in ingested:
-    how = f"Ingest it with `python -m evaluator ingest {bench} --from PATH` to score runs."
-    st.info(
-        f"**{_bench_label(bench)}.** These numbers are transcribed from papers; FactBoard "
-        "cannot recompute or rank them. " + (how if spec else ""),
-        icon="📄",
-    )
-
+sections.board_banner(bench, spec, meta, _bench_label(bench) if bench not in ingested else None)
 view = L.BoardQuery(bench, unit, kind, value, metric, grader)
 b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
-f = st.columns([2, 2, 2, 1.3, 1.2])
-search = ui.url_text("Search model", "q", PAGE, container=f[0], placeholder="name contains…")
-kind_filter = ui.url_multiselect(
-    "Kind",
-    L.kinds_present(rows),
-    "kind",
-    PAGE,
-    container=f[1],
-    format_func=kind_label,
-    placeholder="all kinds",
-)
-origins = ui.url_multiselect(
-    "Origin",
-    L.origins_present(rows),
-    "origin",
-    PAGE,
-    container=f[2],
-    format_func=lambda o: ORIGIN_BADGES.get(o, o),
-    placeholder="all origins",
-    help=ORIGIN_HELP,
-)
-sort = ui.url_selectbox(
-    "Sort by", list(L.SORTS), "sort", PAGE, container=f[3], format_func=L.SORTS.__getitem__
-)
-with f[4].popover("Columns", width="stretch"):
-    extra = ui.url_multiselect(
-        "Extra columns",
-        [*L.OPTIONAL_COLUMNS, *b.other_metrics],
-        "cols",
-        PAGE,
-        default=L.default_columns(b),
-        format_func=L.column_label,
-    )
-
-shown = L.filter_rows(rows, metric, search, kind_filter, origins, sort)
+look = sections.board_filters(b, PAGE)
+shown = L.filter_rows(rows, metric, look)
 mlabel = metric_label(metric, grader)
-table = L.display_table(shown, extra, mlabel)
+table = L.display_table(shown, look.columns, mlabel)
 
 st.caption(b.method)
 if b.notes:
     st.warning("\n".join(f"- {ui.md_escape(n)}" for n in b.notes), icon="⚠️")
-n_runs = int((shown["origin_code"] != "reported").sum())
 st.markdown(
-    f"**{len(shown)}** rows shown ({n_runs} FactBoard runs, {len(shown) - n_runs} "
-    f"published) of {len(rows)} · {slice_title(kind)}"
+    L.count_line(shown, rows)
+    + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-number = st.column_config.NumberColumn(format="%.3f")
-st.dataframe(
-    table,
-    hide_index=True,
-    width="stretch",
-    height=min(38 + 35 * max(len(table), 1), 640),
-    column_config={
-        "Rank": st.column_config.NumberColumn(help=b.method, width="small"),
-        "Model": st.column_config.TextColumn(width="medium"),
-        "n": st.column_config.NumberColumn(format="%d"),
-        "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
-        **{c: number for c in table.columns if table[c].dtype.kind == "f"},
-    },
-)
+sections.board_table(table, b.method)
 widgets.download_buttons(table, L.file_stem(bench, unit, kind, value, metric), PAGE)
 
 sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
