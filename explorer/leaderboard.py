@@ -3,7 +3,11 @@
 `build_board` returns one row per run or published (model, source, configuration), with the
 rank (tie groups, see explorer.ranking), the metric with its 95% CI and n, the coverage in words,
 and notes that say when rows are not comparable (different domain coverage, different split).
-Pure pandas/numpy over explorer.queries; the page only picks columns and renders.
+The rest is what the page shows of a board: the picker options, the reader's filters and order
+(`Look`, `filter_rows`), the notice when a view lacks the chosen metric, the table as shown and
+downloaded, the link to the samples a run gets wrong, and the charts' data. Labels and metric
+direction come from evaluator.core.vocabulary. Pure pandas/numpy over explorer.queries; the page
+only reads widgets and renders (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations

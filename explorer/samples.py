@@ -1,4 +1,5 @@
-"""The samples explorer's tables: a page of samples, one sample's predictions and sentences."""
+"""The samples explorer's tables and text: a page of samples, one sample's facts, predictions and
+sentences, and the runs to filter by (labels from evaluator.core.vocabulary)."""
 
 from __future__ import annotations
 

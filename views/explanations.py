@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from evaluator.core.vocabulary import ORIGIN_BADGES
 from explorer import charts, ui, widgets
 from explorer import explanations as E
 from explorer import queries as Q
@@ -100,5 +101,5 @@ else:
 rep = Q.reported_judges(con)
 if not rep.empty:
     with st.expander("Published judge agreement (SummExecEdit paper, Table 4)"):
-        st.caption("📄 reported: transcribed from the paper, not recomputed.")
+        st.caption(f"{ORIGIN_BADGES['reported']}: transcribed from the paper, not recomputed.")
         st.dataframe(rep, hide_index=True, width="stretch")

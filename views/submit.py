@@ -3,7 +3,7 @@
 import streamlit as st
 
 from evaluator.core.errors import FactBoardError
-from evaluator.core.vocabulary import kind_label
+from evaluator.core.vocabulary import kind_label, metric_label
 from evaluator.submissions import service as submit
 from evaluator.submissions import validation as submissions
 from explorer import sections, ui, widgets
@@ -11,7 +11,7 @@ from explorer import sections, ui, widgets
 POLICY_LABELS = {
     "auto": "auto: labels if given, else tune on dev",
     "labels": "labels: use the file's labels",
-    "dev": "dev: threshold maximising BAcc on dev",
+    "dev": f"dev: threshold maximising {metric_label('balanced_accuracy')} on dev",
     "per-domain-dev": "per-domain-dev: one threshold per domain",
     "fixed": "fixed: the threshold below",
 }

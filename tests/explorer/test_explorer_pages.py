@@ -9,7 +9,8 @@ import pytest
 
 from evaluator.benchmarks import registry
 from evaluator.core import vocabulary as V
-from explorer import cards, explanations
+from evaluator.jobs.queue import Job
+from explorer import cards, explanations, jobs
 from explorer import compare_view as CV
 from explorer import leaderboard as L
 from explorer import samples as X
@@ -235,3 +236,16 @@ def test_card_text_and_graded_table() -> None:
     assert list(g.columns) == ["benchmark", "model", "grader", "n", "graded", "mean grade"]
     assert list(g["model"]) == ["m3", "m2", "m1"]
     assert list(g["grader"]) == ["human", "gpt / v1", "human"]
+
+
+def test_job_rows_show_the_error_of_a_failed_job() -> None:
+    msgs = [{"at": "t1", "text": "started"}, {"at": "t2", "text": "half way"}]
+    running = Job("j1", "judge", {}, status="running", attempts=1, progress=0.5, messages=msgs)
+    failed = Job("j2", "detector_run", {}, status="failed", attempts=3, error="boom", messages=msgs)
+    rows = jobs.job_rows([running, failed])
+    assert [r["message"] for r in rows] == ["half way", "boom"]
+    assert rows[0]["attempts"] == f"1/{running.max_attempts}" and rows[0]["progress"] == 0.5
+    assert jobs.message_rows(running) == [
+        {"at": "t2", "message": "half way"},
+        {"at": "t1", "message": "started"},
+    ]
