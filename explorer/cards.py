@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core.vocabulary import metric_label
 
 
 def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -80,3 +81,36 @@ def domain_balance(meta: dict[str, Any], split: str | None = None) -> pd.DataFra
 def error_type_counts(meta: dict[str, Any]) -> pd.DataFrame:
     et = (meta.get("stats") or {}).get("error_types") or {}
     return pd.DataFrame({"name": list(et), "n": list(et.values())})
+
+
+def tags(spec: BenchmarkSpec) -> str:
+    """The card's one-line summary: task, levels, splits, primary metric, how overall is made."""
+    overall = (
+        "overall = mean over domains"
+        if spec.overall == "mean_over_domains"
+        else "overall = pooled over samples"
+    )
+    return " · ".join(
+        [
+            f"task: {spec.task}",
+            f"levels: {', '.join(spec.units)}",
+            f"splits: {', '.join(spec.splits)}",
+            f"primary metric: {metric_label(spec.primary_metric)}",
+            overall,
+        ]
+    )
+
+
+def size_note(meta: dict[str, Any], spec: BenchmarkSpec) -> str:
+    """'1,234 samples; 8 of 10 published domains present (absent from this release: x).'"""
+    stats = meta.get("stats", {})
+    missing = stats.get("domains_missing") or []
+    msg = f"{stats.get('n_samples', 0):,} samples"
+    if spec.domains:
+        present = len(stats.get("domains_present") or [])
+        msg += f"; {present} of {len(spec.domains)} published domains present"
+    if missing:
+        msg += f" (absent from this release: {', '.join(missing)})"
+    if not stats.get("documents_included", True):
+        msg += "; source documents are not redistributed"
+    return msg + "."

@@ -10,10 +10,10 @@ from explorer import queries as Q
 from explorer.charts import TYPE_ORDER
 
 JUDGE_HELP = (
-    "No LLM judge has graded any explanation yet. Judges (EvalV1–EvalV4, DESIGN.md §4) come "
-    "with the LLM work: `python -m evaluator judge ...` will write their grades into the run "
-    "folders (grades.parquet), and this table will then show each judge's agreement with the "
-    "human grades of the same explanations."
+    "No LLM judge has graded any explanation yet. Judges (EvalV1–EvalV4, "
+    "docs/ARCHITECTURE.md) come with the LLM work: `python -m evaluator judge ...` will write "
+    "their grades into the run folders (grades.parquet), and this table will then show each "
+    "judge's agreement with the human grades of the same explanations."
 )
 
 
@@ -84,3 +84,19 @@ def judge_agreement(con: Q.Con) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=cols)
+
+
+def graded_table(graded: pd.DataFrame) -> pd.DataFrame:
+    """Mean grade per run and grader (Q.graded_runs), best first within each benchmark; the
+    grader is 'human' or 'judge / protocol'."""
+    g = graded.sort_values(["benchmark", "mean_grade"], ascending=[True, False])
+    grader = [
+        "human" if p == "human" else f"{j} / {p}"
+        for j, p in zip(g["judge"], g["protocol"], strict=True)
+    ]
+    out = g.assign(grader=grader)[
+        ["benchmark", "model_name", "grader", "n", "n_graded", "mean_grade"]
+    ]
+    return out.rename(
+        columns={"model_name": "model", "n_graded": "graded", "mean_grade": "mean grade"}
+    )

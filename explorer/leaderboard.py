@@ -3,7 +3,11 @@
 `build_board` returns one row per run or published (model, source, configuration), with the
 rank (tie groups, see explorer.ranking), the metric with its 95% CI and n, the coverage in words,
 and notes that say when rows are not comparable (different domain coverage, different split).
-Pure pandas/numpy over explorer.queries; the page only picks columns and renders.
+The rest is what the page shows of a board: the picker options, the reader's filters and order
+(`Look`, `filter_rows`), the notice when a view lacks the chosen metric, the table as shown and
+downloaded, the link to the samples a run gets wrong, and the charts' data. Labels and metric
+direction come from evaluator.core.vocabulary. Pure pandas/numpy over explorer.queries; the page
+only reads widgets and renders (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -17,75 +21,19 @@ import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
+from evaluator.core.vocabulary import (
+    MODEL_KIND_LABELS,
+    ORIGIN_BADGES,
+    kind_label,
+    lower_is_better,
+    metric_label,
+    slice_label,
+)
 from explorer import queries as Q
 from explorer import ranking as R
 
-KIND_LABELS = {
-    "non-llm": "non-LLM",
-    "open-llm": "open LLM",
-    "proprietary-llm": "proprietary LLM",
-    "human": "human",
-    "baseline": "baseline",
-}
-ORIGIN_BADGES = {
-    "reported": "📄 reported",
-    "submitted": "📤 submitted",
-    "evaluated": "🧪 evaluated",
-    "reproduced": "🔁 reproduced",
-    "released": "📦 released",
-}
-ORIGIN_HELP = (
-    "📄 reported: published in a paper or leaderboard, transcribed, not recomputed · "
-    "📤 submitted: predictions uploaded by a user, scored here · "
-    "🧪 evaluated: run by FactBoard · 🔁 reproduced: a published model re-run here · "
-    "📦 released: per-sample outputs released with the benchmark, scored here"
-)
-METRIC_LABELS = {
-    "balanced_accuracy": "BAcc",
-    "accuracy": "Accuracy",
-    "fpr": "FPR",
-    "fnr": "FNR",
-    "roc_auc": "AUROC",
-    "recall": "Recall",
-    "detection_accuracy": "DA",
-    "detection_score": "DS",
-    "explanation_score": "ES",
-    "joint_score": "JS",
-    "explanation_share": "Share",
-    "pearson": "Pearson r",
-    "spearman": "Spearman ρ",
-    "kendall_tau": "Kendall τ",
-    "partial_pearson": "Partial r",
-    "cohen_kappa": "Cohen κ",
-    "correlation": "Correlation",
-    "runtime_seconds": "Run time (s)",
-}
-SLICE_LABELS = {
-    "overall": "Overall",
-    "domain": "By domain",
-    "dataset": "By dataset",
-    "edit_type": "By edit type",
-    "error_type": "By error type",
-    "n_edit_types": "By number of edit types",
-    "topic_type": "By topic type",
-    "dataset+topic_type": "By dataset × topic type",
-    "summarizer": "By summarizer",
-    "system": "By system",
-    "edit_model": "By edit model",
-    "explanation_type": "By explanation type",
-    "label": "By gold label",
-}
 _CONFIG_PAIR = re.compile(r"^[a-z_]+=[^ ]")
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z])")
-
-
-def metric_label(metric: str, grader: str | None = None) -> str:
-    base = METRIC_LABELS.get(metric, metric)
-    return f"{base} ({grader})" if grader else base
-
-
-def slice_label(kind: str) -> str:
-    return SLICE_LABELS.get(kind, f"By {kind.replace('_', ' ')}")
 
 
 def split_note(note: str | None) -> tuple[str, str]:
@@ -349,7 +297,7 @@ def build_board(
         [_run_rows(runs, q, declared), _reported_rows(rep, q, declared)], ignore_index=True
     )
     rows, others = _other_metrics(runs, rep, q, rows)
-    rows["kind"] = rows["kind_code"].map(lambda k: KIND_LABELS.get(k, k))
+    rows["kind"] = rows["kind_code"].map(kind_label)
     rows["origin"] = rows["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
     sizes = [params_to_float(p, m) for p, m in zip(rows["params"], rows["model"], strict=True)]
     rows["params_value"] = [s for s, _ in sizes]
@@ -360,7 +308,7 @@ def build_board(
     board = Board(rows=rows, other_metrics=others)
     _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {})
     board.notes = _notes(rows, q, declared)
-    lower = q.metric in R.LOWER_IS_BETTER
+    lower = lower_is_better(q.metric)
     board.rows = rows.sort_values(
         ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
     ).reset_index(drop=True)
@@ -386,7 +334,7 @@ def _rank(
     vals = rows.loc[idx, "value"].to_numpy(float)
     lo = rows.loc[idx, "ci_low"].to_numpy(float)
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
-    lower = q.metric in R.LOWER_IS_BETTER
+    lower = lower_is_better(q.metric)
     paired_local, point, pvals, why = _paired(
         con, rows.loc[idx], q, spec, version, resamples, seed, memo
     )
@@ -573,6 +521,48 @@ def options(
     return Options(units, kinds, values, pairs)
 
 
+def benchmark_order(
+    ingested: Sequence[str], with_runs: Sequence[str], with_reported: Sequence[str]
+) -> list[str]:
+    """Every benchmark with something to show: ingested first, the demo last among them."""
+    have = set(ingested)
+    return sorted(
+        have | set(with_runs) | set(with_reported), key=lambda b: (b not in have, b == "demo", b)
+    )
+
+
+def metric_keys(opts: Options) -> list[str]:
+    """The metric picker's options: 'metric', or 'metric@grader' for a graded metric."""
+    return [m if g is None else f"{m}@{g}" for m, g in opts.metrics]
+
+
+def parse_metric_key(key: str) -> tuple[str, str | None]:
+    metric, _, grader = key.partition("@")
+    return metric, grader or None
+
+
+def metric_key_label(key: str) -> str:
+    return metric_label(*parse_metric_key(key))
+
+
+def slice_noun(kind: str) -> str:
+    """'dataset+topic_type' -> 'dataset × topic type': what one slice value is."""
+    return slice_label(kind).removeprefix("By ")
+
+
+def metric_notice(
+    wanted: str | None, keys: Sequence[str], shown: str, unit: str, kind: str
+) -> str | None:
+    """What to tell the reader when the metric they had is not reported in the view they
+    switched to (the picker then falls back to `shown`); None when nothing changed."""
+    if not wanted or wanted in keys:
+        return None
+    return (
+        f"{metric_key_label(wanted)} is not reported in the view '{slice_label(kind)}' "
+        f"({unit} level); showing {metric_key_label(shown)} instead."
+    )
+
+
 def _natural(s: str) -> tuple[int, float, str]:
     try:
         return (0, float(s), s)
@@ -617,6 +607,77 @@ OPTIONAL_COLUMNS = [
 ]
 
 
+SORTS = {"value": "score", "rank": "rank", "model": "model", "n": "n"}
+
+
+@dataclass(frozen=True)
+class Look:
+    """How the reader filters, orders and widens the board (the row of widgets above it)."""
+
+    search: str = ""
+    kinds: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+    sort: str = "value"
+    columns: tuple[str, ...] = ()
+
+
+def count_line(shown: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """'**5** rows shown (4 FactBoard runs, 1 published) of 9' (markdown)."""
+    n_runs = int((shown["origin_code"] != "reported").sum())
+    return (
+        f"**{len(shown)}** rows shown ({n_runs} FactBoard runs, {len(shown) - n_runs} "
+        f"published) of {len(rows)}"
+    )
+
+
+def column_label(column: str) -> str:
+    """An extra column's title: 'm:fpr' -> 'FPR', 'run_id' -> 'Run'."""
+    if column.startswith("m:"):
+        return metric_label(column[2:])
+    return COLUMN_TITLES.get(column, column)
+
+
+def default_columns(board: Board) -> list[str]:
+    """The extra columns shown until the reader picks others."""
+    has_reported = bool((board.rows["origin_code"] == "reported").any())
+    first = ["split", "config", "source"] if has_reported else ["threshold"]
+    common = [m for m in board.other_metrics if m in ("m:accuracy", "m:roc_auc", "m:recall")]
+    return first + common[:2]
+
+
+def kinds_present(rows: pd.DataFrame) -> list[str]:
+    """The model kinds among the rows, in the vocabulary's order."""
+    have = set(rows["kind_code"].dropna())
+    return [k for k in MODEL_KIND_LABELS if k in have]
+
+
+def origins_present(rows: pd.DataFrame) -> list[str]:
+    have = set(rows["origin_code"].dropna())
+    return [o for o in ORIGIN_BADGES if o in have]
+
+
+def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd.DataFrame:
+    """The board rows the reader asked for: name contains the search (case-insensitive), of
+    the chosen kinds and origins, ordered by score (the board's order), rank, model name or n."""
+    look = look or Look()
+    search, kinds, origins, sort = look.search, look.kinds, look.origins, look.sort
+    shown = rows
+    if search:
+        shown = shown[shown["model"].str.lower().str.contains(search.lower(), regex=False)]
+    if kinds:
+        shown = shown[shown["kind_code"].isin(kinds)]
+    if origins:
+        shown = shown[shown["origin_code"].isin(origins)]
+    if sort == "rank":
+        lower = lower_is_better(metric)
+        shown = shown.sort_values(["rank", "value"], ascending=[True, lower], na_position="last")
+    elif sort == "model":
+        shown = shown.sort_values("model", key=lambda c: c.str.lower())
+    elif sort == "n":
+        shown = shown.sort_values("n", ascending=False, na_position="last")
+    return shown
+
+
 def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -> pd.DataFrame:
     """The board as shown (and downloaded): fixed columns, then the chosen extra ones."""
     cols = [
@@ -640,6 +701,45 @@ def file_stem(benchmark: str, unit: str, kind: str, value: str, metric: str) -> 
     """A download file name from the view (characters outside [A-Za-z0-9._-] become '_')."""
     raw = "-".join(p for p in ("factboard", benchmark, unit, kind, value, metric) if p)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)[:120]
+
+
+# --------------------------------------------------------------------------------------------
+# links and charts from a view
+
+
+def samples_link(
+    benchmark: str, unit: str, kind: str, value: str, run_id: str, split: str
+) -> dict[str, str | list[str]]:
+    """The samples explorer's query parameters for 'samples this run gets wrong' in the view's
+    slice (domain, error/edit type or topic type; other slices open the whole split)."""
+    params: dict[str, str | list[str]] = {
+        "benchmark": benchmark,
+        "unit": unit,
+        "wrong": run_id,
+        "split": str(split).split("+"),
+    }
+    if kind in ("domain", "dataset"):
+        params["domain"] = value
+    elif kind in ("edit_type", "error_type"):
+        params["etype"] = value
+    elif kind == "topic_type":
+        params["topic"] = value
+    elif kind == "dataset+topic_type" and "+" in value:
+        params["domain"], params["topic"] = value.split("+", 1)
+    return params
+
+
+def chart_kinds(available: Sequence[str] | set[str], kind: str) -> tuple[str | None, str | None]:
+    """(the slice kind the model × slice heatmap spreads, the error-type kind), given the slice
+    kinds with numbers at this level: the heatmap shows the current view's slices, or for
+    Overall the domains."""
+    have = set(available)
+    if kind != "overall":
+        spread: str | None = kind
+    else:
+        spread = next((k for k in ("domain", "dataset", "dataset+topic_type") if k in have), None)
+    err = next((k for k in ("edit_type", "error_type") if k in have), None)
+    return spread, err
 
 
 # --------------------------------------------------------------------------------------------

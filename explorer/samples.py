@@ -1,4 +1,5 @@
-"""The samples explorer's tables: a page of samples, one sample's predictions and sentences."""
+"""The samples explorer's tables and text: a page of samples, one sample's facts, predictions and
+sentences, and the runs to filter by (labels from evaluator.core.vocabulary)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.core.vocabulary import ORIGIN_BADGES, kind_label
 from explorer import queries as Q
-from explorer.leaderboard import KIND_LABELS, ORIGIN_BADGES, as_list
+from explorer.leaderboard import as_list
 
 PAGE_SIZE = 20
 LABEL_TEXT = {1: "✓ consistent", 0: "✗ inconsistent"}
 LABEL_FILTER = {"any": None, "consistent": 1, "inconsistent": 0}
+SORT_LABELS = {"id": "sample id", "most_wrong": "hardest first", "domain": "domain"}
+
+
+def unit_plural(unit: str) -> str:
+    """'summary' -> 'summaries', 'sentence' -> 'sentences'."""
+    return "summaries" if unit == "summary" else f"{unit}s"
+
+
+def sample_facts(smp: dict[str, Any]) -> str:
+    """One line of the open sample's facts: split, domain, level, gold label, error types,
+    human score and the benchmark's own attributes (empty ones left out)."""
+    facts = [
+        ("split", smp["split"]),
+        ("domain", smp["domain"]),
+        ("level", smp["unit"]),
+        ("gold", label_text(smp["label"])),
+    ]
+    if smp.get("error_types"):
+        facts.append(("error types", ", ".join(smp["error_types"])))
+    score = smp.get("human_score")
+    if score is not None and score == score:  # NaN != NaN
+        facts.append(("human score", f"{score:.3f}"))
+    facts += attributes_text(smp)
+    return "   ·   ".join(f"{k}: {v}" for k, v in facts if v not in (None, ""))
 
 
 def label_text(v: Any) -> str:
@@ -89,7 +115,7 @@ def predictions_table(preds: pd.DataFrame, grades: pd.DataFrame) -> pd.DataFrame
     out = pd.DataFrame(
         {
             "model": preds["model_name"],
-            "kind": preds["model_kind"].map(lambda k: KIND_LABELS.get(k, k)),
+            "kind": preds["model_kind"].map(kind_label),
             "origin": preds["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
             "prediction": pred_text,
             "score": preds["score"].astype(float),
@@ -159,11 +185,16 @@ def run_choices(con: Q.Con, benchmark: str, unit: str) -> pd.DataFrame:
     lab = lab[(lab["unit"] == unit) & (lab["n_labelled"] > 0)]
     runs = Q.runs_frame(con, benchmark)
     out = runs[runs["run_id"].isin(lab["run_id"])].copy()
-    out["label"] = [
-        f"{m} · {ORIGIN_BADGES.get(o, o)} · {r[-6:]}"
-        for m, o, r in zip(out["model_name"], out["origin"], out["run_id"], strict=True)
-    ]
+    out["label"] = run_labels(out)
     return out[["run_id", "label", "model_name", "benchmark_version"]]
+
+
+def run_labels(runs: pd.DataFrame) -> list[str]:
+    """'model · origin badge · last 6 characters of the run id', one per run (Q.runs_frame)."""
+    return [
+        f"{m} · {ORIGIN_BADGES.get(o, o)} · {str(r)[-6:]}"
+        for m, o, r in zip(runs["model_name"], runs["origin"], runs["run_id"], strict=True)
+    ]
 
 
 def num_pages(total: int, size: int = PAGE_SIZE) -> int:

@@ -1,6 +1,7 @@
 """Streamlit glue: the cached store, page state in the URL, cached computations, safe text.
 
-The only module of explorer/ that imports streamlit (ruff TID251). Pages call these helpers and
+With explorer.widgets (widgets several pages share) and explorer.sections (long page sections),
+the only modules of explorer/ that import streamlit (ruff TID251). Pages call these helpers and
 explorer's pure functions; they hold no logic of their own beyond layout.
 
 Page state lives in the URL query parameters. Each stateful widget is created through one of the
@@ -40,10 +41,6 @@ PAGES = {
     "submit": "views/submit.py",
     "queue": "views/queue.py",
 }
-
-
-# --------------------------------------------------------------------------------------------
-# the app shell
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,8 +3,7 @@
 import streamlit as st
 
 from evaluator.benchmarks import registry
-from explorer import cards, charts, ui
-from explorer import leaderboard as L
+from explorer import cards, charts, ui, widgets
 
 PAGE = "bm"
 s = ui.store()
@@ -30,30 +29,19 @@ st.dataframe(
 names = [sp.name for sp in specs]
 ingested = set(s.benchmarks())
 by_name = {sp.name: sp for sp in specs}
-bench = ui.url_selectbox(
-    "Benchmark card",
+bench = widgets.benchmark_picker(
     names,
-    "benchmark",
     PAGE,
-    default=ui.sticky_benchmark([n for n in names if n in ingested] or names),
+    "Benchmark card",
     format_func=lambda n: by_name[n].title + ("" if n in ingested else " (not ingested)"),
+    preferred=[n for n in names if n in ingested],
 )
-ui.remember_benchmark(bench)
 sp = by_name[bench]
 meta = s.meta.get(bench)
 
 with st.container(border=True):
     st.subheader(sp.title)
-    tags = [
-        f"task: {sp.task}",
-        f"levels: {', '.join(sp.units)}",
-        f"splits: {', '.join(sp.splits)}",
-        f"primary metric: {L.metric_label(sp.primary_metric)}",
-        "overall = mean over domains"
-        if sp.overall == "mean_over_domains"
-        else "overall = pooled over samples",
-    ]
-    st.caption(" · ".join(tags))
+    st.caption(cards.tags(sp))
     if sp.synthetic:
         st.warning("Synthetic: written for FactBoard's demo, not a real benchmark.", icon="🧪")
     st.markdown(ui.md_escape(sp.description))
@@ -76,19 +64,7 @@ with st.container(border=True):
                 height=38 + 35 * len(bal),
                 column_config={"% consistent": st.column_config.NumberColumn(format="%.1f")},
             )
-            stats = meta.get("stats", {})
-            missing = stats.get("domains_missing") or []
-            msg = f"{stats.get('n_samples', 0):,} samples"
-            if sp.domains:
-                msg += (
-                    f"; {len(stats.get('domains_present') or [])} of {len(sp.domains)} "
-                    "published domains present"
-                )
-            if missing:
-                msg += f" (absent from this release: {', '.join(missing)})"
-            if not stats.get("documents_included", True):
-                msg += "; source documents are not redistributed"
-            st.caption(msg + ".")
+            st.caption(cards.size_note(meta, sp))
         else:
             st.caption("Known once ingested.")
     with right:
@@ -104,7 +80,9 @@ with st.container(border=True):
             st.markdown(
                 "**Error / edit types** (samples carrying each; one sample may carry several)"
             )
-            st.altair_chart(charts.counts_bar(et, "samples"), width="stretch")
+            ch = charts.counts_bar(et, "samples")
+            if ch is not None:
+                st.altair_chart(ch, width="stretch")
 
     c1, c2 = st.columns(2)
     with c1:

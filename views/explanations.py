@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from explorer import charts, ui
+from evaluator.core.vocabulary import ORIGIN_BADGES
+from explorer import charts, ui, widgets
 from explorer import explanations as E
 from explorer import queries as Q
 
@@ -29,13 +30,7 @@ if dist.empty:
     )
 else:
     benches = sorted(dist["benchmark"].unique())
-    bench = ui.url_selectbox(
-        "Benchmark",
-        benches,
-        "benchmark",
-        PAGE,
-        format_func=lambda b: ui.spec_of(b).title if ui.spec_of(b) else b,
-    )
+    bench = widgets.benchmark_picker(benches, PAGE)
     d = dist[dist["benchmark"] == bench]
     st.caption(
         "Human annotation of each explanation a model gave when it (rightly) flagged a "
@@ -63,15 +58,9 @@ st.subheader("Mean grade per run and grader")
 if graded.empty:
     st.caption("No graded run yet.")
 else:
-    g = graded.sort_values(["benchmark", "mean_grade"], ascending=[True, False]).copy()
-    g["grader"] = [
-        ("human" if p == "human" else f"{j} / {p}")
-        for j, p in zip(g["judge"], g["protocol"], strict=True)
-    ]
+    g = E.graded_table(graded)
     st.dataframe(
-        g[["benchmark", "model_name", "grader", "n", "n_graded", "mean_grade"]].rename(
-            columns={"model_name": "model", "n_graded": "graded", "mean_grade": "mean grade"}
-        ),
+        g,
         hide_index=True,
         width="stretch",
         height=min(38 + 35 * len(g), 600),
@@ -112,5 +101,5 @@ else:
 rep = Q.reported_judges(con)
 if not rep.empty:
     with st.expander("Published judge agreement (SummExecEdit paper, Table 4)"):
-        st.caption("📄 reported: transcribed from the paper, not recomputed.")
+        st.caption(f"{ORIGIN_BADGES['reported']}: transcribed from the paper, not recomputed.")
         st.dataframe(rep, hide_index=True, width="stretch")

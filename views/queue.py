@@ -3,6 +3,7 @@
 import streamlit as st
 
 from evaluator.jobs import queue
+from explorer import jobs as J
 from explorer import ui
 
 ui.header(
@@ -28,21 +29,8 @@ if not jobs:
     )
     st.stop()
 
-table = [
-    {
-        "job": j.id,
-        "kind": j.kind,
-        "status": j.status,
-        "attempts": f"{j.attempts}/{j.max_attempts}",
-        "progress": j.progress,
-        "message": j.error if j.status == "failed" and j.error else j.last_message,
-        "created": j.created_at,
-        "updated": j.updated_at,
-    }
-    for j in jobs
-]
 st.dataframe(
-    table,
+    J.job_rows(jobs),
     hide_index=True,
     width="stretch",
     column_config={
@@ -59,7 +47,7 @@ with left:
     if job.error:
         st.text(f"Error: {job.error}")
     st.dataframe(
-        [{"at": m["at"], "message": m["text"]} for m in reversed(job.messages)],
+        J.message_rows(job),
         hide_index=True,
         width="stretch",
     )

@@ -3,24 +3,19 @@
 import streamlit as st
 
 from evaluator.core.errors import FactBoardError
+from evaluator.core.vocabulary import kind_label, metric_label
 from evaluator.submissions import service as submit
 from evaluator.submissions import validation as submissions
-from explorer import ui
+from explorer import sections, ui, widgets
 
-KIND_LABELS = {
-    "non-llm": "Non-LLM detector",
-    "open-llm": "Open-weights LLM",
-    "proprietary-llm": "Proprietary LLM",
-}
 POLICY_LABELS = {
     "auto": "auto: labels if given, else tune on dev",
     "labels": "labels: use the file's labels",
-    "dev": "dev: threshold maximising BAcc on dev",
+    "dev": f"dev: threshold maximising {metric_label('balanced_accuracy')} on dev",
     "per-domain-dev": "per-domain-dev: one threshold per domain",
     "fixed": "fixed: the threshold below",
 }
 LAST = "submit.last"
-MOD_DONE = "submit.mod_done"
 
 ui.header(
     "📤 Submit predictions",
@@ -37,20 +32,8 @@ if not names:
     st.stop()
 
 
-def _title(b: str) -> str:
-    spec = ui.spec_of(b)
-    return spec.title if spec else b
-
-
 top = st.columns([2, 1, 1])
-bench = top[0].selectbox(
-    "Benchmark",
-    names,
-    index=names.index(ui.sticky_benchmark(names, names[0]) or names[0]),
-    format_func=_title,
-    key="submit.benchmark",
-)
-ui.remember_benchmark(bench)
+bench = widgets.benchmark_picker(names, "submit", container=top[0], in_url=False)
 spec = ui.spec_of(bench)
 splits = list(spec.splits) if spec else ["test"]
 split = top[1].selectbox(
@@ -80,18 +63,20 @@ with st.expander("File format and limits"):
     st.markdown(submit.FORMAT_HELP)
 
 with st.form("submit.form"):
-    a, b = st.columns(2)
-    model_name = a.text_input("Model name *", max_chars=200, key="submit.name")
-    kind = b.selectbox(
+    who = st.columns(2)
+    model_name = who[0].text_input("Model name *", max_chars=200, key="submit.name")
+    kind = who[1].selectbox(
         "Kind",
         list(submissions.SUBMITTABLE_KINDS),
-        format_func=KIND_LABELS.get,
+        format_func=kind_label,
         key="submit.kind",
     )
-    c, d, e = st.columns([2, 1, 2])
-    org = c.text_input("Organisation", max_chars=200, key="submit.org")
-    params = d.text_input("Parameters", placeholder="e.g. 7B", max_chars=40, key="submit.params")
-    url = e.text_input("URL (paper or code)", max_chars=400, key="submit.url")
+    about = st.columns([2, 1, 2])
+    org = about[0].text_input("Organisation", max_chars=200, key="submit.org")
+    params = about[1].text_input(
+        "Parameters", placeholder="e.g. 7B", max_chars=40, key="submit.params"
+    )
+    url = about[2].text_input("URL (paper or code)", max_chars=400, key="submit.url")
     description = st.text_area("Short description", max_chars=1200, key="submit.description")
     email = st.text_input(
         "Contact email",
@@ -100,14 +85,14 @@ with st.form("submit.form"):
         help="Kept with the submission so that the maintainers can reach you. Never shown on "
         "the board and never exported.",
     )
-    f, g = st.columns([2, 1])
-    policy = f.selectbox(
+    how = st.columns([2, 1])
+    policy = how[0].selectbox(
         "How scores become labels",
         list(POLICY_LABELS),
-        format_func=POLICY_LABELS.get,
+        format_func=POLICY_LABELS.__getitem__,
         key="submit.policy",
     )
-    threshold = g.number_input(
+    threshold = how[1].number_input(
         "Threshold (fixed)", value=0.5, format="%.6g", key="submit.threshold"
     )
     upload = st.file_uploader(
@@ -132,7 +117,7 @@ if go:
             description=description or None,
             email=email or None,
             split=split,
-            threshold_policy=policy,
+            threshold_policy=policy or "auto",
             threshold=float(threshold) if policy == "fixed" else None,
         )
         with st.spinner("Checking and scoring…"):
@@ -140,89 +125,8 @@ if go:
 
 res = st.session_state.get(LAST)
 if res is not None:
-    if res.ok and res.record is not None:
-        rec = res.record
-        st.success(f"Scored and added to the board as run `{rec.run_id}`.", icon="✅")
-        st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
-        st.text(f"Threshold: {submit.threshold_text(rec)}")
-        c = rec.counts
-        st.text(
-            f"Samples: {c.n}  ·  predicted {c.predicted}  ·  missing {c.missing}  ·  "
-            f"unusable {c.unparsable}"
-        )
-        number = st.column_config.NumberColumn(format="%.4f")
-        cols = {"value": number, "ci_low": number, "ci_high": number}
-        st.dataframe(
-            submit.results_frame(rec), hide_index=True, width="stretch", column_config=cols
-        )
-        with st.expander("Every slice"):
-            st.dataframe(
-                submit.results_frame(rec, overall_only=False),
-                hide_index=True,
-                width="stretch",
-                column_config=cols,
-            )
-        for w in res.warnings:
-            st.info(ui.md_escape(w), icon="ℹ️")
-    elif res.status == "rejected":
-        st.error(
-            f"{len(res.problems)} problem(s) with submission {res.submission_id}: nothing was "
-            "added to the board. Fix them all and upload again.",
-            icon="🚫",
-        )
-        st.code("\n".join(res.problems), language=None, wrap_lines=True)
-    else:
-        for w in res.warnings:
-            st.warning(ui.md_escape(w), icon="⏳")
+    sections.submission_result(res)
 
-# maintainers --------------------------------------------------------------------------------
 st.divider()
 with st.expander("Maintainers: moderate submitted runs"):
-    if not submit.moderation_enabled():
-        st.caption("Moderation is off: set FACTBOARD_ADMIN_TOKEN where the app runs to enable it.")
-    else:
-        token = st.text_input("Maintainer token", type="password", key="submit.admin_token")
-        ok = False
-        if token:
-            try:
-                submit.check_admin_token(token)
-                ok = True
-            except submit.ModerationError as e:
-                st.error(ui.md_escape(e))
-        if ok:
-            if MOD_DONE in st.session_state:
-                st.success(st.session_state.pop(MOD_DONE), icon="✅")
-            subs = submit.submitted_runs()
-            if not subs:
-                st.caption("No submitted run.")
-            else:
-                st.dataframe(
-                    [
-                        {
-                            "run_id": r.run_id,
-                            "model": r.model.name,
-                            "benchmark": r.benchmark,
-                            "created": r.created_at,
-                            "hidden": r.hidden,
-                        }
-                        for r in subs
-                    ],
-                    hide_index=True,
-                    width="stretch",
-                )
-                m1, m2 = st.columns([3, 2])
-                pick = m1.selectbox("Run", [r.run_id for r in subs], key="submit.mod_run")
-                action = m2.radio(
-                    "Action", ["hide", "show", "delete"], horizontal=True, key="submit.mod_action"
-                )
-                sure = action != "delete" or st.checkbox(
-                    "Delete this run and its files for good", key="submit.mod_sure"
-                )
-                if st.button("Apply", disabled=not sure, key="submit.mod_apply"):
-                    try:
-                        changed = submit.moderate(action, pick, token)
-                    except FactBoardError as e:
-                        st.error(ui.md_escape(e))
-                    else:
-                        st.session_state[MOD_DONE] = f"{action}: {', '.join(changed)}"
-                        st.rerun()
+    sections.moderation_panel()

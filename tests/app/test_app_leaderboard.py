@@ -197,3 +197,29 @@ def test_level_switch_on_published_tofueval(data: Path) -> None:
     at.selectbox(key="lb.unit").set_value("sentence").run()
     assert at.query_params["unit"] == "sentence"
     assert len(table(at)) > 0
+
+
+def test_a_view_without_the_metric_says_so(data: Path) -> None:
+    at = open_page(
+        {
+            "benchmark": "tofueval",
+            "unit": "sentence",
+            "slice": "dataset+topic_type",
+            "metric": "fpr",
+        }
+    )
+    assert at.selectbox(key="lb.metric").value == "fpr"
+    assert not any("not reported in the view" in w.value for w in at.warning)
+    # sentence-level TofuEval per dataset has Cohen's kappa only: the page says it switched
+    at.selectbox(key="lb.slice").set_value("dataset").run()
+    assert at.selectbox(key="lb.metric").value == "cohen_kappa"
+    assert any(
+        "FPR is not reported in the view 'By dataset' (sentence level); showing Cohen κ"
+        in w.value.replace("\\", "")  # markdown-escaped
+        for w in at.warning
+    )
+    assert "Cohen κ" in table(at).columns
+    # a link naming a metric the view lacks is answered the same way
+    at = open_page({"benchmark": "demo", "metric": "cohen_kappa"})
+    assert at.selectbox(key="lb.metric").value == "balanced_accuracy"
+    assert any("Cohen κ is not reported" in w.value for w in at.warning)

@@ -1,0 +1,30 @@
+"""The queue page's tables: one row per job, and one job's messages, newest first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evaluator.jobs.queue import Job
+
+
+def job_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+    """One row per job; a failed job shows its error as its message."""
+    return [
+        {
+            "job": j.id,
+            "kind": j.kind,
+            "status": j.status,
+            "attempts": f"{j.attempts}/{j.max_attempts}",
+            "progress": j.progress,
+            "message": j.error if j.status == "failed" and j.error else j.last_message,
+            "created": j.created_at,
+            "updated": j.updated_at,
+        }
+        for j in jobs
+    ]
+
+
+def message_rows(job: Job) -> list[dict[str, str]]:
+    """The job's messages, newest first."""
+    return [{"at": m["at"], "message": m["text"]} for m in reversed(job.messages)]

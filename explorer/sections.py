@@ -1,0 +1,506 @@
+"""Page sections too long to keep in a page: the leaderboard's run card and chart tabs, the
+submit page's result and its maintainers' panel.
+
+Streamlit glue like explorer.ui and explorer.widgets: each section reads its widgets, calls
+explorer's pure functions or the engine's services, and renders. See docs/ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core.errors import FactBoardError
+from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
+from evaluator.submissions import service as submit
+from explorer import charts, ui
+from explorer import compare_view as V
+from explorer import leaderboard as L
+from explorer import queries as Q
+
+CHARTS = ["CI forest plot", "Model × slice", "Error types", "Size vs score"]
+
+
+# --------------------------------------------------------------------------------------------
+# leaderboard
+
+
+def board_banner(
+    bench: str, spec: BenchmarkSpec | None, meta: dict[str, Any], published_only: str | None
+) -> None:
+    """What the numbers are: synthetic demo data, or published numbers only (published_only:
+    the benchmark's label when it is not ingested)."""
+    if meta.get("synthetic") or (spec is not None and spec.synthetic):
+        st.warning(
+            "**Synthetic demo data.** Templated text written for FactBoard so that a fresh "
+            "install shows a working board; its numbers say nothing about real detectors. "
+            "Ingest a real benchmark to compare models (see the Benchmarks page).",
+            icon="🧪",
+        )
+    elif published_only:
+        how = f"Ingest it with `python -m evaluator ingest {bench} --from PATH` to score runs."
+        st.info(
+            f"**{published_only}.** These numbers are transcribed from papers; FactBoard "
+            "cannot recompute or rank them. " + (how if spec else ""),
+            icon="📄",
+        )
+
+
+def board_filters(board: L.Board, page: str) -> L.Look:
+    """Search, kind, origin, order and extra columns, in one row above the board."""
+    rows = board.rows
+    f = st.columns([2, 2, 2, 1.3, 1.2])
+    search = ui.url_text("Search model", "q", page, container=f[0], placeholder="name contains…")
+    kinds = ui.url_multiselect(
+        "Kind",
+        L.kinds_present(rows),
+        "kind",
+        page,
+        container=f[1],
+        format_func=kind_label,
+        placeholder="all kinds",
+    )
+    origins = ui.url_multiselect(
+        "Origin",
+        L.origins_present(rows),
+        "origin",
+        page,
+        container=f[2],
+        format_func=lambda o: ORIGIN_BADGES.get(o, o),
+        placeholder="all origins",
+        help=ORIGIN_HELP,
+    )
+    sort = ui.url_selectbox(
+        "Sort by", list(L.SORTS), "sort", page, container=f[3], format_func=L.SORTS.__getitem__
+    )
+    with f[4].popover("Columns", width="stretch"):
+        columns = ui.url_multiselect(
+            "Extra columns",
+            [*L.OPTIONAL_COLUMNS, *board.other_metrics],
+            "cols",
+            page,
+            default=L.default_columns(board),
+            format_func=L.column_label,
+        )
+    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns))
+
+
+def board_table(table: pd.DataFrame, method: str) -> None:
+    """The board as shown (L.display_table), numbers with 3 decimals."""
+    number = st.column_config.NumberColumn(format="%.3f")
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=min(38 + 35 * max(len(table), 1), 640),
+        column_config={
+            "Rank": st.column_config.NumberColumn(help=method, width="small"),
+            "Model": st.column_config.TextColumn(width="medium"),
+            "n": st.column_config.NumberColumn(format="%d"),
+            "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
+            **{c: number for c in table.columns if table[c].dtype.kind == "f"},
+        },
+    )
+
+
+def run_card(
+    con: Q.Con, shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: str
+) -> None:
+    """'Inspect a run': the chosen run's number, model facts and links to its wrong samples
+    and to the compare page."""
+    run_rows = shown[shown["origin_code"] != "reported"]
+    st.subheader("Inspect a run")
+    if run_rows.empty:
+        st.caption(
+            "No FactBoard run in this view: published numbers have no per-sample predictions "
+            "to inspect."
+        )
+        return
+    labels = dict(zip(run_rows["run_id"], run_rows["label"], strict=True))
+    pick = ui.url_selectbox(
+        "Run",
+        ["", *run_rows["run_id"]],
+        "run",
+        page,
+        format_func=lambda r: labels[r] if r else "choose a run…",
+    )
+    if not pick:
+        return
+    r = run_rows[run_rows["run_id"] == pick].iloc[0]
+    info = Q.run_row(con, pick) or {}
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        st.text(f"{r['model']}  ·  {r['kind']}  ·  {r['origin']}")
+        ci = "" if r["ci_low"] != r["ci_low"] else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        st.text(
+            f"{metric_title} = {r['value']:.3f}{ci}, n = {r['n']}  ·  threshold: "
+            f"{r['threshold'] or 'n/a'}  ·  run {pick}"
+        )
+        for label, field in (
+            ("About", "model_description"),
+            ("URL", "model_url"),
+            ("License", "model_license"),
+        ):
+            if info.get(field):
+                st.text(f"{label}: {info[field]}")
+        if r["note"]:
+            st.caption(ui.md_escape(r["note"]))
+    with c2:
+        v = view.slice_value
+        st.page_link(
+            ui.PAGES["samples"],
+            label=f"Samples this run gets wrong{f' in {v}' if v else ''}",
+            icon="🔎",
+            query_params=L.samples_link(
+                view.benchmark, view.unit, view.slice_kind, v, pick, str(r["split"])
+            ),
+        )
+        st.page_link(
+            ui.PAGES["compare"],
+            label="Compare with another run",
+            icon="⚖️",
+            query_params={"benchmark": view.benchmark, "unit": view.unit, "a": pick},
+        )
+
+
+def board_charts(
+    shown: pd.DataFrame,
+    page: str,
+    view: L.BoardQuery,
+    metric_title: str,
+    kinds: set[str],
+    cache: tuple[str, str],
+) -> None:
+    """The chart tabs; only the active one is computed. kinds: the slice kinds with numbers at
+    this level; cache: (store root, token) for ui.slice_long."""
+    st.subheader("Charts")
+    root, token = cache
+    bench, unit, metric = view.benchmark, view.unit, view.metric
+    top_rows = shown.head(25)
+    spread, err_kind = L.chart_kinds(kinds, view.slice_kind)
+    tabs, active = ui.url_tabs(CHARTS, "chart", page)
+    with tabs[CHARTS.index(active)]:
+        ch: Any = None
+        if active == CHARTS[0]:
+            ch = charts.forest(top_rows, metric_title)
+            _chart(ch, "Nothing to plot.")
+            if ch is not None and len(shown) > len(top_rows):
+                st.caption(f"The first {len(top_rows)} rows of the table.")
+        elif active == CHARTS[1]:
+            if spread is None:
+                st.caption(f"{bench} has no per-domain numbers at this level.")
+                return
+            long = ui.slice_long(root, token, bench, unit, metric, spread, top_rows)
+            what = spread.replace("_", " ")
+            ch = charts.heatmap(long, metric_title, what, top_rows["label"].tolist())
+            _chart(ch, f"No {metric_title} per {spread} for the rows shown.")
+        elif active == CHARTS[2]:
+            if err_kind is None:
+                st.caption(f"{bench} has no per-error-type numbers at this level.")
+                return
+            _error_types(root, token, view, top_rows.head(8), err_kind)
+        else:
+            ch = charts.size_vs_score(shown, metric_title)
+            _chart(
+                ch,
+                "No row states a parameter count (run metadata `model.params`, or a "
+                "size such as 7B in the model name).",
+            )
+            if ch is not None:
+                st.caption(
+                    "Sizes as the run states them, else read from the model name (see tooltip)."
+                )
+
+
+def _chart(ch: Any, empty: str) -> None:
+    if ch is None:
+        st.caption(empty)
+    else:
+        st.altair_chart(ch, width="stretch")
+
+
+def _error_types(
+    root: str, token: str, view: L.BoardQuery, head: pd.DataFrame, err_kind: str
+) -> None:
+    bench, unit, metric = view.benchmark, view.unit, view.metric
+    long = ui.slice_long(root, token, bench, unit, metric, err_kind, head)
+    if long.empty:  # TofuEval error types hold inconsistent sentences only: recall
+        metric = "recall"
+        long = ui.slice_long(root, token, bench, unit, metric, err_kind, head)
+    what = err_kind.replace("_", " ")
+    title = L.metric_label(metric)
+    ch = charts.grouped_bars(long, title, what, head["label"].tolist())
+    _chart(ch, "No per-error-type numbers for the rows shown.")
+    if ch is not None:
+        st.caption(
+            f"{title} per {what}, first 8 rows of the table."
+            + (
+                " SummEdits edit-type slices hold the consistent samples plus the "
+                "inconsistent ones with that edit (paper Table 10)."
+                if err_kind == "edit_type"
+                else ""
+            )
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# compare
+
+
+def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
+    """'Per slice': the difference with its CI per slice, as a chart and a table."""
+    st.subheader("Per slice")
+    if slices.empty:
+        st.caption("This benchmark declares no slices, or none supports the metric.")
+        return
+    sl = V.slice_table(slices)
+    _chart(charts.differences(sl, f"A − B ({metric_title}), 95% CI"), "Nothing to plot.")
+    st.dataframe(
+        sl[V.SLICE_COLUMNS],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "value_a": st.column_config.NumberColumn(f"A {metric_title}", format="%.3f"),
+            "value_b": st.column_config.NumberColumn(f"B {metric_title}", format="%.3f"),
+            "difference": st.column_config.NumberColumn("A − B", format="%+.3f"),
+            "ci_low": st.column_config.NumberColumn("CI low", format="%+.3f"),
+            "ci_high": st.column_config.NumberColumn("CI high", format="%+.3f"),
+            "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+        },
+    )
+    st.caption(
+        "Each slice has its own paired bootstrap; with many slices, expect a few "
+        "p < 0.05 by chance."
+    )
+
+
+def disagreements(
+    dis: pd.DataFrame, bench: str, unit: str, page: str, scored_on_scores: bool
+) -> None:
+    """'Where they disagree': the samples the runs label differently, each opening in the
+    samples explorer (a link column, and a picker with a page link)."""
+    st.subheader("Where they disagree")
+    if dis.empty:
+        why = " (this benchmark is scored on scores, not labels)." if scored_on_scores else "."
+        st.caption("No sample where the two runs' labels differ" + why)
+        return
+    st.markdown(V.disagreement_summary(dis))
+    view = V.disagreement_table(
+        dis, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i)
+    )
+    st.dataframe(
+        view,
+        hide_index=True,
+        width="stretch",
+        height=min(38 + 35 * len(view), 420),
+        column_config={
+            "open": st.column_config.LinkColumn(
+                "open", display_text="🔎 open", help="Open the sample in the explorer"
+            ),
+            "summary": st.column_config.TextColumn(width="large"),
+        },
+    )
+    pick = st.selectbox(
+        "Open one in the explorer",
+        ["", *dis["sample_id"].head(500)],
+        format_func=lambda i: i or "—",
+        key=f"{page}.open",
+    )
+    if pick:
+        st.page_link(
+            ui.PAGES["samples"],
+            label=f"Open {pick} in the samples explorer",
+            icon="🔎",
+            query_params={"benchmark": bench, "unit": unit, "sample": pick},
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# submit
+
+MOD_DONE = "submit.mod_done"
+
+
+def submission_result(res: Any) -> None:
+    """A submission's outcome: the scored run with its numbers, every problem, or why it waits."""
+    if res.ok and res.record is not None:
+        rec = res.record
+        st.success(f"Scored and added to the board as run `{rec.run_id}`.", icon="✅")
+        st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
+        st.text(f"Threshold: {submit.threshold_text(rec)}")
+        c = rec.counts
+        st.text(
+            f"Samples: {c.n}  ·  predicted {c.predicted}  ·  missing {c.missing}  ·  "
+            f"unusable {c.unparsable}"
+        )
+        number = st.column_config.NumberColumn(format="%.4f")
+        cols = {"value": number, "ci_low": number, "ci_high": number}
+        st.dataframe(
+            submit.results_frame(rec), hide_index=True, width="stretch", column_config=cols
+        )
+        with st.expander("Every slice"):
+            st.dataframe(
+                submit.results_frame(rec, overall_only=False),
+                hide_index=True,
+                width="stretch",
+                column_config=cols,
+            )
+        for w in res.warnings:
+            st.info(ui.md_escape(w), icon="ℹ️")
+    elif res.status == "rejected":
+        st.error(
+            f"{len(res.problems)} problem(s) with submission {res.submission_id}: nothing was "
+            "added to the board. Fix them all and upload again.",
+            icon="🚫",
+        )
+        st.code("\n".join(res.problems), language=None, wrap_lines=True)
+    else:
+        for w in res.warnings:
+            st.warning(ui.md_escape(w), icon="⏳")
+
+
+def moderation_panel() -> None:
+    """Maintainers hide, show or delete submitted runs, behind FACTBOARD_ADMIN_TOKEN."""
+    if not submit.moderation_enabled():
+        st.caption("Moderation is off: set FACTBOARD_ADMIN_TOKEN where the app runs to enable it.")
+        return
+    token = st.text_input("Maintainer token", type="password", key="submit.admin_token")
+    if not token:
+        return
+    try:
+        submit.check_admin_token(token)
+    except submit.ModerationError as e:
+        st.error(ui.md_escape(e))
+        return
+    if MOD_DONE in st.session_state:
+        st.success(st.session_state.pop(MOD_DONE), icon="✅")
+    subs = submit.submitted_runs()
+    if not subs:
+        st.caption("No submitted run.")
+        return
+    st.dataframe(
+        [
+            {
+                "run_id": r.run_id,
+                "model": r.model.name,
+                "benchmark": r.benchmark,
+                "created": r.created_at,
+                "hidden": r.hidden,
+            }
+            for r in subs
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+    m1, m2 = st.columns([3, 2])
+    pick = m1.selectbox("Run", [r.run_id for r in subs], key="submit.mod_run")
+    action = m2.radio(
+        "Action", ["hide", "show", "delete"], horizontal=True, key="submit.mod_action"
+    )
+    sure = action != "delete" or st.checkbox(
+        "Delete this run and its files for good", key="submit.mod_sure"
+    )
+    if st.button("Apply", disabled=not sure, key="submit.mod_apply"):
+        try:
+            changed = submit.moderate(action, pick, token)
+        except FactBoardError as e:
+            st.error(ui.md_escape(e))
+        else:
+            st.session_state[MOD_DONE] = f"{action}: {', '.join(changed)}"
+            st.rerun()
+
+
+# --------------------------------------------------------------------------------------------
+# samples
+
+
+def wrong_filters(runs: pd.DataFrame, page: str, cols: Any) -> tuple[str | None, bool]:
+    """'Samples this run gets wrong' and 'samples most runs get wrong', in cols[0] and cols[1];
+    off (with a word why) when no run has labels on these samples (runs: X.run_choices)."""
+    if runs.empty:
+        cols[0].caption(
+            "No run has labels on these samples yet, so the 'gets it wrong' filters are off."
+        )
+        return None, False
+    labels = dict(zip(runs["run_id"], runs["label"], strict=True))
+    wrong_by = ui.url_selectbox(
+        "Samples this run gets wrong",
+        ["", *runs["run_id"]],
+        "wrong",
+        page,
+        container=cols[0],
+        format_func=lambda r: labels[r] if r else "— any —",
+    )
+    most_wrong = ui.url_toggle(
+        "Samples most runs get wrong",
+        "hard",
+        page,
+        container=cols[1],
+        help="More than half of the runs (at least 2) on this benchmark "
+        "version predict the wrong label; sorted hardest first.",
+    )
+    return wrong_by or None, most_wrong
+
+
+def open_sample(
+    con: Q.Con, bench: str, table: pd.DataFrame, page: str, table_key: str
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The open sample (URL parameter 'sample'), set by a click on a row of the results table
+    or by the picker below it; a link to a sample the benchmark lacks is said and dropped."""
+    rows = (st.session_state.get(table_key) or {}).get("selection", {}).get("rows", [])
+    clicked = table["sample"].iloc[rows[0]] if rows and rows[0] < len(table) else None
+    if clicked and clicked != st.session_state.get(f"{page}._clicked"):
+        st.session_state[f"{page}._clicked"] = clicked
+        ui.set_url_value("sample", clicked)
+        st.session_state[f"{page}.view"] = "Sample"
+    current = ui.url_value("sample")
+    smp = Q.sample(con, bench, current) if current else None
+    if current and smp is None:
+        ui.set_url_value("sample", None)
+        st.session_state.pop(f"{page}.view", None)
+        st.warning(
+            "The sample in the link is not in this benchmark (the link may predate a re-ingest).",
+            icon="⚠️",
+        )
+    return current, smp
+
+
+def sample_results(table: pd.DataFrame, page: str, table_key: str) -> None:
+    """A page of samples, one selectable row each, and a picker that opens one."""
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=table_key,
+        height=38 + 35 * max(len(table), 1),
+        column_config={
+            "sample": st.column_config.TextColumn("sample", width="medium"),
+            "summary": st.column_config.TextColumn("summary", width="large"),
+            "wrong": st.column_config.TextColumn(
+                "wrong",
+                help="Runs (this benchmark version) that get it wrong / runs with a label",
+            ),
+        },
+    )
+    summaries = dict(zip(table["sample"], table["summary"], strict=True))
+    pick_key = f"{page}.pick.{table_key}"
+    st.selectbox(
+        "Open a sample (or click a row)",
+        ["", *table["sample"]],
+        key=pick_key,
+        on_change=_open_picked,
+        args=(pick_key, page),
+        format_func=lambda i: f"{i} · {summaries[i][:90]}" if i else "—",
+    )
+
+
+def _open_picked(key: str, page: str) -> None:
+    picked = st.session_state.get(key)
+    if picked:
+        ui.set_url_value("sample", picked)
+        st.session_state[f"{page}.view"] = "Sample"

@@ -1,0 +1,203 @@
+"""Widgets more than one page uses, each written once: the benchmark picker, the download
+buttons, the metric picker that says when a view lacks the metric, and one sample in full.
+
+Streamlit glue like explorer.ui (which keeps the store, URL state and cached computations);
+the logic they show lives in explorer's pure modules. See docs/ARCHITECTURE.md ("Pages").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evaluator.store import export
+from explorer import leaderboard as L
+from explorer import queries as Q
+from explorer import samples as X
+from explorer import textdiff, ui
+
+
+def benchmark_title(name: str) -> str:
+    """The registered benchmark's title, or its name when it is not registered."""
+    spec = ui.spec_of(name)
+    return spec.title if spec else name
+
+
+def benchmark_picker(
+    names: Sequence[str],
+    page: str,
+    label: str = "Benchmark",
+    default: str | None = None,
+    format_func: Callable[[str], str] = benchmark_title,
+    container: Any = None,
+    in_url: bool = True,
+    preferred: Sequence[str] = (),
+) -> str:
+    """The benchmark selectbox (key '<page>.benchmark', URL parameter 'benchmark' unless
+    in_url=False). It opens on the benchmark last chosen on any page of the session (else
+    `default`, else the first) and remembers the choice for the other pages; `preferred`
+    narrows the benchmarks it opens on (e.g. the ingested ones) when any is given."""
+    opts = list(names)
+    pool = [n for n in preferred if n in opts] or opts
+    start = ui.sticky_benchmark(pool, default if default in pool else pool[0])
+    if in_url:
+        bench = ui.url_selectbox(
+            label,
+            opts,
+            "benchmark",
+            page,
+            default=start,
+            format_func=format_func,
+            container=container,
+        )
+    else:
+        bench = (container or st).selectbox(
+            label,
+            opts,
+            index=opts.index(start) if start in opts else 0,
+            format_func=format_func,
+            key=f"{page}.benchmark",
+        )
+    ui.remember_benchmark(bench)
+    return str(bench)
+
+
+def metric_picker(
+    keys: Sequence[str], page: str, unit: str, kind: str, container: Any = None
+) -> str:
+    """The metric selectbox ('metric' or 'metric@grader', URL parameter 'metric'). When the
+    metric shown before (or named by the link) is not reported in this view, the picker falls
+    back to the first metric and the page says so instead of switching silently."""
+    key = f"{page}.metric"
+    wanted = ui.url_value("metric") or st.session_state.get(key)
+    chosen = ui.url_selectbox(
+        "Metric", keys, "metric", page, container=container, format_func=L.metric_key_label
+    )
+    notice = L.metric_notice(wanted, keys, chosen, unit, kind)
+    if notice:
+        st.warning(ui.md_escape(notice), icon="↪️")
+    return chosen
+
+
+def download_buttons(table: pd.DataFrame, stem: str, page: str) -> None:
+    """CSV, JSON and LaTeX of exactly this table, made when clicked (keys '<page>.csv' ...)."""
+    formats = (
+        ("CSV", "csv", "text/csv", export.to_csv),
+        ("JSON", "json", "application/json", export.to_json),
+        ("LaTeX", "tex", "application/x-tex", export.to_latex),
+    )
+    with st.container(horizontal=True, vertical_alignment="center"):
+        for title, ext, mime, write in formats:
+            st.download_button(
+                f"⬇️ {title}",
+                partial(write, table),
+                f"{stem}.{ext}",
+                mime,
+                on_click="ignore",
+                key=f"{page}.{ext}",
+            )
+        st.caption("Downloads hold exactly the rows and columns shown above.")
+
+
+# --------------------------------------------------------------------------------------------
+# one sample in full
+
+
+def sample_detail(
+    con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, unit: str, units: Sequence[str]
+) -> None:
+    """The open sample: facts, permalink, summary edit, document, sentences, predictions."""
+    st.subheader(f"Sample {ui.md_escape(sample_id)}")
+    st.text(X.sample_facts(smp))
+    st.caption("Permalink to this sample:")
+    st.code(ui.absolute_url("samples", benchmark=bench, unit=unit, sample=sample_id), language=None)
+
+    left, right = st.columns([3, 2])
+    with left:
+        _summary(smp)
+    with right:
+        doc = smp.get("document")
+        if doc:
+            with st.expander(f"Document ({len(doc):,} characters)", expanded=len(doc) < 1500):
+                ui.text_box(doc)
+        else:
+            st.info(
+                "**Document not redistributed.** This benchmark's release does not include its "
+                "source documents (e.g. TofuEval's MediaSum / MeetingBank transcripts); ingest "
+                "with the loader's document option to join them.",
+                icon="📄",
+            )
+    _sentences(con, smp, sample_id, bench, unit, units)
+    _predictions(con, smp, sample_id, bench)
+
+
+def _summary(smp: dict[str, Any]) -> None:
+    seed = smp.get("seed_summary")
+    if seed and seed != smp["summary"]:
+        ins, dels = textdiff.diff_counts(seed, smp["summary"])
+        st.markdown(
+            f"**Summary**, edited from its seed summary: "
+            f"<span style='background:#d3f5d3'>&nbsp;+{ins} words&nbsp;</span> "
+            f"<span style='background:#fbd5d5'>&nbsp;−{dels} words&nbsp;</span>",
+            unsafe_allow_html=True,
+        )
+        st.html(textdiff.diff_html(seed, smp["summary"]))
+        with st.expander("Seed summary (unedited)"):
+            ui.text_box(seed)
+    else:
+        st.markdown("**Summary**" + (" (the seed summary itself)" if seed else ""))
+        st.html(textdiff.plain_html(smp["summary"]))
+    if smp.get("reference_explanation"):
+        st.markdown("**Reference explanation** (human)")
+        ui.text_box(smp["reference_explanation"])
+
+
+def _sentences(
+    con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, unit: str, units: Sequence[str]
+) -> None:
+    summary_id = smp.get("summary_id")
+    if unit == "summary" and "sentence" in units:
+        sent = Q.sentences_of(con, bench, sample_id)
+        if not sent.empty:
+            st.markdown(
+                "**Sentences** (annotated one by one; the summary is inconsistent if any "
+                "sentence is)"
+            )
+            st.dataframe(X.sentences_table(sent), hide_index=True, width="stretch")
+    elif unit == "sentence" and summary_id:
+        sent = Q.sentences_of(con, bench, summary_id)
+        st.markdown("**The summary this sentence belongs to** (▶ marks this sentence)")
+        st.dataframe(X.sentences_table(sent, sample_id), hide_index=True, width="stretch")
+
+
+def _predictions(con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str) -> None:
+    st.markdown("**Every run's prediction**")
+    preds = Q.predictions_for_sample(con, bench, sample_id)
+    grades = Q.grades_for_sample(con, bench, sample_id)
+    if preds.empty:
+        st.caption(
+            "No run has a prediction for this sample"
+            + (
+                " (runs score the test split unless told otherwise)."
+                if smp["split"] == "dev"
+                else "."
+            )
+        )
+        return
+    wrong, n = X.wrong_share(preds)
+    if n:
+        st.caption(f"{wrong} of {n} runs with a label get it wrong.")
+    st.dataframe(
+        X.predictions_table(preds, grades),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "score": st.column_config.NumberColumn(format="%.4f"),
+            "explanation": st.column_config.TextColumn(width="large"),
+            "grades": st.column_config.TextColumn(width="medium"),
+        },
+    )

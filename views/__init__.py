@@ -1,0 +1,1 @@
+"""The app's pages, one script each; app.py runs them through st.navigation."""
