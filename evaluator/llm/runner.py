@@ -11,6 +11,7 @@ sentence is); summary prompts per summary. The reply is parsed into a label (1 c
 is counted; a request that keeps failing is left out of the predictions and counted as failed.
 Samples that lack a field the prompt needs (TofuEval without its documents) are left out and
 counted too. Replies are cached, so rerunning the same command sends only what is missing.
+The steps every run shares (load, select, score, write) are evaluator.runner's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import scorer
+from evaluator import runner, scorer
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
 from evaluator.core.errors import FactBoardError, ScoringError
@@ -45,7 +46,7 @@ from evaluator.llm.clients import (
 )
 from evaluator.llm.execute import Outcome, RetryPolicy, Tally, price_of, run_batch
 from evaluator.llm.parsing import parse_verdict
-from evaluator.store import ingested, runs
+from evaluator.store import runs
 
 # options the runner and judges take besides the client's (CLI: --option KEY=VALUE)
 RUN_OPTIONS: dict[str, str] = {
@@ -181,8 +182,7 @@ def usage_of(outcomes: Sequence[Outcome], price: tuple[float, float] | None) -> 
 def _select(
     spec: Any, samples: pd.DataFrame, prompt: P.Prompt, splits: list[str], limit: int | None
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    rows = samples[(samples["unit"] == prompt.unit) & samples["split"].isin(splits)]
-    rows = rows.sort_values("sample_id", kind="stable")
+    rows = runner.select_samples(samples, prompt.unit, splits)
     if prompt.given_inconsistent:
         if rows["label"].isna().any():
             raise FactBoardError(
@@ -326,16 +326,15 @@ def run_llm(
         raise FactBoardError(f"repeats must be at least 1, got {repeats}")
     if concurrency < 1:
         raise FactBoardError(f"concurrency must be at least 1, got {concurrency}")
-    if limit is not None and limit < 1:
-        raise FactBoardError(f"limit must be at least 1, got {limit}")
+    runner.check_limit(limit)
     if not math.isfinite(temperature) or temperature < 0:
         raise FactBoardError(f"temperature must be a finite number >= 0, got {temperature}")
     cfg = settings(provider_model, options, root, retry)
     provider, model = split_provider_model(provider_model)
     client = make_client(provider_model, cfg.client_options)
 
-    meta = ingested.load_meta(benchmark, root)
-    samples = ingested.load_samples(benchmark, root)
+    inputs = runner.load_inputs(benchmark, root)
+    samples = inputs.samples
     use_splits = _splits(spec, splits)
     rows, skipped = _select(spec, samples, prompt, use_splits, limit)
     if rows.empty:
@@ -434,7 +433,7 @@ def run_llm(
         )
         rec = scorer.build_record(
             spec,
-            meta["version"],
+            inputs.version,
             scored,
             info.model_copy(update={"name": names[r][:120]}),
             "evaluated",
