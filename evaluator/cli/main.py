@@ -20,11 +20,18 @@ from typing import Any
 from evaluator.core.errors import FactBoardError
 
 
+DESCRIPTION = (
+    "FactBoard: ingest benchmarks, score prediction files, run detectors and LLMs, grade "
+    "explanations, take submissions, list and export runs. Exit codes: 0 success, 1 bad input "
+    "or state (message on stderr), 2 bad command line."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole `python -m evaluator` parser."""
     from evaluator.cli import llm, submissions
 
-    p = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m evaluator", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
     register(sub)
     llm.register(sub)

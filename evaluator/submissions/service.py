@@ -42,14 +42,14 @@ from typing import Any, BinaryIO
 import pandas as pd
 import pyarrow.parquet as pq
 
-from evaluator import runner
-from evaluator import scorer
+from evaluator import runner, scorer
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Scored, ScoreOptions, score
-from evaluator.core.types import PROTOCOLS, ModelInfo, RunConfig, RunRecord
+from evaluator.core.types import ModelInfo, RunConfig, RunRecord
 from evaluator.jobs import queue
+from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protocols
 from evaluator.store import ingested, layout, runs
 from evaluator.submissions import validation as submissions
 
@@ -79,7 +79,6 @@ from evaluator.submissions.validation import FORMAT_HELP  # noqa: F401
 
 TERMINAL = ("scored", "rejected", "abandoned", "deleted")
 RECOVER_GRACE_SECONDS = 60.0
-JUDGE_PROTOCOLS = tuple(p for p in PROTOCOLS if p.startswith("EvalV"))
 
 
 @dataclass(frozen=True)
