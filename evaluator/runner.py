@@ -9,7 +9,7 @@ worker died after writing) finds its run instead of writing a second one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import FactBoardError
-from evaluator.core.scoring import ScoreOptions
+from evaluator.core.scoring import Scored, ScoreOptions, score
 from evaluator.core.types import ModelInfo, RunConfig, RunRecord
 from evaluator.store import ingested, layout, runs
 
@@ -46,6 +46,20 @@ def check_limit(limit: int | None, error: type[FactBoardError] = FactBoardError)
         raise error(f"limit must be at least 1, got {limit}")
 
 
+def requested_splits(
+    spec: BenchmarkSpec, splits: Sequence[str] | None, error: type[FactBoardError] = FactBoardError
+) -> list[str] | None:
+    """The splits asked for, without repeats, each one checked (None when none is asked for:
+    each runner has its default)."""
+    if not splits:
+        return None
+    out = list(dict.fromkeys(splits))
+    for s in out:
+        if s not in spec.splits:
+            raise error(f"unknown split {s!r} for {spec.name}; known: {', '.join(spec.splits)}")
+    return out
+
+
 def select_samples(
     samples: pd.DataFrame, unit: str, splits: Sequence[str], limit: int | None = None
 ) -> pd.DataFrame:
@@ -67,21 +81,32 @@ def score_and_write(
     root: Path | None = None,
     run_id: str | None = None,
     origin: str = "evaluated",
+    adjust: Callable[[Scored], None] | None = None,
 ) -> Path:
-    """Score the predictions with the engine and store the run; returns its folder."""
-    return scorer.score_to_run(
-        inputs.spec,
-        inputs.version,
-        inputs.samples,
-        predictions,
-        model,
-        origin,
-        config,
-        options,
-        None,
-        root,
-        run_id=run_id,
+    """Score the predictions with the engine and store the run; returns its folder.
+
+    adjust: changes the scored result before it is recorded, where the runner knows more than
+    the predictions say (the LLM runner: how many replies were unparsable or failed)."""
+    if adjust is None:
+        return scorer.score_to_run(
+            inputs.spec,
+            inputs.version,
+            inputs.samples,
+            predictions,
+            model,
+            origin,
+            config,
+            options,
+            None,
+            root,
+            run_id=run_id,
+        )
+    scored = score(inputs.spec, inputs.samples, predictions, options)
+    adjust(scored)
+    record = scorer.build_record(
+        inputs.spec, inputs.version, scored, model, origin, config, run_id=run_id
     )
+    return runs.write_run(record, predictions, None, root)
 
 
 def write_run_once(
@@ -107,6 +132,7 @@ __all__: list[Any] = [
     "Inputs",
     "check_limit",
     "load_inputs",
+    "requested_splits",
     "score_and_write",
     "select_samples",
     "write_run_once",

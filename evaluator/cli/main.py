@@ -19,7 +19,6 @@ from typing import Any
 
 from evaluator.core.errors import FactBoardError
 
-
 DESCRIPTION = (
     "FactBoard: ingest benchmarks, score prediction files, run detectors and LLMs, grade "
     "explanations, take submissions, list and export runs. Exit codes: 0 success, 1 bad input "

@@ -153,10 +153,7 @@ def run_detector(
             raise DetectorError(f"option threshold={mine['threshold']!r} is not a number") from None
         if not math.isfinite(threshold):
             raise DetectorError(f"option threshold={threshold!r} is not finite")
-    requested = list(dict.fromkeys(splits)) if splits else None
-    for s in requested or []:
-        if s not in spec.splits:
-            raise DetectorError(f"unknown split {s!r} for {benchmark}; known: {list(spec.splits)}")
+    requested = runner.requested_splits(spec, splits, DetectorError)
     detection = spec.task != "correlation"
     has_dev = "dev" in spec.splits
     if detection and threshold is None and not has_dev:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import runner, scorer
+from evaluator import runner
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
 from evaluator.core.errors import FactBoardError, ScoringError
-from evaluator.core.scoring import ScoreOptions, score
+from evaluator.core.scoring import Scored, ScoreOptions
 from evaluator.core.types import PREDICTION_COLUMNS, Counts, ModelInfo, RunConfig
 from evaluator.llm import prompts as P
 from evaluator.llm.cache import ResponseCache, default_dir
@@ -207,14 +207,10 @@ def _records(rows: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _splits(spec: Any, splits: Sequence[str] | None) -> list[str]:
-    if splits:
-        out = list(dict.fromkeys(splits))
-        for s in out:
-            if s not in spec.splits:
-                raise FactBoardError(
-                    f"unknown split {s!r} for {spec.name}; known: {', '.join(spec.splits)}"
-                )
-        return out
+    """The splits asked for, else test when there is a dev split (labels need no tuning)."""
+    asked = runner.requested_splits(spec, splits)
+    if asked:
+        return asked
     return ["test"] if "dev" in spec.splits and "test" in spec.splits else list(spec.splits)
 
 
@@ -418,11 +414,30 @@ def run_llm(
             policy="labels", splits=tuple(use_splits), labels_given=prompt.given_inconsistent
         )
         try:
-            scored = score(spec, samples, preds, opts)
+            path = runner.score_and_write(
+                inputs,
+                preds,
+                info.model_copy(update={"name": names[r][:120]}),
+                config,
+                opts,
+                root,
+                run_id=run_ids[r],
+                adjust=_reply_counts(report),
+            )
         except ScoringError as e:
             raise FactBoardError(f"repeat {r + 1} cannot be scored: {e}") from None
-        # a row with neither label nor score is a reply received and stored but unparsable
-        # (the scorer alone would count it as missing); failed requests have no row
+        written.append(path)
+    if progress:
+        _print_summary(tally, parsed, skipped, agreement, written)
+    return written
+
+
+def _reply_counts(report: Mapping[str, Any]) -> Callable[[Scored], None]:
+    """Counts that say what the replies were: a row with neither label nor score is a reply
+    received and stored but unparsable (the scorer alone would count it as missing); failed
+    requests have no row."""
+
+    def adjust(scored: Scored) -> None:
         c = scored.counts
         scored.counts = Counts(
             n=c.n,
@@ -431,19 +446,8 @@ def run_llm(
             unparsable=report["unparsable"],
             failed=report["failed"],
         )
-        rec = scorer.build_record(
-            spec,
-            inputs.version,
-            scored,
-            info.model_copy(update={"name": names[r][:120]}),
-            "evaluated",
-            config,
-            run_id=run_ids[r],
-        )
-        written.append(runs.write_run(rec, preds, None, root))
-    if progress:
-        _print_summary(tally, parsed, skipped, agreement, written)
-    return written
+
+    return adjust
 
 
 def _print_summary(
