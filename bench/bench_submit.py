@@ -150,6 +150,7 @@ def run(tmp: Path) -> None:
     os.environ.pop("FACTBOARD_JUDGE", None)
     from evaluator.ingest import pipeline
     from evaluator.store import ingested
+    from evaluator.submissions import report
     from evaluator.submissions import service as submit
 
     n = build_release(tmp / "release")
@@ -189,7 +190,7 @@ def run(tmp: Path) -> None:
         rec = res.record
         assert rec is not None
         print(
-            f"submit {rows:,} rows with {kind} ({submit.threshold_text(rec)[:32]}, "
+            f"submit {rows:,} rows with {kind} ({report.threshold_text(rec)[:32]}, "
             f"{len(rec.results)} results with 95% CIs, {rec.bootstrap['resamples']} resamples):"
         )
         print(

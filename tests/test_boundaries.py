@@ -73,3 +73,35 @@ def test_cli_help_lists_every_command_without_heavy_imports() -> None:
     ):
         assert cmd in p.stdout
     assert p.stdout.strip().endswith("HEAVY:")
+
+
+def test_the_public_api_resolves_and_import_evaluator_stays_light() -> None:
+    code = (
+        "import sys, evaluator\n"
+        f"light = [m for m in ('pandas', 'pyarrow', 'duckdb', *{HEAVY!r}) if m in sys.modules]\n"
+        "names = [n for n in evaluator.__all__ if n != '__version__']\n"
+        "missing = [n for n in names if not callable(getattr(evaluator, n))]\n"
+        "print(light, sorted(names), missing)\n"
+        f"print('HEAVY:' + ','.join(h for h in {HEAVY!r} if h in sys.modules))\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr
+    first, heavy = p.stdout.strip().split("\n")
+    assert first == (
+        "[] ['SubmissionMeta', 'ingest_benchmark', 'list_runs', 'load_samples', 'run_detector', "
+        "'run_llm', 'score_file_to_run', 'submit'] []"
+    )
+    assert heavy == "HEAVY:"  # resolving every name imports no heavy package either
+
+
+def test_an_unknown_public_name_is_an_attribute_error() -> None:
+    import evaluator
+
+    try:
+        evaluator.no_such_name
+    except AttributeError as e:
+        assert "no attribute 'no_such_name'" in str(e)
+    else:
+        raise AssertionError("evaluator.no_such_name resolved")

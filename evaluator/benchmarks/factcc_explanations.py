@@ -380,6 +380,7 @@ CITATION = """@article{laban2023llms,
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="summedits",
         name=NAME,
         title="FactCC explanation study (SummEdits §3.5)",
         task="explanation-grading",

@@ -605,6 +605,7 @@ CAVEATS: tuple[str, ...] = (
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="frank",
         name="frank",
         title="FRANK",
         task="correlation",

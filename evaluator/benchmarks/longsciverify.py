@@ -584,6 +584,7 @@ _LONGEVAL_CAVEATS = (
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="longsciverify",
         name="longsciverify",
         title="LongSciVerify (LongDocFACTScore)",
         task="correlation",
@@ -611,6 +612,7 @@ SPEC = register(
 
 LONGEVAL_SPEC = register(
     BenchmarkSpec(
+        release_folder="longsciverify",
         name="longeval_pubmed",
         title="LongEval PubMed (as used by LongDocFACTScore)",
         task="correlation",

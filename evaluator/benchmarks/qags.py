@@ -215,6 +215,7 @@ CITATION = """@inproceedings{wang-etal-2020-asking,
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="qags",
         name=NAME,
         title="QAGS human judgements (CNN/DM, XSum)",
         task="correlation",

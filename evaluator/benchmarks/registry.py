@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from evaluator.core.errors import UnknownNameError
+from evaluator.core.registry import Registry
 from evaluator.core.types import ModelInfo, RunConfig, Sample
 
 Task = Literal["detection", "detection+explanation", "correlation", "explanation-grading"]
@@ -94,6 +95,10 @@ class BenchmarkSpec:
     synthetic: bool = False
     # correlation benchmarks: a field whose groups are partialled out (FRANK: the system)
     correlation_control: str | None = None
+    # the sub-folder of a release folder (laid out like ../shared/benchmarks) that the loader
+    # reads, and a glob that sub-folder must match to be ingested from it (None: any content)
+    release_folder: str | None = None
+    release_files: str | None = None
 
     def slice(self, kind: str) -> SliceSpec:
         for s in self.slices:
@@ -125,52 +130,39 @@ class BenchmarkSpec:
         }
 
 
-_REGISTRY: dict[str, BenchmarkSpec] = {}
-
-
-def register(spec: BenchmarkSpec) -> BenchmarkSpec:
-    if spec.name in _REGISTRY:
-        raise ValueError(f"benchmark {spec.name!r} registered twice")
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def get(name: str) -> BenchmarkSpec:
-    _load_all()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownNameError("benchmark", name, _REGISTRY) from None
-
-
-def names() -> list[str]:
-    _load_all()
-    return sorted(_REGISTRY)
-
-
-def specs() -> Iterator[BenchmarkSpec]:
-    _load_all()
-    for n in sorted(_REGISTRY):
-        yield _REGISTRY[n]
-
-
-_MODULES = (
-    "demo",
-    "summedits",
-    "summexecedit",
-    "factcc_explanations",
-    "tofueval",
-    "longsciverify",
-    "qags",
-    "frank",
+BENCHMARKS: Registry[BenchmarkSpec] = Registry(
+    "benchmark",
+    modules=tuple(
+        f"evaluator.benchmarks.{m}"
+        for m in (
+            "demo",
+            "summedits",
+            "summexecedit",
+            "factcc_explanations",
+            "tofueval",
+            "longsciverify",
+            "qags",
+            "frank",
+        )
+    ),
 )
 
 
-def _load_all() -> None:
-    import importlib
+def register(spec: BenchmarkSpec) -> BenchmarkSpec:
+    return BENCHMARKS.add(spec.name, spec)
 
-    for m in _MODULES:
-        importlib.import_module(f"evaluator.benchmarks.{m}")
+
+def get(name: str) -> BenchmarkSpec:
+    return BENCHMARKS.get(name)
+
+
+def names() -> list[str]:
+    return BENCHMARKS.names()
+
+
+def specs() -> Iterator[BenchmarkSpec]:
+    for n in BENCHMARKS.names():
+        yield BENCHMARKS.get(n)
 
 
 def resolve_source(source: str | Path, default_file: str | None = None) -> Path:

@@ -53,7 +53,8 @@ EDIT_TYPES: tuple[str, ...] = (
     "hallucinated_fact_insertion",
     "negation_insertion_removal",
 )
-# Release split name -> FactBoard split. "evaluation" is SummEdits' dev split (DESIGN.md §3).
+# Release split name -> FactBoard split. "evaluation" is SummEdits' dev split
+# (docs/ARCHITECTURE.md).
 SPLIT_MAP: dict[str, str] = {"evaluation": "dev", "dev": "dev", "test": "test"}
 # The Hugging Face upload (Dec 2023) predates the split field (GitHub commit 639f58a, Apr 2024).
 UNSPLIT_DEFAULT = "test"
@@ -473,6 +474,7 @@ CITATION = """@inproceedings{laban-etal-2023-summedits,
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="summedits",
         name=NAME,
         title="SummEdits",
         task="detection",

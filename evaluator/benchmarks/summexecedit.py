@@ -219,6 +219,8 @@ CITATION = """@article{thorat2024summexecedit,
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="summexecedit",
+        release_files="*.json*",  # the rows live on the hub when no file is there
         name=NAME,
         title="SummExecEdit",
         task="detection+explanation",

@@ -704,6 +704,7 @@ CITATION = """@inproceedings{tang-etal-2024-tofueval,
 
 SPEC = register(
     BenchmarkSpec(
+        release_folder="tofueval",
         name=NAME,
         title="TofuEval",
         task="detection",

@@ -1,4 +1,4 @@
-"""Sub-commands for LLM judges and prompts (found by evaluator/__main__.py):
+"""Sub-commands for LLM judges and prompts, registered on the parser of evaluator/cli/main.py:
 
   judge --run RUN --judge PROVIDER:MODEL [--protocol EvalV4] [--concurrency N] [--limit N]
         [--option KEY=VALUE]          grade a run's explanations; writes a run superseding RUN
@@ -19,17 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evaluator.core.errors import FactBoardError
-
-
-def _options(pairs: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for kv in pairs:
-        if "=" not in kv:
-            raise FactBoardError(f"--option {kv!r} is not KEY=VALUE")
-        k, v = kv.split("=", 1)
-        out[k.strip()] = v
-    return out
+from evaluator.cli.main import add_option_argument, options
 
 
 def register(sub: Any) -> None:
@@ -41,7 +31,8 @@ def register(sub: Any) -> None:
     j.add_argument("--protocol", default="EvalV4", choices=list(JUDGE_PROTOCOLS))
     j.add_argument("--concurrency", type=int, default=8)
     j.add_argument("--limit", type=int, help="grade only the first N explanations (smoke run)")
-    j.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    add_option_argument(j, "judge client option")
+    j.set_defaults(run=cmd_judge)
 
     g = sub.add_parser(
         "grade-judges",
@@ -60,11 +51,13 @@ def register(sub: Any) -> None:
     g.add_argument("--benchmark", default="factcc_explanations")
     g.add_argument("--concurrency", type=int, default=8)
     g.add_argument("--limit", type=int, help="grade only the first N explanations of each run")
-    g.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    add_option_argument(g, "judge client option")
+    g.set_defaults(run=cmd_grade_judges)
 
     p = sub.add_parser("prompts", help="list the LLM prompt ids, or show one")
     p.add_argument("prompt_id", nargs="?")
     p.add_argument("--kind", choices=["detector", "judge"])
+    p.set_defaults(run=cmd_prompts)
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -76,7 +69,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         args.judge,
         args.protocol,
         concurrency=args.concurrency,
-        options=_options(args.option),
+        options=options(args.option),
         limit=args.limit,
         progress=True,
     )
@@ -103,7 +96,7 @@ def cmd_grade_judges(args: argparse.Namespace) -> int:
     from evaluator.llm.judges import grade_the_grader, reported_table4
 
     protocols = args.protocols or ["EvalV1"]
-    options = _options(args.option)
+    opts = options(args.option)
     tables = []
     for judge in args.judges:
         rep = grade_the_grader(
@@ -111,7 +104,7 @@ def cmd_grade_judges(args: argparse.Namespace) -> int:
             protocols,
             benchmark=args.benchmark,
             concurrency=args.concurrency,
-            options=options,
+            options=opts,
             limit=args.limit,
             progress=True,
         )
@@ -167,6 +160,3 @@ def cmd_prompts(args: argparse.Namespace) -> int:
         what = p.protocol if p.protocol else f"{p.unit}"
         print(f"{p.id:28} {p.kind:8} {what:9} {p.title}")
     return 0
-
-
-COMMANDS = {"judge": cmd_judge, "grade-judges": cmd_grade_judges, "prompts": cmd_prompts}

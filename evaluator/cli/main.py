@@ -1,4 +1,10 @@
-"""`python -m evaluator ...`: ingest benchmarks, score prediction files, list and export runs.
+"""`python -m evaluator ...`: the one command-line parser.
+
+This module builds the parser and its engine sub-commands (benchmarks, ingest, score, runs, export,
+demo, run); evaluator/cli/llm.py (judge, grade-judges, prompts) and evaluator/cli/submissions.py
+(submit, worker, queue, moderate) add theirs with `register(subparsers)`. Each sub-command stores
+its function as `args.run`. Choices come from the vocabulary (evaluator.core.vocabulary): model
+kinds, origins, metrics.
 
 Exit codes: 0 success, 1 bad input or state (message on stderr), 2 bad command line.
 """
@@ -9,16 +15,55 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from evaluator.core.errors import FactBoardError, ValidationFailed
+from evaluator.core.errors import FactBoardError
+
+DESCRIPTION = (
+    "FactBoard: ingest benchmarks, score prediction files, run detectors and LLMs, grade "
+    "explanations, take submissions, list and export runs. Exit codes: 0 success, 1 bad input "
+    "or state (message on stderr), 2 bad command line."
+)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The whole `python -m evaluator` parser."""
+    from evaluator.cli import llm, submissions
+
+    p = argparse.ArgumentParser(prog="python -m evaluator", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
+    register(sub)
+    llm.register(sub)
+    submissions.register(sub)
+    return p
+
+
+def add_option_argument(p: argparse.ArgumentParser, help: str | None = None) -> None:
+    """The repeatable --option KEY=VALUE argument (parsed with `options`)."""
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help=help)
+
+
+def options(pairs: list[str]) -> dict[str, str]:
+    """--option KEY=VALUE arguments as a dict (a later KEY wins)."""
+    out: dict[str, str] = {}
+    for kv in pairs:
+        if "=" not in kv:
+            raise FactBoardError(f"--option {kv!r} is not KEY=VALUE")
+        k, v = kv.split("=", 1)
+        out[k.strip()] = v
+    return out
+
+
+THRESHOLD_POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev")
+
+
+def register(sub: Any) -> None:
+    """The engine's sub-commands."""
+    from evaluator.core import vocabulary as V
 
     b = sub.add_parser("benchmarks", help="list the registered benchmarks and what is ingested")
     b.add_argument("name", nargs="?", help="show one benchmark's card")
+    b.set_defaults(run=cmd_benchmarks)
 
     i = sub.add_parser("ingest", help="ingest a benchmark release into leaderboard_data/")
     i.add_argument("name", help="benchmark name (see `benchmarks`), or 'all'")
@@ -29,23 +74,14 @@ def _parser() -> argparse.ArgumentParser:
         help="path to the release (file or folder), or 'hub' to download it; with "
         "'all', the folder holding one sub-folder per benchmark",
     )
-    i.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="loader option, e.g. --option mediasum=PATH (see `benchmarks NAME`)",
-    )
+    add_option_argument(i, "loader option, e.g. --option mediasum=PATH (see `benchmarks NAME`)")
+    i.set_defaults(run=cmd_ingest)
 
     s = sub.add_parser("score", help="score a prediction file (CSV or JSONL) and store the run")
     s.add_argument("file", type=Path)
     s.add_argument("--benchmark", required=True)
     s.add_argument("--model-name", required=True)
-    s.add_argument(
-        "--kind",
-        default="non-llm",
-        choices=["non-llm", "open-llm", "proprietary-llm", "human", "baseline"],
-    )
+    s.add_argument("--kind", default="non-llm", choices=list(V.MODEL_KINDS))
     s.add_argument("--org")
     s.add_argument("--params", help="parameter count as stated, e.g. 7B")
     s.add_argument("--url")
@@ -55,26 +91,26 @@ def _parser() -> argparse.ArgumentParser:
         dest="splits",
         help="split(s) to score (default: test when the benchmark has a dev split)",
     )
-    s.add_argument(
-        "--threshold-policy",
-        default="auto",
-        choices=["auto", "labels", "dev", "fixed", "per-domain-dev"],
-    )
+    s.add_argument("--threshold-policy", default="auto", choices=list(THRESHOLD_POLICIES))
     s.add_argument("--threshold", type=float, help="for --threshold-policy fixed")
     s.add_argument("--resamples", type=int, default=1000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument(
-        "--origin", default="submitted", choices=["submitted", "evaluated", "reproduced"]
+        "--origin",
+        default="submitted",
+        choices=[o for o in V.ORIGINS if o != "released"],  # released runs come from ingest
     )
+    s.set_defaults(run=cmd_score)
 
     r = sub.add_parser("runs", help="list stored runs")
     r.add_argument("--benchmark")
     r.add_argument("--all", action="store_true", help="include hidden runs")
+    r.set_defaults(run=cmd_runs)
 
     e = sub.add_parser("export", help="export leaderboard results")
     e.add_argument("--format", required=True, choices=["csv", "json", "latex"])
     e.add_argument("--benchmark")
-    e.add_argument("--metric", help="only this metric (default: all)")
+    e.add_argument("--metric", choices=V.metric_names(), help="only this metric (default: all)")
     e.add_argument(
         "--slice",
         dest="slice_kind",
@@ -82,9 +118,11 @@ def _parser() -> argparse.ArgumentParser:
         help="slice kind (default overall; 'all' for every slice)",
     )
     e.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+    e.set_defaults(run=cmd_export)
 
     d = sub.add_parser("demo", help="(re)build the built-in synthetic demo benchmark and runs")
     d.add_argument("--force", action="store_true", help="replace the demo runs")
+    d.set_defaults(run=cmd_demo)
 
     x = sub.add_parser("run", help="run a reference detector or a prompted LLM on a benchmark")
     what = x.add_mutually_exclusive_group(required=True)
@@ -106,34 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--concurrency", type=int, default=8)
     x.add_argument("--limit", type=int, help="only the first N samples (a smoke run)")
     x.add_argument("--model-name", help="name on the board (default: derived)")
-    x.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="detector or provider option",
-    )
-    for module in _command_modules():
-        module.register(sub)
-    return p
-
-
-def _command_modules() -> list:
-    """The other modules of evaluator/cli/ each add their sub-commands with register(subparsers)
-    and list them in COMMANDS (name -> function(args) -> exit code)."""
-    from evaluator.cli import llm, submissions
-
-    return [llm, submissions]
-
-
-def _options(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for kv in pairs:
-        if "=" not in kv:
-            raise FactBoardError(f"--option {kv!r} is not KEY=VALUE")
-        k, v = kv.split("=", 1)
-        out[k.strip()] = v
-    return out
+    add_option_argument(x, "detector or provider option")
+    x.set_defaults(run=cmd_run)
 
 
 def cmd_benchmarks(args: argparse.Namespace) -> int:
@@ -162,7 +174,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from evaluator.benchmarks import registry
     from evaluator.ingest import pipeline
 
-    options = _options(args.option)
+    opts = options(args.option)
     if args.name == "all":
         from evaluator.ingest.folder import ingest_all
 
@@ -174,7 +186,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             )
         return 0
     registry.get(args.name)
-    rep = pipeline.ingest(args.name, args.source, options, progress=sys.stderr.isatty())
+    rep = pipeline.ingest(args.name, args.source, opts, progress=sys.stderr.isatty())
     state = "updated" if rep.changed else "unchanged (same version already ingested)"
     print(f"{rep.name}: {rep.n_samples} samples, version {rep.version}: {state}")
     for n in rep.notes:
@@ -301,7 +313,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    options = _options(args.option)
+    opts = options(args.option)
     if args.detector:
         from evaluator.detectors.runner import run_detector
 
@@ -314,7 +326,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             splits=args.splits,
             limit=args.limit,
             model_name=args.model_name,
-            options=options,
+            options=opts,
             progress=sys.stderr.isatty(),
         )
         _print_run(path)
@@ -331,7 +343,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         splits=args.splits,
         limit=args.limit,
         model_name=args.model_name,
-        options=options,
+        options=opts,
         progress=sys.stderr.isatty(),
     )
     for path in paths:
@@ -339,28 +351,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
-    "benchmarks": cmd_benchmarks,
-    "ingest": cmd_ingest,
-    "score": cmd_score,
-    "runs": cmd_runs,
-    "export": cmd_export,
-    "demo": cmd_demo,
-    "run": cmd_run,
-}
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    commands = dict(COMMANDS)
-    for module in _command_modules():
-        commands.update(module.COMMANDS)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
-        return commands[args.command](args)
-    except ValidationFailed as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        return int(args.run(args))
     except FactBoardError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -1,4 +1,5 @@
-"""Sub-commands for submissions, the job queue and moderation (found by evaluator/__main__.py):
+"""Sub-commands for submissions, the job queue and moderation, registered on the parser of
+evaluator/cli/main.py:
 
   submit FILE --benchmark B --model-name NAME [--kind --org --params --url --description --email
          --split --threshold-policy --threshold]      validate, score and store a prediction file
@@ -20,7 +21,7 @@ from evaluator.core.errors import FactBoardError
 
 
 def register(sub: Any) -> None:
-    from evaluator.jobs import worker
+    from evaluator.cli.main import THRESHOLD_POLICIES
     from evaluator.jobs.queue import STATES
     from evaluator.submissions import validation as submissions
 
@@ -38,26 +39,28 @@ def register(sub: Any) -> None:
     s.add_argument("--description")
     s.add_argument("--email", help="contact email: stored privately, never shown or exported")
     s.add_argument("--split", help="the split to score (default: test when there is a dev split)")
-    s.add_argument(
-        "--threshold-policy",
-        default="auto",
-        choices=["auto", "labels", "dev", "fixed", "per-domain-dev"],
-    )
+    s.add_argument("--threshold-policy", default="auto", choices=list(THRESHOLD_POLICIES))
     s.add_argument("--threshold", type=float, help="for --threshold-policy fixed")
+    s.set_defaults(run=cmd_submit)
 
     w = sub.add_parser("worker", help="run queued jobs (judge grading, detector runs)")
-    worker.add_arguments(w)
+    w.add_argument("--once", action="store_true", help="run every ready job, then exit")
+    w.add_argument("--poll", type=float, default=2.0, help="seconds between queue scans (2)")
+    w.set_defaults(run=cmd_worker)
 
     q = sub.add_parser("queue", help="list queued, running, done and failed jobs")
     q.add_argument("--status", choices=list(STATES))
+    q.set_defaults(run=cmd_queue)
 
     m = sub.add_parser("moderate", help="hide, show or delete a run (maintainers)")
     m.add_argument("action", choices=["hide", "show", "delete"])
     m.add_argument("run_id")
     m.add_argument("--token", required=True, help="must match $FACTBOARD_ADMIN_TOKEN")
+    m.set_defaults(run=cmd_moderate)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from evaluator.submissions import report
     from evaluator.submissions import service as submit
 
     if not args.file.is_file():
@@ -89,7 +92,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return 1
     rec = res.record
     print(f"submission {res.submission_id}: run {rec.run_id} is on the board")
-    print(f"threshold: {submit.threshold_text(rec)}")
+    print(f"threshold: {report.threshold_text(rec)}")
     c = rec.counts
     print(f"samples: {c.n}, predicted {c.predicted}, missing {c.missing}, unusable {c.unparsable}")
     for r in rec.results:
@@ -107,9 +110,34 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    """Run the worker until SIGTERM/SIGINT (or, with --once, until no job is ready); plugins
+    named in $FACTBOARD_WORKER_PLUGINS register their handlers first."""
+    import signal
+    import threading
+
     from evaluator.jobs import worker
 
-    return worker.run_from_args(args)
+    if args.poll <= 0:
+        raise FactBoardError(f"--poll must be positive, got {args.poll}")
+    stop = threading.Event()
+
+    def _stop(signum: int, frame: object) -> None:
+        print(f"worker: signal {signum}, stopping after the current job", file=sys.stderr)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+    for entry in worker.load_plugins():
+        print(f"worker: plugin {entry} loaded", file=sys.stderr, flush=True)
+    n = worker.run_worker(
+        once=args.once,
+        poll=args.poll,
+        stop=stop,
+        log=lambda m: print(f"worker: {m}", file=sys.stderr, flush=True),
+    )
+    print(f"worker: {n} job(s) run", file=sys.stderr)
+    return 0
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
@@ -128,36 +156,10 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def cmd_moderate(args: argparse.Namespace) -> int:
-    from evaluator.submissions import service as submit
+    from evaluator.submissions import moderation
 
-    changed = submit.moderate(args.action, args.run_id, args.token)
+    changed = moderation.moderate(args.action, args.run_id, args.token)
     done = {"hide": "hidden", "show": "shown", "delete": "deleted"}[args.action]
     for rid in changed:
         print(f"{rid}: {done}")
     return 0
-
-
-COMMANDS = {
-    "submit": cmd_submit,
-    "worker": cmd_worker,
-    "queue": cmd_queue,
-    "moderate": cmd_moderate,
-}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """These sub-commands on their own: `python -m evaluator.cli.submissions submit ...`."""
-    p = argparse.ArgumentParser(prog="python -m evaluator.cli.submissions", description=__doc__)
-    register(p.add_subparsers(dest="command", required=True))
-    args = p.parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except FactBoardError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    from evaluator.cli.submissions import main as _main
-
-    sys.exit(_main())

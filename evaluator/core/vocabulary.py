@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 
 from evaluator.core import metrics as M
-from evaluator.core.errors import UnknownNameError
+from evaluator.core.registry import Registry
 
 Task = Literal["detection", "detection+explanation", "correlation"]
 TASKS: tuple[Task, ...] = ("detection", "detection+explanation", "correlation")
@@ -54,14 +54,11 @@ class Metric:
 
 
 _DETECTION: tuple[Task, ...] = ("detection", "detection+explanation")
-_METRICS: dict[str, Metric] = {}
+METRICS: Registry[Metric] = Registry("metric")
 
 
 def register_metric(metric: Metric) -> Metric:
-    if metric.name in _METRICS:
-        raise ValueError(f"metric {metric.name!r} is registered twice")
-    _METRICS[metric.name] = metric
-    return metric
+    return METRICS.add(metric.name, metric)
 
 
 for _m in (
@@ -228,40 +225,37 @@ for _m in (
 
 
 def metric(name: str) -> Metric:
-    try:
-        return _METRICS[name]
-    except KeyError:
-        raise UnknownNameError("metric", name, sorted(_METRICS)) from None
+    return METRICS.get(name)
 
 
 def metric_names(task: str | None = None, uses: str | None = None) -> list[str]:
     return [
         m.name
-        for m in _METRICS.values()
+        for m in METRICS.values()
         if (task is None or task in m.tasks) and (uses is None or m.uses == uses)
     ]
 
 
 def metric_label(name: str, grader: str | None = None) -> str:
     """The display label; an unknown name is shown as it is (published tables may carry one)."""
-    m = _METRICS.get(name)
+    m = METRICS.find(name)
     base = m.label if m else name
     return f"{base} ({grader})" if grader else base
 
 
 def lower_is_better(name: str) -> bool:
-    m = _METRICS.get(name)
+    m = METRICS.find(name)
     return bool(m and m.lower_is_better)
 
 
 def label_metrics() -> dict[str, Metric]:
     """Metrics that are functions of final labels alone (the confusion matrix)."""
-    return {n: m for n, m in _METRICS.items() if m.confusion is not None}
+    return {n: m for n, m in METRICS.items() if m.confusion is not None}
 
 
 def weighted_metrics(uses: str) -> dict[str, WeightedFn]:
     """name -> weighted engine function, for metrics computed from two columns."""
-    return {n: m.weighted for n, m in _METRICS.items() if m.uses == uses and m.weighted}
+    return {n: m.weighted for n, m in METRICS.items() if m.uses == uses and m.weighted}
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,12 +1,12 @@
-"""A small decorator registry of detector classes (DESIGN.md §5.5-6)."""
+"""The detector classes, on the shared registry (evaluator.core.registry); see
+docs/ARCHITECTURE.md ("Detectors")."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from evaluator.core.errors import UnknownNameError
+from evaluator.core.registry import Registry
 
 
 class Detector(Protocol):
@@ -18,42 +18,28 @@ class Detector(Protocol):
 
 
 T = TypeVar("T")
-_DETECTORS: dict[str, Callable[..., Detector]] = {}
-_MODULES = (
-    "evaluator.detectors.lexical",
-    "evaluator.detectors.baselines",
-    "evaluator.detectors.summac",
-    "evaluator.detectors.alignscore",
-    "evaluator.detectors.minicheck",
-    "evaluator.detectors.bartscore",
-    "evaluator.detectors.ldfacts",
-    "evaluator.detectors.qags",
+DETECTORS: Registry[Callable[..., Detector]] = Registry(
+    "detector",
+    modules=(
+        "evaluator.detectors.lexical",
+        "evaluator.detectors.baselines",
+        "evaluator.detectors.summac",
+        "evaluator.detectors.alignscore",
+        "evaluator.detectors.minicheck",
+        "evaluator.detectors.bartscore",
+        "evaluator.detectors.ldfacts",
+        "evaluator.detectors.qags",
+    ),
 )
 
 
 def register_detector(name: str) -> Callable[[T], T]:
-    def deco(cls: T) -> T:
-        if name in _DETECTORS:
-            raise ValueError(f"detector {name!r} registered twice")
-        _DETECTORS[name] = cls  # type: ignore[assignment]
-        return cls
-
-    return deco
-
-
-def _load() -> None:
-    for m in _MODULES:
-        importlib.import_module(m)
+    return DETECTORS.register(name)
 
 
 def get_detector(name: str) -> Callable[..., Detector]:
-    _load()
-    try:
-        return _DETECTORS[name]
-    except KeyError:
-        raise UnknownNameError("detector", name, _DETECTORS) from None
+    return DETECTORS.get(name)
 
 
 def detector_names() -> list[str]:
-    _load()
-    return sorted(_DETECTORS)
+    return DETECTORS.names()

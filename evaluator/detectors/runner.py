@@ -1,4 +1,5 @@
-"""Run a reference detector on an ingested benchmark and store an ordinary run.
+"""Run a reference detector on an ingested benchmark and store an ordinary run (the shared
+skeleton is evaluator.runner; what is the detector's own is here).
 
 `python -m evaluator run --detector NAME --benchmark B [--checkpoint ID|PATH] [--device cpu]`
 and the worker's "detector-run" jobs both end here. The detector scores every split the run
@@ -20,13 +21,12 @@ from typing import Any
 
 import pandas as pd
 
-from evaluator import scorer
+from evaluator import runner
 from evaluator.benchmarks import registry
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.registry import get_detector
-from evaluator.store import ingested
 
 # options the runner itself takes (the rest go to the detector)
 RUNNER_OPTIONS = {
@@ -110,10 +110,7 @@ def select_samples(
 ) -> tuple[pd.DataFrame, int]:
     """The rows to score (unit, splits, first `limit` per split by sample_id) and how many of
     them were left out for having no document."""
-    rows = samples[(samples["unit"] == unit) & samples["split"].isin(splits)]
-    rows = rows.sort_values("sample_id", kind="stable")
-    if limit is not None:
-        rows = rows.groupby("split", sort=False, group_keys=False).head(limit)
+    rows = runner.select_samples(samples, unit, splits, limit)
     no_doc = rows["document"].isna() | (rows["document"].astype(str).str.strip() == "")
     return rows[~no_doc], int(no_doc.sum())
 
@@ -143,8 +140,7 @@ def run_detector(
         raise DetectorError(
             f"{benchmark} grades explanations; a detector has nothing to score there"
         )
-    if limit is not None and limit < 1:
-        raise DetectorError(f"limit must be at least 1, got {limit}")
+    runner.check_limit(limit, DetectorError)
     mine, det_options = _split_options(options)
     unit = str(mine.get("unit") or spec.units[0])
     if unit not in spec.units:
@@ -157,10 +153,7 @@ def run_detector(
             raise DetectorError(f"option threshold={mine['threshold']!r} is not a number") from None
         if not math.isfinite(threshold):
             raise DetectorError(f"option threshold={threshold!r} is not finite")
-    requested = list(dict.fromkeys(splits)) if splits else None
-    for s in requested or []:
-        if s not in spec.splits:
-            raise DetectorError(f"unknown split {s!r} for {benchmark}; known: {list(spec.splits)}")
+    requested = runner.requested_splits(spec, splits, DetectorError)
     detection = spec.task != "correlation"
     has_dev = "dev" in spec.splits
     if detection and threshold is None and not has_dev:
@@ -186,9 +179,8 @@ def run_detector(
     if has_dev and "dev" not in needed and ((detection and threshold is None) or needs_fit):
         needed.append("dev")
 
-    meta = ingested.load_meta(benchmark, root)
-    samples = ingested.load_samples(benchmark, root)
-    rows, no_document = select_samples(spec, samples, unit, needed, limit)
+    inputs = runner.load_inputs(benchmark, root)
+    rows, no_document = select_samples(spec, inputs.samples, unit, needed, limit)
     if rows.empty:
         why = f" ({no_document} without a document)" if no_document else ""
         raise DetectorError(
@@ -206,7 +198,7 @@ def run_detector(
         )
         extra["summac_conv_trained_on"] = {
             "benchmark": benchmark,
-            "benchmark_version": meta["version"],
+            "benchmark_version": inputs.version,
             "split": "dev",
             "unit": unit,
             "n": int(len(dev)),
@@ -255,16 +247,4 @@ def run_detector(
         threshold=threshold,
         splits=tuple(requested) if requested else None,
     )
-    return scorer.score_to_run(
-        spec,
-        meta["version"],
-        samples,
-        preds,
-        model,
-        "evaluated",
-        config,
-        opts,
-        None,
-        root,
-        run_id=run_id,
-    )
+    return runner.score_and_write(inputs, preds, model, config, opts, root, run_id)

@@ -10,8 +10,8 @@ the job file (its mtime is the heartbeat). A job whose worker died (SIGKILL, pow
 to pending when its lease expires, or at once when the worker was on this host and its process is
 gone; `reap()` does that, and every worker calls it on start and between jobs. A job is therefore
 run at least once, sometimes twice: handlers must be idempotent. `run_id_for_job` and
-`write_run_once` make that easy for a handler that writes a run (the run id is a function of the
-job id, and a run that already exists is not written again).
+evaluator.runner.write_run_once make that easy for a handler that writes a run (the run id is a
+function of the job id, and a run that already exists is not written again).
 
 Job record fields: id, kind, payload, status, attempts, max_attempts, progress (0..1 or null),
 messages ([{at, text}], newest last), created_at, updated_at, not_before (epoch seconds; a retry
@@ -33,10 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from evaluator.core.errors import FactBoardError
-from evaluator.core.types import RunRecord
 from evaluator.store import layout, runs
 
 STATES: tuple[str, ...] = ("pending", "running", "done", "failed")
@@ -527,22 +524,3 @@ def run_id_for_job(job_id: str, benchmark: str, model_name: str) -> str:
     if len(tail) > 48:
         tail = tail[:32] + "-" + hashlib.sha256(job_id.encode()).hexdigest()[:12]
     return f"{runs.slug(benchmark, 30)}-{runs.slug(model_name, 40)}-job-{tail}"
-
-
-def write_run_once(
-    record: RunRecord,
-    predictions: pd.DataFrame,
-    grades: pd.DataFrame | None = None,
-    root: Path | None = None,
-) -> tuple[Path, bool]:
-    """Write the run unless a run with its id exists; (path, written). Safe under races: the
-    staged folder is renamed into place, and a rename onto an existing run fails."""
-    final = layout.runs_dir(root) / record.run_id
-    if (final / runs.RUN_FILE).is_file():
-        return final, False
-    try:
-        return runs.write_run(record, predictions, grades, root), True
-    except (FactBoardError, OSError):
-        if (final / runs.RUN_FILE).is_file():
-            return final, False
-        raise

@@ -7,8 +7,9 @@ returns is stored as the job's result. The worker adds the job's id to the paylo
 "job_id"), so a handler that writes a run can derive the run id from it (queue.run_id_for_job) and
 stay idempotent when a job is run twice.
 
-Handlers live in modules imported only when a job of their kind arrives (KNOWN_HANDLERS), so the
-worker starts without torch or an LLM SDK. Tests and deployments add kinds with
+Handlers are entries of the HANDLERS registry (evaluator.core.registry); the built-in ones live in
+modules imported only when a job of their kind arrives (KNOWN_HANDLERS), so the worker starts
+without torch or an LLM SDK. Tests and deployments add kinds with
 `register_handler(kind, fn)`, or with plugins named in $FACTBOARD_WORKER_PLUGINS
 ("package.module:function,..."; each function is called once at start and registers handlers).
 
@@ -22,12 +23,9 @@ a crashed app process had saved but not scored (submit.recover).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import os
-import signal
-import sys
 import threading
 import time
 import traceback
@@ -35,55 +33,67 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evaluator.core.errors import FactBoardError, UnknownNameError
+from evaluator.core.errors import FactBoardError
+from evaluator.core.registry import Registry
 from evaluator.jobs import queue
 
 Report = Callable[[str, float | None], None]
 Handler = Callable[[dict[str, Any], Report], dict[str, Any] | None]
 
+# the built-in job kinds and the modules whose handle(payload, report) runs them
 KNOWN_HANDLERS: dict[str, str] = {
     "judge": "evaluator.jobs.judge",
     "detector-run": "evaluator.jobs.detector_run",
 }
-_REGISTERED: dict[str, Handler] = {}
 BACKOFF_BASE = 5.0  # seconds; attempt n waits BACKOFF_BASE * 2**(n-1), at most BACKOFF_MAX
 BACKOFF_MAX = 600.0
 RECOVER_EVERY = 30.0  # seconds between scans for submissions a crashed app left unfinished
 
 
+def handler_module(kind: str, module_name: str) -> Callable[[], Handler]:
+    """A loader of `module_name`.handle, imported when the first job of `kind` runs."""
+
+    def load() -> Handler:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise FactBoardError(
+                f"the handler module {module_name} for job kind {kind!r} cannot be imported: {e}"
+            ) from None
+        fn = getattr(module, "handle", None)
+        if not callable(fn):
+            raise FactBoardError(f"{module_name} has no handle(payload, report) function")
+        return fn  # type: ignore[no-any-return]
+
+    return load
+
+
+def builtin_handlers() -> Registry[Handler]:
+    """A registry holding only the built-in kinds (KNOWN_HANDLERS), each imported on first use."""
+    reg: Registry[Handler] = Registry("job kind")
+    for kind, module_name in KNOWN_HANDLERS.items():
+        reg.add_lazy(kind, handler_module(kind, module_name))
+    return reg
+
+
+HANDLERS: Registry[Handler] = builtin_handlers()
+
+
 def register_handler(kind: str, fn: Handler) -> None:
-    """Run jobs of `kind` with `fn` (overrides the module in KNOWN_HANDLERS for that kind)."""
+    """Run jobs of `kind` with `fn` (replaces the handler registered for that kind)."""
     queue.check_id(kind, "job kind")
     if not callable(fn):
         raise FactBoardError(f"the handler for job kind {kind!r} is not callable: {fn!r}")
-    _REGISTERED[kind] = fn
-
-
-def unregister_handler(kind: str) -> None:
-    _REGISTERED.pop(kind, None)
+    HANDLERS.add(kind, fn, replace=True)
 
 
 def known_kinds() -> list[str]:
-    return sorted(set(KNOWN_HANDLERS) | set(_REGISTERED))
+    return HANDLERS.names()
 
 
 def resolve_handler(kind: str) -> Handler:
     """The handler for a job kind; UnknownNameError lists the known kinds."""
-    if kind in _REGISTERED:
-        return _REGISTERED[kind]
-    if kind not in KNOWN_HANDLERS:
-        raise UnknownNameError("job kind", kind, known_kinds())
-    module_name = KNOWN_HANDLERS[kind]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise FactBoardError(
-            f"the handler module {module_name} for job kind {kind!r} cannot be imported: {e}"
-        ) from None
-    fn = getattr(module, "handle", None)
-    if not callable(fn):
-        raise FactBoardError(f"{module_name} has no handle(payload, report) function")
-    return fn  # type: ignore[no-any-return]
+    return HANDLERS.get(kind)
 
 
 def load_plugins(spec: str | None = None) -> list[str]:
@@ -213,46 +223,3 @@ def run_worker(
         n += 1
         say(f"job {job.id}: {job.status}" + (f" ({job.error})" if job.error else ""))
     return n
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m evaluator worker", description=__doc__)
-    add_arguments(p)
-    return run_from_args(p.parse_args(argv))
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--once", action="store_true", help="run every ready job, then exit")
-    p.add_argument("--poll", type=float, default=2.0, help="seconds between queue scans (2)")
-
-
-def run_from_args(args: argparse.Namespace) -> int:
-    if args.poll <= 0:
-        raise FactBoardError(f"--poll must be positive, got {args.poll}")
-    stop = threading.Event()
-
-    def _stop(signum: int, frame: object) -> None:
-        print(f"worker: signal {signum}, stopping after the current job", file=sys.stderr)
-        stop.set()
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
-    for entry in load_plugins():
-        print(f"worker: plugin {entry} loaded", file=sys.stderr, flush=True)
-    n = run_worker(
-        once=args.once,
-        poll=args.poll,
-        stop=stop,
-        log=lambda m: print(f"worker: {m}", file=sys.stderr, flush=True),
-    )
-    print(f"worker: {n} job(s) run", file=sys.stderr)
-    return 0
-
-
-if (
-    __name__ == "__main__"
-):  # `python -m evaluator.jobs.worker`: use the importable module's registry
-    from evaluator.jobs.worker import main as _main
-
-    sys.exit(_main())

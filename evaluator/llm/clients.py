@@ -1,4 +1,4 @@
-"""One chat-client interface for every LLM provider (DESIGN.md §5.5, §5.7).
+"""One chat-client interface for every LLM provider (docs/ARCHITECTURE.md).
 
 A provider is a factory registered by name; its SDK is imported only when a client is built.
 
@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from evaluator.core.errors import FactBoardError, UnknownNameError
+from evaluator.core.errors import FactBoardError
+from evaluator.core.registry import Registry
 
 KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
@@ -210,21 +211,15 @@ class ChatClient(Protocol):
 # registry
 
 Factory = Callable[[str, Mapping[str, str]], ChatClient]
-_PROVIDERS: dict[str, Factory] = {}
+PROVIDERS: Registry[Factory] = Registry("LLM provider")  # filled below in this module
 
 
 def register_provider(name: str) -> Callable[[Factory], Factory]:
-    def deco(fn: Factory) -> Factory:
-        if name in _PROVIDERS:
-            raise ValueError(f"LLM provider {name!r} registered twice")
-        _PROVIDERS[name] = fn
-        return fn
-
-    return deco
+    return PROVIDERS.register(name)
 
 
 def provider_names() -> list[str]:
-    return sorted(_PROVIDERS)
+    return PROVIDERS.names()
 
 
 def split_provider_model(spec: str) -> tuple[str, str]:
@@ -238,8 +233,7 @@ def split_provider_model(spec: str) -> tuple[str, str]:
             "anthropic:claude-3-opus-20240229, compatible:llama3); providers: "
             f"{', '.join(provider_names())}"
         )
-    if provider not in _PROVIDERS:
-        raise UnknownNameError("LLM provider", provider, _PROVIDERS)
+    PROVIDERS.get(provider)  # UnknownNameError naming the providers
     return provider, model
 
 
@@ -252,7 +246,7 @@ def make_client(spec: str, options: Mapping[str, str] | None = None) -> ChatClie
         raise LLMError(
             f"unknown client option {unknown[0]!r}; known: {', '.join(sorted(CLIENT_OPTIONS))}"
         )
-    return _PROVIDERS[provider](model, opts)
+    return PROVIDERS.get(provider)(model, opts)
 
 
 def _timeout(options: Mapping[str, str]) -> float:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evaluator.core.errors import FactBoardError, UnknownNameError
+from evaluator.core.registry import Registry
 
 Output = Literal["yes_no", "json_verdict", "json_explanation", "grade"]
 
@@ -486,7 +487,10 @@ def _judge_prompt(protocol: str) -> Prompt:
     )
 
 
-JUDGE_PROMPTS: dict[str, Prompt] = {p: _judge_prompt(p) for p in JUDGE_PROTOCOLS}
+JUDGES: Registry[Prompt] = Registry("judge protocol")
+for _protocol in JUDGE_PROTOCOLS:
+    JUDGES.add(_protocol, _judge_prompt(_protocol))
+JUDGE_PROMPTS: dict[str, Prompt] = dict(JUDGES.items())
 
 # which sample field holds each input a protocol needs ("explanation" comes from the run)
 PROTOCOL_FIELDS: dict[str, tuple[str, ...]] = {
@@ -558,7 +562,4 @@ def detector_prompts() -> list[Prompt]:
 
 def judge_prompt(protocol: str) -> Prompt:
     """The current prompt of a judge protocol (EvalV1..EvalV4)."""
-    try:
-        return JUDGE_PROMPTS[protocol]
-    except KeyError:
-        raise UnknownNameError("judge protocol", protocol, JUDGE_PROMPTS) from None
+    return JUDGES.get(protocol)

@@ -11,6 +11,7 @@ sentence is); summary prompts per summary. The reply is parsed into a label (1 c
 is counted; a request that keeps failing is left out of the predictions and counted as failed.
 Samples that lack a field the prompt needs (TofuEval without its documents) are left out and
 counted too. Replies are cached, so rerunning the same command sends only what is missing.
+The steps every run shares (load, select, score, write) are evaluator.runner's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import scorer
+from evaluator import runner
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
 from evaluator.core.errors import FactBoardError, ScoringError
-from evaluator.core.scoring import ScoreOptions, score
+from evaluator.core.scoring import Scored, ScoreOptions
 from evaluator.core.types import PREDICTION_COLUMNS, Counts, ModelInfo, RunConfig
 from evaluator.llm import prompts as P
 from evaluator.llm.cache import ResponseCache, default_dir
@@ -45,7 +46,7 @@ from evaluator.llm.clients import (
 )
 from evaluator.llm.execute import Outcome, RetryPolicy, Tally, price_of, run_batch
 from evaluator.llm.parsing import parse_verdict
-from evaluator.store import ingested, runs
+from evaluator.store import runs
 
 # options the runner and judges take besides the client's (CLI: --option KEY=VALUE)
 RUN_OPTIONS: dict[str, str] = {
@@ -181,8 +182,7 @@ def usage_of(outcomes: Sequence[Outcome], price: tuple[float, float] | None) -> 
 def _select(
     spec: Any, samples: pd.DataFrame, prompt: P.Prompt, splits: list[str], limit: int | None
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    rows = samples[(samples["unit"] == prompt.unit) & samples["split"].isin(splits)]
-    rows = rows.sort_values("sample_id", kind="stable")
+    rows = runner.select_samples(samples, prompt.unit, splits)
     if prompt.given_inconsistent:
         if rows["label"].isna().any():
             raise FactBoardError(
@@ -207,14 +207,10 @@ def _records(rows: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _splits(spec: Any, splits: Sequence[str] | None) -> list[str]:
-    if splits:
-        out = list(dict.fromkeys(splits))
-        for s in out:
-            if s not in spec.splits:
-                raise FactBoardError(
-                    f"unknown split {s!r} for {spec.name}; known: {', '.join(spec.splits)}"
-                )
-        return out
+    """The splits asked for, else test when there is a dev split (labels need no tuning)."""
+    asked = runner.requested_splits(spec, splits)
+    if asked:
+        return asked
     return ["test"] if "dev" in spec.splits and "test" in spec.splits else list(spec.splits)
 
 
@@ -326,16 +322,15 @@ def run_llm(
         raise FactBoardError(f"repeats must be at least 1, got {repeats}")
     if concurrency < 1:
         raise FactBoardError(f"concurrency must be at least 1, got {concurrency}")
-    if limit is not None and limit < 1:
-        raise FactBoardError(f"limit must be at least 1, got {limit}")
+    runner.check_limit(limit)
     if not math.isfinite(temperature) or temperature < 0:
         raise FactBoardError(f"temperature must be a finite number >= 0, got {temperature}")
     cfg = settings(provider_model, options, root, retry)
     provider, model = split_provider_model(provider_model)
     client = make_client(provider_model, cfg.client_options)
 
-    meta = ingested.load_meta(benchmark, root)
-    samples = ingested.load_samples(benchmark, root)
+    inputs = runner.load_inputs(benchmark, root)
+    samples = inputs.samples
     use_splits = _splits(spec, splits)
     rows, skipped = _select(spec, samples, prompt, use_splits, limit)
     if rows.empty:
@@ -419,11 +414,30 @@ def run_llm(
             policy="labels", splits=tuple(use_splits), labels_given=prompt.given_inconsistent
         )
         try:
-            scored = score(spec, samples, preds, opts)
+            path = runner.score_and_write(
+                inputs,
+                preds,
+                info.model_copy(update={"name": names[r][:120]}),
+                config,
+                opts,
+                root,
+                run_id=run_ids[r],
+                adjust=_reply_counts(report),
+            )
         except ScoringError as e:
             raise FactBoardError(f"repeat {r + 1} cannot be scored: {e}") from None
-        # a row with neither label nor score is a reply received and stored but unparsable
-        # (the scorer alone would count it as missing); failed requests have no row
+        written.append(path)
+    if progress:
+        _print_summary(tally, parsed, skipped, agreement, written)
+    return written
+
+
+def _reply_counts(report: Mapping[str, Any]) -> Callable[[Scored], None]:
+    """Counts that say what the replies were: a row with neither label nor score is a reply
+    received and stored but unparsable (the scorer alone would count it as missing); failed
+    requests have no row."""
+
+    def adjust(scored: Scored) -> None:
         c = scored.counts
         scored.counts = Counts(
             n=c.n,
@@ -432,19 +446,8 @@ def run_llm(
             unparsable=report["unparsable"],
             failed=report["failed"],
         )
-        rec = scorer.build_record(
-            spec,
-            meta["version"],
-            scored,
-            info.model_copy(update={"name": names[r][:120]}),
-            "evaluated",
-            config,
-            run_id=run_ids[r],
-        )
-        written.append(runs.write_run(rec, preds, None, root))
-    if progress:
-        _print_summary(tally, parsed, skipped, agreement, written)
-    return written
+
+    return adjust
 
 
 def _print_summary(

@@ -8,7 +8,7 @@ Steps, each one durable before the next starts (submissions root = $FACTBOARD_SU
    form's metadata, the contact email) are written, then the bytes are saved to
    `uploads/<id>.upload` (fsync'ed, renamed into place) and the record says "received". The id
    is generated; the user's file name is only kept as text in the record.
-2. validate: the metadata (model-name rules, URL, ...) and the file (submissions.py), against
+2. validate: the metadata (model-name rules, URL, ...) and the file (validation.py), against
    the ingested benchmark's sample ids; every problem at once. A rejected file's bytes are
    deleted; its record keeps the problems.
 3. score it (threshold policy from the engine), then, under the submissions lock, check that it
@@ -22,69 +22,63 @@ Steps, each one durable before the next starts (submissions root = $FACTBOARD_SU
 A crash anywhere leaves the marker: `recover()` (run by the worker) picks the submission up where
 it stopped. Runs are staged then renamed (runs.write_run), so no partial run is ever visible. The
 contact email is stored in the record only: never in run.json, an export or a page.
+
+Beside this module: records.py (the submissions root: ids, records, uploads, markers, lock),
+validation.py (the file format and its parser), moderation.py (hide/show/delete, the maintainer
+token) and report.py (a scored run described to the submitter). See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import io
-import json
 import os
-import secrets
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import pandas as pd
 import pyarrow.parquet as pq
 
-from evaluator.store import layout
-from evaluator.ingest import pipeline
-from evaluator import scorer
-from evaluator.store import ingested
-from evaluator.jobs import queue
-from evaluator.store import runs
-from evaluator.submissions import validation as submissions
+from evaluator import runner, scorer
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Scored, ScoreOptions, score
-from evaluator.core.types import PROTOCOLS, ModelInfo, RunConfig, RunRecord
+from evaluator.core.types import ModelInfo, RunConfig, RunRecord
+from evaluator.jobs import queue
+from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protocols
+from evaluator.store import ingested, layout, runs
+from evaluator.submissions import validation as submissions
+
+# The Submit page (views/submit.py) still reads these names here; their homes are
+# evaluator.submissions.moderation, .report and .validation.
+from evaluator.submissions.moderation import (  # noqa: F401
+    ModerationError,
+    check_admin_token,
+    moderate,
+    moderation_enabled,
+    submitted_runs,
+)
+from evaluator.submissions.records import (
+    dirs,
+    finish,
+    inflight_records,
+    locked,
+    new_submission_id,
+    read_submission,
+    root_dir,
+    run_id_for,
+    save_record,
+    upload_path,
+)
+from evaluator.submissions.report import results_frame, threshold_text  # noqa: F401
+from evaluator.submissions.validation import FORMAT_HELP  # noqa: F401
 
 TERMINAL = ("scored", "rejected", "abandoned", "deleted")
 RECOVER_GRACE_SECONDS = 60.0
-JUDGE_PROTOCOLS = tuple(p for p in PROTOCOLS if p.startswith("EvalV"))
-MIN_ADMIN_TOKEN_CHARS = 16
-
-FORMAT_HELP = f"""\
-**File format.** CSV (comma- or tab-separated, with a header) or JSON Lines (one JSON object per
-line), UTF-8 with or without a byte-order mark.
-
-| column | required | values |
-|---|---|---|
-| `sample_id` | yes | the benchmark's sample id (see the template) |
-| `label` | this and/or `score` | 1/0, yes/no, true/false, consistent/inconsistent; 1 = consistent |
-| `score` | this and/or `label` | a finite number, higher = more consistent |
-| `explanation` | no | free text (at most {submissions.MAX_EXPLANATION_CHARS:,} characters) |
-
-Every sample of the scored split needs a row. With scores and no labels, the threshold is the one
-that maximises balanced accuracy on the **dev** split's rows (include them), applied to test.
-Limits: {submissions.MAX_MB} MB, {submissions.MAX_ROWS:,} rows, {submissions.MAX_COLUMNS} columns,
-sample ids up to {submissions.MAX_ID_LEN} characters. Compressed archives, spreadsheets and binary
-files are refused. Model names: {submissions.NAME_MIN_CHARS}-{submissions.NAME_MAX_CHARS}
-characters, letters, digits, spaces and `{" ".join(submissions.NAME_PUNCTUATION.strip())}`,
-starting with a letter or a digit; a name can be used once per benchmark version.
-"""
-
-
-class ModerationError(FactBoardError):
-    """Moderation refused: disabled, a wrong token, or an unknown action."""
 
 
 @dataclass(frozen=True)
@@ -130,97 +124,6 @@ class SubmitResult:
 
 
 # --------------------------------------------------------------------------------------------
-# storage
-
-
-def _root(submissions_root: Path | None) -> Path:
-    return submissions_root or layout.submissions_root()
-
-
-def _dirs(root: Path) -> dict[str, Path]:
-    d = {k: root / k for k in ("uploads", "records", "inflight")}
-    for p in d.values():
-        p.mkdir(parents=True, exist_ok=True)
-    return d
-
-
-def new_submission_id() -> str:
-    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
-
-
-def run_id_for(submission_id: str, benchmark: str, model_name: str) -> str:
-    """The run id of a submission: a function of its id, so a retry never writes a second run."""
-    return f"{runs.slug(benchmark, 30)}-{runs.slug(model_name)}-{submission_id}"
-
-
-def _check_sid(sid: str) -> str:
-    return queue.check_id(sid, "submission id")
-
-
-def _record_path(root: Path, sid: str) -> Path:
-    return root / "records" / f"{_check_sid(sid)}.json"
-
-
-def upload_path(sid: str, submissions_root: Path | None = None) -> Path:
-    return _root(submissions_root) / "uploads" / f"{_check_sid(sid)}.upload"
-
-
-def _write_json_atomic(path: Path, obj: object) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, ensure_ascii=False, indent=1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def read_submission(sid: str, submissions_root: Path | None = None) -> dict[str, Any]:
-    """The stored record of a submission (includes the contact email: never show it)."""
-    p = _record_path(_root(submissions_root), sid)
-    try:
-        data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FactBoardError(f"no submission {sid!r}") from None
-    except json.JSONDecodeError as e:
-        raise FactBoardError(f"submission record {p} is not valid JSON ({e})") from None
-    return data
-
-
-def _save_record(root: Path, rec: dict[str, Any], **update: Any) -> dict[str, Any]:
-    rec.update(update)
-    rec["updated_at"] = runs.now_iso()
-    _write_json_atomic(_record_path(root, rec["id"]), rec)
-    return rec
-
-
-def _finish(root: Path, rec: dict[str, Any], status: str, **update: Any) -> dict[str, Any]:
-    rec = _save_record(root, rec, status=status, **update)
-    (root / "inflight" / rec["id"]).unlink(missing_ok=True)
-    return rec
-
-
-@contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
-    """An exclusive lock over the duplicate check and acceptance (flock: released by the OS even
-    when the holder is killed). Only submissions take it; the worker and the app's readers
-    never wait on it."""
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / ".submit.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        if sys.platform == "win32":  # pragma: no cover - the CI runs on Linux
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-# --------------------------------------------------------------------------------------------
 # 1. receive
 
 
@@ -243,8 +146,8 @@ def receive(
 
     The bytes are None when the upload is over the size limit: then nothing but the record
     (status "rejected") is kept."""
-    root = _root(submissions_root)
-    d = _dirs(root)
+    root = root_dir(submissions_root)
+    d = dirs(root)
     sid = new_submission_id()
     (d["inflight"] / sid).touch()
     now = runs.now_iso()
@@ -262,11 +165,11 @@ def receive(
         "run_id": None,
         "job_id": None,
     }
-    _save_record(root, rec)
+    save_record(root, rec)
     data, too_big = _read_capped(source)
     if too_big:
         msg = f"the file is larger than the {submissions.MAX_MB} MB limit"
-        _finish(root, rec, "rejected", problems=[msg])
+        finish(root, rec, "rejected", problems=[msg])
         return sid, None
     part = d["uploads"] / f".{sid}.part"
     with open(part, "wb") as fh:
@@ -275,7 +178,7 @@ def receive(
         os.fsync(fh.fileno())
     os.rename(part, d["uploads"] / f"{sid}.upload")
     sha = hashlib.sha256(data).hexdigest()
-    _save_record(root, rec, status="received", size=len(data), sha256=sha)
+    save_record(root, rec, status="received", size=len(data), sha256=sha)
     return sid, data
 
 
@@ -301,11 +204,7 @@ def _scored_splits(spec: BenchmarkSpec, split: str | None) -> list[str]:
 
 def benchmark_choices(data_root: Path | None = None) -> list[str]:
     """Ingested benchmarks that take prediction files (not the explanation-grading studies)."""
-    return [
-        n
-        for n in ingested.names(data_root)
-        if registry.get(n).task != "explanation-grading"
-    ]
+    return [n for n in ingested.names(data_root) if registry.get(n).task != "explanation-grading"]
 
 
 def check_submission(
@@ -412,7 +311,7 @@ def _duplicates(
             and submissions.normalise_name(r.model.name) == name
         ):
             same_name = f"run {r.run_id}"
-    for other in _inflight_records(root):
+    for other in inflight_records(root):
         if other["id"] == sid or other.get("status") != "accepted":
             continue
         ometa = other.get("meta") or {}
@@ -440,15 +339,6 @@ def _duplicates(
             "ask a maintainer to remove the earlier run"
         )
     return out
-
-
-def _inflight_records(root: Path) -> Iterator[dict[str, Any]]:
-    d = root / "inflight"
-    if not d.is_dir():
-        return
-    for marker in d.iterdir():
-        with contextlib.suppress(FactBoardError, OSError):
-            yield read_submission(marker.name, root)
 
 
 # --------------------------------------------------------------------------------------------
@@ -520,11 +410,11 @@ def _write(
         submission,
         run_id,
     )
-    path, _ = queue.write_run_once(record, checked.predictions, None, data_root)
+    path, _ = runner.write_run_once(record, checked.predictions, None, data_root)
     stored = runs.read_record(path)
     job_id, note = _enqueue_judge(rec, run_id, checked.predictions, root)
     warnings = list(checked.warnings) + ([note] if note else [])
-    _finish(root, rec, "scored", run_id=run_id, job_id=job_id, warnings=warnings)
+    finish(root, rec, "scored", run_id=run_id, job_id=job_id, warnings=warnings)
     return SubmitResult(rec["id"], "scored", [], warnings, run_id, job_id, stored)
 
 
@@ -587,7 +477,7 @@ def _reject(root: Path, rec: dict[str, Any], problems: list[str]) -> SubmitResul
     a file that had been accepted (refused later, because the benchmark changed) are kept."""
     if rec["status"] != "accepted":
         upload_path(rec["id"], root).unlink(missing_ok=True)
-    _finish(root, rec, "rejected", problems=problems)
+    finish(root, rec, "rejected", problems=problems)
     return SubmitResult(rec["id"], "rejected", problems, list(rec.get("warnings") or []))
 
 
@@ -602,7 +492,7 @@ def process(
 
     Safe to call again on the same submission (after a crash, or from two processes at once):
     every step checks the record's state, and the run id is fixed by the submission id."""
-    root = _root(submissions_root)
+    root = root_dir(submissions_root)
     rec = read_submission(sid, root)
     if rec["status"] in TERMINAL:
         return _result_of(rec, data_root)
@@ -629,7 +519,7 @@ def process(
     except FactBoardError as e:
         return _reject(root, rec, [str(e)])
     if rec["status"] == "received":
-        with _locked(root):
+        with locked(root):
             rec = read_submission(sid, root)
             if rec["status"] == "received":
                 dup = _duplicates(
@@ -637,7 +527,7 @@ def process(
                 )
                 if dup:
                     return _reject(root, rec, dup)
-                _save_record(
+                save_record(
                     root,
                     rec,
                     status="accepted",
@@ -657,7 +547,7 @@ def recover(
 ) -> list[str]:
     """Finish the submissions a crashed process left in flight (older than `grace` seconds);
     returns one line per submission handled."""
-    root = _root(submissions_root)
+    root = root_dir(submissions_root)
     d = root / "inflight"
     if not d.is_dir():
         return []
@@ -678,12 +568,12 @@ def recover(
                 saved = upload_path(sid, root)
                 if not saved.is_file():  # the bytes never reached their final name
                     (root / "uploads" / f".{sid}.part").unlink(missing_ok=True)
-                    _finish(root, rec, "abandoned", problems=["the upload was interrupted"])
+                    finish(root, rec, "abandoned", problems=["the upload was interrupted"])
                     lines.append(f"submission {sid}: upload interrupted; abandoned")
                     continue
                 data = saved.read_bytes()  # complete (renamed into place): carry on
                 sha = hashlib.sha256(data).hexdigest()
-                _save_record(root, rec, status="received", size=len(data), sha256=sha)
+                save_record(root, rec, status="received", size=len(data), sha256=sha)
             res = process(sid, data_root, root)
             what = f"run {res.run_id}" if res.ok else "; ".join(res.problems)[:300]
             lines.append(f"submission {sid}: {res.status} ({what})")
@@ -712,118 +602,3 @@ def template_csv(benchmark: str, split: str | None = None, data_root: Path | Non
         buf, index=False
     )
     return buf.getvalue()
-
-
-def results_frame(record: RunRecord, overall_only: bool = True) -> pd.DataFrame:
-    """A run's results as a table: split, unit, slice, metric, grader, value, CI, n."""
-    rows = [
-        {
-            "split": r.split,
-            "unit": r.unit,
-            "slice": r.slice_kind if not r.slice_value else f"{r.slice_kind}={r.slice_value}",
-            "metric": r.metric,
-            "grader": r.grader or "",
-            "value": r.value,
-            "ci_low": r.ci_low,
-            "ci_high": r.ci_high,
-            "n": r.n,
-        }
-        for r in record.results
-        if not overall_only or r.slice_kind == "overall"
-    ]
-    return pd.DataFrame(
-        rows,
-        columns=["split", "unit", "slice", "metric", "grader", "value", "ci_low", "ci_high", "n"],
-    )
-
-
-def threshold_text(record: RunRecord) -> str:
-    t = record.threshold
-    if t.policy == "labels":
-        return "labels as given (no threshold)"
-    if t.policy == "none":
-        return "scores used as they are (correlation; no threshold)"
-    if t.policy == "per-domain-dev" and t.per_domain:
-        return "one threshold per domain, each maximising balanced accuracy on dev: " + ", ".join(
-            f"{k}={v:.4g}" for k, v in sorted(t.per_domain.items())
-        )
-    out = f"{t.policy}: threshold {t.threshold:.6g}" if t.threshold is not None else t.policy
-    if t.tuned_on:
-        out += f", tuned on {t.tuned_on}"
-        if t.tuned_value is not None:
-            out += f" (balanced accuracy {t.tuned_value:.4f} there)"
-    return out
-
-
-def submitted_runs(data_root: Path | None = None) -> list[RunRecord]:
-    """Every submitted run, hidden ones included (for the maintainers)."""
-    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True)
-    return [r for r in listing.runs if r.origin == "submitted"]
-
-
-# --------------------------------------------------------------------------------------------
-# moderation
-
-
-def moderation_enabled() -> bool:
-    return bool(os.environ.get("FACTBOARD_ADMIN_TOKEN"))
-
-
-def check_admin_token(token: str | None) -> None:
-    """Raise ModerationError unless `token` matches $FACTBOARD_ADMIN_TOKEN (constant time)."""
-    expected = os.environ.get("FACTBOARD_ADMIN_TOKEN", "")
-    if not expected:
-        raise ModerationError("moderation is disabled: FACTBOARD_ADMIN_TOKEN is not set")
-    if len(expected) < MIN_ADMIN_TOKEN_CHARS:
-        raise ModerationError(
-            f"moderation is disabled: FACTBOARD_ADMIN_TOKEN is shorter than "
-            f"{MIN_ADMIN_TOKEN_CHARS} characters"
-        )
-    if not hmac.compare_digest((token or "").encode("utf-8"), expected.encode("utf-8")):
-        raise ModerationError("wrong maintainer token")
-
-
-def _chain(run_id: str, data_root: Path | None) -> list[str]:
-    """The run and every run that supersedes it, directly or through others."""
-    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True).runs
-    out = [run_id]
-    changed = True
-    while changed:
-        changed = False
-        for r in listing:
-            if r.supersedes in out and r.run_id not in out:
-                out.append(r.run_id)
-                changed = True
-    return out
-
-
-def moderate(
-    action: str,
-    run_id: str,
-    token: str | None,
-    data_root: Path | None = None,
-    submissions_root: Path | None = None,
-) -> list[str]:
-    """hide | show | delete a run and the runs that supersede it (e.g. its judged copy).
-    Returns the run ids changed; every action is appended to submissions/moderation.jsonl."""
-    check_admin_token(token)
-    if action not in ("hide", "show", "delete"):
-        raise ModerationError(f"unknown moderation action {action!r}; known: delete, hide, show")
-    runs.find_run(run_id, data_root)
-    chain = _chain(run_id, data_root)
-    root = _root(submissions_root)
-    for rid in chain:
-        rec = runs.read_record(runs.find_run(rid, data_root))
-        if action == "delete":
-            runs.delete_run(rid, data_root)
-            sid = (rec.submission or {}).get("submission_id")
-            if sid:
-                with contextlib.suppress(FactBoardError, ValueError):
-                    sub = read_submission(sid, root)
-                    _save_record(root, sub, status="deleted")
-        else:
-            runs.set_hidden(rid, action == "hide", data_root)
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "moderation.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"at": runs.now_iso(), "action": action, "runs": chain}) + "\n")
-    return chain

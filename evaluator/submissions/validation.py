@@ -1,9 +1,10 @@
 """Prediction files: parse and validate uploaded bytes, reporting every problem at once.
 
-Pure functions over bytes and strings (DESIGN.md §5.8): nothing here touches the disk. The format
-is CSV (comma or tab) or JSON Lines, UTF-8 with or without a BOM, with `sample_id` plus `label`
-(0/1, yes/no, consistent/inconsistent, true/false) and/or `score` (a finite float, higher = more
-consistent), and an optional `explanation`.
+Pure functions over bytes and strings (docs/ARCHITECTURE.md): nothing here touches the disk.
+The format is CSV (comma or tab) or JSON Lines, UTF-8 with or without a BOM, with `sample_id`
+plus `label` (0/1, yes/no, consistent/inconsistent, true/false) and/or `score` (a finite float,
+higher = more consistent), and an optional `explanation`; FORMAT_HELP documents it for the
+Submit page and the CLI.
 
 Files that cannot be a prediction file (too large, an archive, binary, UTF-16, a JSON array, a
 header with thousands of columns) are refused from a look at the raw bytes, before anything is
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from evaluator.core.errors import ValidationFailed
+from evaluator.core.vocabulary import MODEL_KINDS
 
 MAX_BYTES = 50 * 1024 * 1024
 MAX_MB = MAX_BYTES // (1024 * 1024)
@@ -508,7 +510,8 @@ DESCRIPTION_MAX_CHARS = 1000
 URL_MAX_CHARS = 300
 EMAIL_MAX_CHARS = 254
 NAME_PUNCTUATION = " -_.,:;/()[]+&'#@!?*%~="
-SUBMITTABLE_KINDS: tuple[str, ...] = ("non-llm", "open-llm", "proprietary-llm")
+# human and baseline rows are the board's own: every other model kind can be submitted
+SUBMITTABLE_KINDS: tuple[str, ...] = tuple(k for k in MODEL_KINDS if k not in ("human", "baseline"))
 _PARAMS = re.compile(r"^[0-9]+(\.[0-9]+)?[KMBTkmbt]?$")
 _EMAIL = re.compile(r"^[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+$")
 _CONTROL_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
@@ -616,3 +619,25 @@ def check_metadata(
 def normalise_name(name: str) -> str:
     """The form two model names are compared in (duplicate check): NFKC, case-folded, one space."""
     return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+# the file format, as the Submit page and the documentation show it (Markdown)
+FORMAT_HELP = f"""\
+**File format.** CSV (comma- or tab-separated, with a header) or JSON Lines (one JSON object per
+line), UTF-8 with or without a byte-order mark.
+
+| column | required | values |
+|---|---|---|
+| `sample_id` | yes | the benchmark's sample id (see the template) |
+| `label` | this and/or `score` | 1/0, yes/no, true/false, consistent/inconsistent; 1 = consistent |
+| `score` | this and/or `label` | a finite number, higher = more consistent |
+| `explanation` | no | free text (at most {MAX_EXPLANATION_CHARS:,} characters) |
+
+Every sample of the scored split needs a row. With scores and no labels, the threshold is the one
+that maximises balanced accuracy on the **dev** split's rows (include them), applied to test.
+Limits: {MAX_MB} MB, {MAX_ROWS:,} rows, {MAX_COLUMNS} columns,
+sample ids up to {MAX_ID_LEN} characters. Compressed archives, spreadsheets and binary
+files are refused. Model names: {NAME_MIN_CHARS}-{NAME_MAX_CHARS}
+characters, letters, digits, spaces and `{" ".join(NAME_PUNCTUATION.strip())}`,
+starting with a letter or a digit; a name can be used once per benchmark version.
+"""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evaluator import runner
 from evaluator.jobs import queue
 from evaluator.jobs.queue import QueueError
 from evaluator.store import layout, runs
@@ -310,7 +311,7 @@ def test_write_run_once_writes_once_even_under_a_race(tmp_data_root: Path) -> No
 
     def go() -> None:
         barrier.wait()
-        results.append(queue.write_run_once(rec, preds)[1])
+        results.append(runner.write_run_once(rec, preds)[1])
 
     threads = [threading.Thread(target=go) for _ in range(6)]
     for t in threads:
@@ -319,7 +320,7 @@ def test_write_run_once_writes_once_even_under_a_race(tmp_data_root: Path) -> No
         t.join()
     assert sorted(results) == [False] * 5 + [True]
     assert [p.name for p in layout.runs_dir().iterdir()] == ["demo-m-job-x"]
-    assert queue.write_run_once(rec, preds) == (layout.runs_dir() / "demo-m-job-x", False)
+    assert runner.write_run_once(rec, preds) == (layout.runs_dir() / "demo-m-job-x", False)
     leftovers = list(layout.staging_dir().iterdir()) if layout.staging_dir().exists() else []
     assert leftovers == []
 

@@ -25,7 +25,7 @@ Report = Callable[[str, float | None], None]
 
 @pytest.fixture(autouse=True)
 def clean_registry(tmp_data_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "_REGISTERED", {})
+    monkeypatch.setattr(worker, "HANDLERS", worker.builtin_handlers())
 
 
 def run_all(**kw: Any) -> int:
@@ -132,7 +132,9 @@ def test_an_unknown_kind_fails_with_the_known_kinds() -> None:
 
 
 def test_a_handler_module_that_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(worker.KNOWN_HANDLERS, "ghost", "evaluator.no_such_module_here")
+    worker.HANDLERS.add_lazy(
+        "ghost", worker.handler_module("ghost", "evaluator.no_such_module_here")
+    )
     job = queue.enqueue("ghost", {})
     run_all()
     failed = queue.get(job.id)

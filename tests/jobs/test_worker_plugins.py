@@ -13,7 +13,7 @@ from tests.support.submit import demo_copy, demo_ids, judge_handler, slow_handle
 
 
 def test_plugins_register_handlers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "_REGISTERED", {})
+    monkeypatch.setattr(worker, "HANDLERS", worker.builtin_handlers())
     assert worker.load_plugins(
         "tests.support.submit:register_slow, tests.support.submit:register_judge"
     ) == [
@@ -49,7 +49,7 @@ def test_bad_plugin_specs_are_refused(spec: str, message: str) -> None:
 
 
 def test_plugins_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "_REGISTERED", {})
+    monkeypatch.setattr(worker, "HANDLERS", worker.builtin_handlers())
     monkeypatch.setenv("FACTBOARD_WORKER_PLUGINS", "tests.support.submit:register_slow")
     assert worker.load_plugins() == ["tests.support.submit:register_slow"]
     assert worker.resolve_handler("slow") is slow_handler

@@ -478,13 +478,10 @@ def test_agreement_measures() -> None:
 
 
 def _cli(argv: list[str]) -> tuple[int, argparse.Namespace]:
-    from evaluator.cli import llm as cli_llm
+    from evaluator.cli.main import build_parser
 
-    p = argparse.ArgumentParser()
-    sub = p.add_subparsers(dest="command", required=True)
-    cli_llm.register(sub)
-    args = p.parse_args(argv)
-    return cli_llm.COMMANDS[args.command](args), args
+    args = build_parser().parse_args(argv)
+    return args.run(args), args
 
 
 def test_cli(de_run: str, tmp_data_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,9 @@
 """Prediction-file validation (a pure function over bytes) and the bad-file corpus.
 
-Every file in tests/submissions/bad_files/ is one failure mode. Each goes through the real submission path
-(evaluator.submissions.service.submit, as the page and the CLI do) and must be refused with exactly the
-messages listed here, leaving leaderboard_data/ and the queue untouched."""
+Every file in tests/submissions/bad_files/ is one failure mode. Each goes through the real
+submission path (evaluator.submissions.service.submit, as the page and the CLI do) and must be
+refused with exactly the messages listed here, leaving leaderboard_data/ and the queue
+untouched."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.support.submit import demo_copy, predictions_csv, tree
 
-from evaluator.jobs import queue
-from evaluator.submissions import validation as submissions
-from evaluator.submissions import service as submit
 from evaluator.core.errors import ValidationFailed
+from evaluator.jobs import queue
+from evaluator.submissions import records
+from evaluator.submissions import service as submit
+from evaluator.submissions import validation as submissions
 from evaluator.submissions.validation import parse_predictions, precheck, validate_predictions
+from tests.support.submit import demo_copy, predictions_csv, tree
 
 BAD_DIR = Path(__file__).resolve().parent / "bad_files"
 META = submit.SubmissionMeta(benchmark="demo", model_name="Bad file test")
@@ -144,9 +146,9 @@ def _refused(data: bytes, filename: str, meta: submit.SubmissionMeta = META) -> 
     assert res.status == "rejected"
     assert res.run_id is None and res.job_id is None
     assert (tree(submit.layout.data_root()), tree(queue.queue_dir())) == before
-    rec = submit.read_submission(res.submission_id)
+    rec = records.read_submission(res.submission_id)
     assert rec["status"] == "rejected" and rec["problems"] == res.problems
-    assert not submit.upload_path(res.submission_id).exists()  # a refused file is not kept
+    assert not records.upload_path(res.submission_id).exists()  # a refused file is not kept
     assert list((submit.layout.submissions_root() / "inflight").iterdir()) == []
     return res.problems
 

@@ -14,6 +14,18 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from evaluator import runner
+from evaluator import scorer
+from evaluator.cli.main import build_parser
+from evaluator.cli.main import main as cli_main
+from evaluator.core.errors import FactBoardError
+from evaluator.core.scoring import ScoreOptions
+from evaluator.core.types import ModelInfo
+from evaluator.jobs import queue, worker
+from evaluator.store import export, ingested, layout, runs
+from evaluator.submissions import moderation, records, report
+from evaluator.submissions import service as submit
 from tests.support.submit import (
     REPO,
     TESTS,
@@ -26,20 +38,6 @@ from tests.support.submit import (
     wait_for,
     worker_env,
 )
-
-from evaluator.cli import submissions as cli_submissions
-from evaluator.store import export
-from evaluator.store import layout
-from evaluator.ingest import pipeline
-from evaluator import scorer
-from evaluator.store import ingested
-from evaluator.jobs import queue
-from evaluator.store import runs
-from evaluator.submissions import service as submit
-from evaluator.jobs import worker
-from evaluator.core.errors import FactBoardError
-from evaluator.core.scoring import ScoreOptions
-from evaluator.core.types import ModelInfo
 
 TOKEN = "maintainer-token-0123456789"
 
@@ -75,7 +73,7 @@ def test_a_valid_file_is_saved_scored_and_put_on_the_board(demo: Path) -> None:
     rec = res.record
     assert rec.origin == "submitted" and rec.model.name == "My detector"
     assert rec.model.org == "ACME Labs" and rec.model.params == "110M"
-    assert rec.run_id == submit.run_id_for(res.submission_id, "demo", "My detector")
+    assert rec.run_id == records.run_id_for(res.submission_id, "demo", "My detector")
     assert rec.threshold.policy == "labels" and rec.splits == ["test"]
     assert rec.counts.n == 210 and rec.counts.missing == 0
     bacc = rec.result("balanced_accuracy")
@@ -86,11 +84,11 @@ def test_a_valid_file_is_saved_scored_and_put_on_the_board(demo: Path) -> None:
         rec.run_id
     ]
     # the upload is kept under its generated name; the user's file name never became a path
-    saved = submit.upload_path(res.submission_id)
+    saved = records.upload_path(res.submission_id)
     assert saved.read_bytes() == data
     assert saved.parent == layout.submissions_root() / "uploads"
     assert not (layout.submissions_root() / "etc").exists()
-    record = submit.read_submission(res.submission_id)
+    record = records.read_submission(res.submission_id)
     assert record["status"] == "scored" and record["run_id"] == rec.run_id
     assert record["filename"] == "../../etc/passwd"  # kept as text only
     assert rec.submission is not None and rec.submission["file_sha256"] == record["sha256"]
@@ -103,10 +101,10 @@ def test_scores_are_thresholded_on_dev_and_the_policy_is_reported(demo: Path) ->
     assert res.ok and res.record is not None
     t = res.record.threshold
     assert t.policy == "dev" and t.tuned_on == "dev" and t.threshold is not None
-    text = submit.threshold_text(res.record)
+    text = report.threshold_text(res.record)
     assert text.startswith(f"dev: threshold {t.threshold:.6g}, tuned on dev (balanced accuracy")
     assert any(r.metric == "roc_auc" for r in res.record.results)
-    table = submit.results_frame(res.record)
+    table = report.results_frame(res.record)
     assert {"value", "ci_low", "ci_high", "n"} <= set(table.columns)
     assert (table["slice"] == "overall").all() and len(table) >= 4
 
@@ -150,7 +148,7 @@ def test_the_contact_email_is_kept_private(demo: Path, monkeypatch: pytest.Monke
     email = "secret.author@example.org"
     res = submit.submit(predictions_csv(5, "a reason"), "p.csv", meta("Private", email=email))
     assert res.ok and res.job_id is not None
-    assert submit.read_submission(res.submission_id)["meta"]["email"] == email
+    assert records.read_submission(res.submission_id)["meta"]["email"] == email
     for f in layout.data_root().rglob("*"):
         if f.is_file():
             assert email.encode() not in f.read_bytes(), f
@@ -254,9 +252,9 @@ def test_a_hidden_run_still_holds_its_name_and_a_deleted_one_frees_it(
 ) -> None:
     monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
     first = submit.submit(predictions_csv(14), "p.csv", meta("Name holder"))
-    submit.moderate("hide", first.run_id, TOKEN)  # type: ignore[arg-type]
+    moderation.moderate("hide", first.run_id, TOKEN)  # type: ignore[arg-type]
     assert not submit.submit(predictions_csv(15), "p.csv", meta("Name holder")).ok
-    submit.moderate("delete", first.run_id, TOKEN)  # type: ignore[arg-type]
+    moderation.moderate("delete", first.run_id, TOKEN)  # type: ignore[arg-type]
     assert submit.submit(predictions_csv(15), "p.csv", meta("Name holder")).ok
 
 
@@ -301,7 +299,7 @@ STEPS = {
         submit, "_duplicates", _crash_on_call(2, submit._duplicates)
     ),
     "marking it accepted": lambda mp: mp.setattr(
-        submit, "_save_record", _crash_when(submit._save_record, status="accepted")
+        submit, "save_record", _crash_when(records.save_record, status="accepted")
     ),
     "writing the run in staging": lambda mp: mp.setattr(runs, "_write_json", _crash),
     "right after the run is renamed into place": lambda mp: mp.setattr(
@@ -309,7 +307,7 @@ STEPS = {
     ),
     "queueing the judge job": lambda mp: mp.setattr(queue, "enqueue", _crash),
     "marking it scored": lambda mp: mp.setattr(
-        submit, "_finish", _crash_when(submit._finish, status="scored")
+        submit, "finish", _crash_when(records.finish, status="scored")
     ),
 }
 
@@ -326,8 +324,8 @@ def test_a_crash_at_any_step_loses_nothing_and_leaves_no_partial_run(
             submit.submit(data, "p.csv", meta("Crash test"))
     sid = next((layout.submissions_root() / "inflight").iterdir()).name
     # saved before any processing, under its generated name
-    assert submit.upload_path(sid).read_bytes() == data
-    assert submit.read_submission(sid)["status"] in ("received", "accepted")
+    assert records.upload_path(sid).read_bytes() == data
+    assert records.read_submission(sid)["status"] in ("received", "accepted")
     # no partial run: every run folder is complete, nothing is left in staging
     found = runs_of(sid)
     assert len(found) <= 1
@@ -336,8 +334,8 @@ def test_a_crash_at_any_step_loses_nothing_and_leaves_no_partial_run(
     lines = submit.recover(grace=0)
     assert len(lines) == 1 and lines[0].startswith(f"submission {sid}: scored (run ")
     found = runs_of(sid)
-    assert [r.run_id for r in found] == [submit.run_id_for(sid, "demo", "Crash test")]
-    record = submit.read_submission(sid)
+    assert [r.run_id for r in found] == [records.run_id_for(sid, "demo", "Crash test")]
+    record = records.read_submission(sid)
     assert record["status"] == "scored" and record["run_id"] == found[0].run_id
     job = queue.get(f"judge-{sid}")
     assert job is not None and job.payload["run_id"] == found[0].run_id
@@ -396,9 +394,9 @@ def test_an_unexpected_error_keeps_the_submission_for_the_worker(
     ]
     lines: list[str] = []
     worker.run_worker(once=True, log=lines.append)  # too recent: maybe still in progress
-    assert submit.read_submission(res.submission_id)["status"] == "received"
+    assert records.read_submission(res.submission_id)["status"] == "received"
     worker.run_worker(once=True, log=lines.append, recover_grace=0)
-    assert submit.read_submission(res.submission_id)["status"] == "scored"
+    assert records.read_submission(res.submission_id)["status"] == "scored"
     assert any(ln.startswith(f"submission {res.submission_id}: scored (run ") for ln in lines)
     assert len(runs_of(res.submission_id)) == 1
 
@@ -406,18 +404,18 @@ def test_an_unexpected_error_keeps_the_submission_for_the_worker(
 _KILL_SCRIPT = r"""
 import sys, time
 from pathlib import Path
-from evaluator.jobs import queue
+from evaluator import runner
 from evaluator.submissions import service as submit
 
 marker, data_file, where = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 if where == "after-run-written":
-    real = queue.write_run_once
+    real = runner.write_run_once
     def patched(*a, **k):
         out = real(*a, **k)
         marker.write_text("written")
         time.sleep(300)
         return out
-    queue.write_run_once = patched
+    runner.write_run_once = patched
 else:  # inside the submissions lock
     real_dup = submit._duplicates
     calls = []
@@ -452,14 +450,14 @@ def test_a_process_killed_mid_submission(demo: Path, tmp_path: Path, where: str)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     sid = next((layout.submissions_root() / "inflight").iterdir()).name
-    assert submit.upload_path(sid).read_bytes() == data_file.read_bytes()
+    assert records.upload_path(sid).read_bytes() == data_file.read_bytes()
     # the lock died with its holder: another submission goes through at once
     other = submit.submit(predictions_csv(31), "p.csv", meta("Next in line"))
     assert other.ok
     submit.recover(grace=0)
     found = runs_of(sid)
     assert len(found) == 1 and found[0].model.name == f"Killed {where}"
-    assert submit.read_submission(sid)["status"] == "scored"
+    assert records.read_submission(sid)["status"] == "scored"
     assert staging_leftovers() == []
 
 
@@ -478,7 +476,8 @@ def test_fifty_uploads_while_a_worker_runs(demo: Path, monkeypatch: pytest.Monke
         items.append((f"Copy {i}", items[i][1], "copy.csv"))
     bad = ["bad_labels.csv", "empty.csv", "archive.zip", "latin1.csv", "unknown_ids.csv"]
     for name in bad:
-        items.append((f"Bad {name}", (TESTS / "submissions" / "bad_files" / name).read_bytes(), name))
+        data = (TESTS / "submissions" / "bad_files" / name).read_bytes()
+        items.append((f"Bad {name}", data, name))
     errors: list[BaseException] = []
 
     def one(item: tuple[str, bytes, str]) -> submit.SubmitResult:
@@ -549,19 +548,19 @@ def test_moderation_needs_the_maintainer_token(demo: Path, monkeypatch: pytest.M
     rid = res.run_id
     assert rid is not None
     monkeypatch.delenv("FACTBOARD_ADMIN_TOKEN", raising=False)
-    with pytest.raises(submit.ModerationError) as e:
-        submit.moderate("hide", rid, TOKEN)
+    with pytest.raises(moderation.ModerationError) as e:
+        moderation.moderate("hide", rid, TOKEN)
     assert str(e.value) == "moderation is disabled: FACTBOARD_ADMIN_TOKEN is not set"
     monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", "short")
-    with pytest.raises(submit.ModerationError, match="shorter than 16 characters"):
-        submit.moderate("hide", rid, "short")
+    with pytest.raises(moderation.ModerationError, match="shorter than 16 characters"):
+        moderation.moderate("hide", rid, "short")
     monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
     for wrong in (None, "", TOKEN[:-1], TOKEN + "x", TOKEN.upper()):
-        with pytest.raises(submit.ModerationError) as e:
-            submit.moderate("hide", rid, wrong)
+        with pytest.raises(moderation.ModerationError) as e:
+            moderation.moderate("hide", rid, wrong)
         assert str(e.value) == "wrong maintainer token"
-    with pytest.raises(submit.ModerationError, match="unknown moderation action 'purge'"):
-        submit.moderate("purge", rid, TOKEN)
+    with pytest.raises(moderation.ModerationError, match="unknown moderation action 'purge'"):
+        moderation.moderate("purge", rid, TOKEN)
     assert not runs.read_record(runs.find_run(rid)).hidden
 
 
@@ -570,25 +569,26 @@ def test_hide_show_and_delete_act_on_the_run_and_its_judged_copy(
 ) -> None:
     monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
     monkeypatch.setenv("FACTBOARD_JUDGE", "test:stand-in-judge")
-    monkeypatch.setattr(worker, "_REGISTERED", {})
+    monkeypatch.setattr(worker, "HANDLERS", worker.builtin_handlers())
     worker.register_handler("judge", judge_handler)
     res = submit.submit(predictions_csv(41, "why"), "p.csv", meta("Spammy"))
     assert worker.run_worker(once=True) == 1
     judged = queue.run_id_for_job(res.job_id, "demo", "Spammy")  # type: ignore[arg-type]
     visible = lambda: {r.run_id for r in runs.list_runs().runs}  # noqa: E731
     assert judged in visible() and res.run_id not in visible()  # superseded
-    assert submit.moderate("hide", res.run_id, TOKEN) == [res.run_id, judged]  # type: ignore[arg-type]
+    assert moderation.moderate("hide", res.run_id, TOKEN) == [res.run_id, judged]  # type: ignore[arg-type]
     assert judged not in visible() and res.run_id not in visible()
-    assert {r.run_id for r in submit.submitted_runs()} >= {res.run_id, judged}  # still on disk
-    assert submit.moderate("show", res.run_id, TOKEN) == [res.run_id, judged]  # type: ignore[arg-type]
+    assert {r.run_id for r in moderation.submitted_runs()} >= {res.run_id, judged}  # still on disk
+    assert moderation.moderate("show", res.run_id, TOKEN) == [res.run_id, judged]  # type: ignore[arg-type]
     assert judged in visible()
-    assert submit.moderate("delete", res.run_id, TOKEN) == [res.run_id, judged]  # type: ignore[arg-type]
-    assert not (layout.runs_dir() / judged).exists() and not (layout.runs_dir() / res.run_id).exists()  # type: ignore[operator]
-    assert submit.read_submission(res.submission_id)["status"] == "deleted"
+    assert moderation.moderate("delete", res.run_id, TOKEN) == [res.run_id, judged]  # type: ignore[arg-type]
+    assert not (layout.runs_dir() / judged).exists()
+    assert not (layout.runs_dir() / res.run_id).exists()  # type: ignore[operator]
+    assert records.read_submission(res.submission_id)["status"] == "deleted"
     log = (layout.submissions_root() / "moderation.jsonl").read_text().splitlines()
     assert [json.loads(x)["action"] for x in log] == ["hide", "show", "delete"]
     with pytest.raises(FactBoardError, match="no run"):
-        submit.moderate("hide", res.run_id, TOKEN)  # type: ignore[arg-type]
+        moderation.moderate("hide", res.run_id, TOKEN)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------
@@ -642,40 +642,37 @@ def test_cli_submit_queue_and_moderate(
         "--params",
         "7B",
     ]
-    assert cli_submissions.main(argv) == 0
+    assert cli_main(argv) == 0
     out = capsys.readouterr().out
     run_id = out.split("run ", 1)[1].split(" ", 1)[0]
-    sid = submit.read_submission(run_id.split("cli-model-", 1)[1])["id"]
+    sid = records.read_submission(run_id.split("cli-model-", 1)[1])["id"]
     assert out.splitlines()[0] == f"submission {sid}: run {run_id} is on the board"
     assert "threshold: labels as given (no threshold)" in out
     assert "balanced_accuracy" in out and "judge job queued: judge-" in out
-    assert cli_submissions.main(argv) == 1
+    assert cli_main(argv) == 1
     err = capsys.readouterr().err
     assert "rejected: 2 problem(s)" in err and "duplicate submission" in err
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"sample_id,label\n")
-    assert (
-        cli_submissions.main(["submit", str(bad), "--benchmark", "demo", "--model-name", "Other"])
-        == 1
-    )
+    assert cli_main(["submit", str(bad), "--benchmark", "demo", "--model-name", "Other"]) == 1
     assert "  - the file has a header but no prediction rows" in capsys.readouterr().err
-    assert cli_submissions.main(["queue"]) == 0
+    assert cli_main(["queue"]) == 0
     listing = capsys.readouterr().out
     assert listing.startswith("pending  judge-") and " judge " in listing and "queued" in listing
-    assert cli_submissions.main(["queue", "--status", "done"]) == 0
+    assert cli_main(["queue", "--status", "done"]) == 0
     assert capsys.readouterr().err == "no jobs\n"
     monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
-    assert cli_submissions.main(["moderate", "hide", run_id, "--token", "nope"]) == 1
+    assert cli_main(["moderate", "hide", run_id, "--token", "nope"]) == 1
     assert capsys.readouterr().err == "error: wrong maintainer token\n"
-    assert cli_submissions.main(["moderate", "hide", run_id, "--token", TOKEN]) == 0
+    assert cli_main(["moderate", "hide", run_id, "--token", TOKEN]) == 0
     assert capsys.readouterr().out == f"{run_id}: hidden\n"
     assert runs.read_record(runs.find_run(run_id)).hidden
 
 
 def test_the_commands_are_registered_with_the_evaluator_cli(demo: Path) -> None:
-    from evaluator.cli.main import _parser
+    from evaluator.cli import submissions as cli_submissions
 
-    p = _parser()
+    p = build_parser()
     for argv in (
         ["queue", "--status", "failed"],
         ["worker", "--once"],
@@ -683,14 +680,16 @@ def test_the_commands_are_registered_with_the_evaluator_cli(demo: Path) -> None:
         ["submit", "f.csv", "--benchmark", "demo", "--model-name", "m"],
     ):
         args = p.parse_args(argv)
-        assert args.command == argv[0] and args.command in cli_submissions.COMMANDS
-    assert cli_submissions.COMMANDS["queue"](p.parse_args(["queue"])) == 0
+        assert args.command == argv[0]
+        assert args.run is getattr(cli_submissions, f"cmd_{argv[0]}")
+    queue_args = p.parse_args(["queue"])
+    assert queue_args.run(queue_args) == 0
 
 
 def test_cli_worker_runs_as_a_process(demo: Path) -> None:
     queue.enqueue("nope", {"x": 1})
     out = subprocess.run(
-        [sys.executable, "-m", "evaluator.cli.submissions", "worker", "--once"],
+        [sys.executable, "-m", "evaluator", "worker", "--once"],
         cwd=REPO,
         env=worker_env(""),
         capture_output=True,
@@ -705,10 +704,7 @@ def test_cli_worker_runs_as_a_process(demo: Path) -> None:
 
 def test_cli_submit_missing_file(tmp_data_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (
-        cli_submissions.main(
-            ["submit", "/nonexistent/x.csv", "--benchmark", "demo", "--model-name", "m"]
-        )
-        == 1
+        cli_main(["submit", "/nonexistent/x.csv", "--benchmark", "demo", "--model-name", "m"]) == 1
     )
     assert capsys.readouterr().err == "error: no such file: /nonexistent/x.csv\n"
 

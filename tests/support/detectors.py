@@ -22,7 +22,10 @@ CORPUS = [
 ] * 4
 
 
-def _wordpiece(path: Path, max_len: int):
+def _train_wordpiece() -> str:
+    """A WordPiece tokenizer trained on CORPUS, serialised. Training is not deterministic (the
+    vocabulary, even its size, varies between runs), so it is trained once per build and the
+    same tokenizer goes with every model whose embedding table was sized from it."""
     from tokenizers import (
         Tokenizer,
         decoders,
@@ -32,7 +35,6 @@ def _wordpiece(path: Path, max_len: int):
         processors,
         trainers,
     )
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
@@ -49,8 +51,15 @@ def _wordpiece(path: Path, max_len: int):
         special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
     )
     tok.decoder = decoders.WordPiece()
+    return tok.to_str()
+
+
+def _wordpiece(trained: str, path: Path, max_len: int):
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
+        tokenizer_object=Tokenizer.from_str(trained),
         unk_token="[UNK]",
         pad_token="[PAD]",
         cls_token="[CLS]",
@@ -63,9 +72,10 @@ def _wordpiece(path: Path, max_len: int):
     return fast
 
 
-def _bpe(path: Path, max_len: int):
+def _train_bpe() -> str:
+    """A byte-level BPE tokenizer trained on CORPUS, serialised (trained once per build, as
+    `_train_wordpiece`)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -80,8 +90,15 @@ def _bpe(path: Path, max_len: int):
     tok.post_processor = processors.RobertaProcessing(
         ("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>"))
     )
+    return tok.to_str()
+
+
+def _bpe(trained: str, path: Path, max_len: int):
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
+        tokenizer_object=Tokenizer.from_str(trained),
         bos_token="<s>",
         eos_token="</s>",
         unk_token="<unk>",
@@ -123,6 +140,15 @@ def build_tiny_models(root: Path) -> dict[str, str]:
         initializer_range=0.5,
     )
 
+    # one trained tokenizer of each kind for every model: embedding tables sized from it
+    trained_wp, trained_bpe = _train_wordpiece(), _train_bpe()
+
+    def wordpiece(path: Path, max_len: int):
+        return _wordpiece(trained_wp, path, max_len)
+
+    def bpe(path: Path, max_len: int):
+        return _bpe(trained_bpe, path, max_len)
+
     def save(model, tokenizer_fn, name: str, max_len: int) -> None:
         d = root / name
         tokenizer_fn(d, max_len)
@@ -130,8 +156,8 @@ def build_tiny_models(root: Path) -> dict[str, str]:
         paths[name] = str(d)
 
     torch.manual_seed(0)
-    wp_vocab = _wordpiece(root / "_wp", 128).vocab_size
-    bpe_vocab = len(_bpe(root / "_bpe", 512))
+    wp_vocab = len(wordpiece(root / "_wp", 128))
+    bpe_vocab = len(bpe(root / "_bpe", 512))
 
     # SummaC: an NLI classifier whose labels are named like VitaminC's
     labels = {0: "SUPPORTS", 1: "REFUTES", 2: "NOT ENOUGH INFO"}
@@ -145,12 +171,12 @@ def build_tiny_models(root: Path) -> dict[str, str]:
             **small,
         )
     )
-    save(nli, _wordpiece, "nli", 128)
+    save(nli, wordpiece, "nli", 128)
 
     # AlignScore: a RoBERTa backbone + heads saved as a Lightning-style .ckpt
     rcfg = RobertaConfig(vocab_size=bpe_vocab, max_position_embeddings=130, pad_token_id=1, **small)
     (root / "align-base").mkdir(exist_ok=True)
-    _bpe(root / "align-base", 128)
+    bpe(root / "align-base", 128)
     rcfg.save_pretrained(root / "align-base")
     backbone = RobertaModel(rcfg, add_pooling_layer=True)
     state = {f"base_model.{k}": v for k, v in backbone.state_dict().items()}
@@ -168,7 +194,7 @@ def build_tiny_models(root: Path) -> dict[str, str]:
             vocab_size=bpe_vocab, max_position_embeddings=258, pad_token_id=1, num_labels=2, **small
         )
     )
-    save(mc, _bpe, "minicheck-enc", 256)
+    save(mc, bpe, "minicheck-enc", 256)
     t5cfg = T5Config(
         vocab_size=bpe_vocab,
         d_model=32,
@@ -182,7 +208,7 @@ def build_tiny_models(root: Path) -> dict[str, str]:
         decoder_start_token_id=1,
         initializer_factor=4.0,
     )
-    save(T5ForConditionalGeneration(t5cfg), _bpe, "t5", 512)
+    save(T5ForConditionalGeneration(t5cfg), bpe, "t5", 512)
 
     # BART for BARTScore / LongDocFACTScore (and the official package's BartTokenizer)
     bart = BartForConditionalGeneration(
@@ -204,20 +230,20 @@ def build_tiny_models(root: Path) -> dict[str, str]:
             init_std=0.5,
         )
     )
-    save(bart, _bpe, "bart", 1024)
+    save(bart, bpe, "bart", 1024)
 
     # QAGS: extractive QA; BERTScore: a plain encoder
     save(
         BertForQuestionAnswering(
             BertConfig(vocab_size=wp_vocab, max_position_embeddings=128, **small)
         ),
-        _wordpiece,
+        wordpiece,
         "qa",
         128,
     )
     save(
         BertModel(BertConfig(vocab_size=wp_vocab, max_position_embeddings=128, **small)),
-        _wordpiece,
+        wordpiece,
         "encoder",
         128,
     )

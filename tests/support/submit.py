@@ -1,7 +1,7 @@
 """Shared helpers for the submission, queue, worker and page tests, and the worker plugins that
 test workers load through $FACTBOARD_WORKER_PLUGINS ("tests.support.submit:register_slow").
 
-The plugins are real handlers (they write runs through queue.write_run_once);
+The plugins are real handlers (they write runs through runner.write_run_once);
 tests/jobs/test_worker_plugins.py checks that plugins load and that a bad plugin spec is refused."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evaluator import runner
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import Counts, ModelInfo, RunRecord, ThresholdInfo
 from evaluator.ingest.demo import build_demo
@@ -98,9 +99,9 @@ def worker_env(plugins: str, lease: float = 60.0) -> dict[str, str]:
 
 
 def start_worker(plugins: str, *args: str, lease: float = 60.0) -> subprocess.Popen[str]:
-    """A real worker process (`python -m evaluator.jobs.worker`), stderr captured."""
+    """A real worker process (`python -m evaluator worker`), stderr captured."""
     return subprocess.Popen(
-        [sys.executable, "-m", "evaluator.jobs.worker", "--poll", "0.05", *args],
+        [sys.executable, "-m", "evaluator", "worker", "--poll", "0.05", *args],
         cwd=REPO,
         env=worker_env(plugins, lease),
         stdout=subprocess.PIPE,
@@ -141,7 +142,7 @@ def slow_handler(payload: dict[str, Any], report: Callable[[str, float | None], 
 
     def write() -> bool:
         preds = pd.DataFrame({"sample_id": ["a"], "label": [1]})
-        _, written = queue.write_run_once(toy_record(run_id, payload["model"]), preds)
+        _, written = runner.write_run_once(toy_record(run_id, payload["model"]), preds)
         if written:
             with open(d / "written", "a") as fh:
                 fh.write(f"{os.getpid()}\n")
@@ -169,7 +170,7 @@ def judge_handler(payload: dict[str, Any], report: Callable[[str, float | None],
     new_id = queue.run_id_for_job(payload["job_id"], rec.benchmark, rec.model.name)
     new = rec.model_copy(update={"run_id": new_id, "supersedes": rec.run_id})
     report(f"grading {rec.run_id} with {payload['judge']} ({payload['protocol']})", 0.5)
-    queue.write_run_once(new, runs.read_predictions(src))
+    runner.write_run_once(new, runs.read_predictions(src))
     return {"run_id": new_id}
 
 

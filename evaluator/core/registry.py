@@ -1,0 +1,126 @@
+"""One registry pattern for every pluggable name: benchmarks, detectors, LLM providers, judge
+protocols, job handlers and metrics (see docs/ARCHITECTURE.md, "Registries").
+
+A `Registry` maps names to entries. Entries are added by decorator (`@REG.register("name")`), by
+`REG.add(name, entry)`, or lazily (`REG.add_lazy(name, load)`: `load()` runs on the first `get`,
+so a heavy module is imported only when its entry is used). `modules` lists the modules whose
+import registers entries; they are imported the first time the registry is read, never at import
+time of the registry itself. `get(name)` raises UnknownNameError naming the known names.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Generic, TypeVar
+
+from evaluator.core.errors import UnknownNameError
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+
+class _Lazy:
+    __slots__ = ("load",)
+
+    def __init__(self, load: Callable[[], Any]):
+        self.load = load
+
+
+class Registry(Generic[T]):
+    """Names -> entries of one kind (`what` names the kind in messages: "detector", ...)."""
+
+    def __init__(self, what: str, modules: Iterable[str] = ()):
+        self.what = what
+        self.modules = tuple(modules)
+        self._entries: dict[str, Any] = {}
+        self._loaded = not self.modules
+
+    # ---- registration
+
+    def add(self, name: str, entry: T, *, replace: bool = False) -> T:
+        """Register `entry` under `name`; a second registration of a name is an error unless
+        `replace` (then the new entry wins)."""
+        if not replace and name in self._entries:
+            raise ValueError(f"{self.what} {name!r} is registered twice")
+        self._entries[name] = entry
+        return entry
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[E], E]:
+        """Decorator form of `add`: `@REG.register("name")` over a class or function."""
+
+        def deco(entry: E) -> E:
+            self.add(name, entry, replace=replace)  # type: ignore[arg-type]
+            return entry
+
+        return deco
+
+    def add_lazy(self, name: str, load: Callable[[], T], *, replace: bool = False) -> None:
+        """Register an entry produced by `load()` on first use (and kept from then on)."""
+        if not replace and name in self._entries:
+            raise ValueError(f"{self.what} {name!r} is registered twice")
+        self._entries[name] = _Lazy(load)
+
+    def remove(self, name: str) -> None:
+        self._entries.pop(name, None)
+
+    # ---- reading
+
+    def load(self) -> None:
+        """Import the modules that register entries (once)."""
+        if self._loaded:
+            return
+        for m in self.modules:
+            importlib.import_module(m)
+        self._loaded = True
+
+    def get(self, name: str) -> T:
+        """The entry registered as `name`; UnknownNameError lists the known names."""
+        self.load()
+        try:
+            entry = self._entries[name]
+        except KeyError:
+            raise UnknownNameError(self.what, name, self._entries) from None
+        if isinstance(entry, _Lazy):
+            entry = entry.load()
+            self._entries[name] = entry
+        return entry  # type: ignore[no-any-return]
+
+    def find(self, name: str) -> T | None:
+        """The entry registered as `name`, or None (lazy entries are resolved)."""
+        return self.get(name) if name in self else None
+
+    def names(self) -> list[str]:
+        """The registered names, sorted."""
+        self.load()
+        return sorted(self._entries)
+
+    def items(self) -> list[tuple[str, T]]:
+        """(name, entry) in registration order (lazy entries are resolved)."""
+        self.load()
+        return [(n, self.get(n)) for n in list(self._entries)]
+
+    def values(self) -> list[T]:
+        return [e for _, e in self.items()]
+
+    def __contains__(self, name: object) -> bool:
+        self.load()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        """Names in registration order."""
+        self.load()
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        self.load()
+        return len(self._entries)
+
+    # ---- tests
+
+    def snapshot(self) -> dict[str, Any]:
+        """The current entries, for `restore` (tests that register entries of their own)."""
+        return dict(self._entries)
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        self._entries = dict(snapshot)

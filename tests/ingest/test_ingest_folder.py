@@ -1,0 +1,44 @@
+"""`python -m evaluator ingest all --from FOLDER`: the release sub-folder of each benchmark is
+data on its spec (BenchmarkSpec.release_folder, release_files)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evaluator.benchmarks import registry
+from evaluator.core.errors import IngestError
+from evaluator.ingest.folder import ingest_all
+
+
+def test_every_release_benchmark_names_its_folder() -> None:
+    folders = {s.name: s.release_folder for s in registry.specs() if s.release_folder}
+    assert folders == {
+        "factcc_explanations": "summedits",
+        "frank": "frank",
+        "longeval_pubmed": "longsciverify",
+        "longsciverify": "longsciverify",
+        "qags": "qags",
+        "summedits": "summedits",
+        "summexecedit": "summexecedit",
+        "tofueval": "tofueval",
+    }
+    assert registry.get("demo").release_folder is None  # built in, not read from a release
+    files = {s.name: s.release_files for s in registry.specs() if s.release_files}
+    assert files == {"summexecedit": "*.json*"}  # its rows may live on the hub only
+
+
+def test_ingest_all_reads_the_folders_that_are_there(
+    shared_benchmarks: Path, tmp_path: Path, tmp_data_root: Path
+) -> None:
+    release = tmp_path / "release"
+    shutil.copytree(shared_benchmarks / "qags", release / "qags")
+    (release / "summexecedit").mkdir()  # no data file: skipped, not an error
+    (release / "summexecedit" / "SCHEMA.md").write_text("rows on the hub\n")
+    reports = list(ingest_all(release))
+    assert [r.name for r in reports] == ["qags"]
+    assert reports[0].n_samples > 0
+    with pytest.raises(IngestError, match="not a folder"):
+        list(ingest_all(tmp_path / "missing"))
