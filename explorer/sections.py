@@ -15,7 +15,7 @@ import streamlit as st
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import FactBoardError
 from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
-from evaluator.submissions import service as submit
+from evaluator.submissions import moderation, report
 from explorer import charts, ui
 from explorer import compare_view as V
 from explorer import leaderboard as L
@@ -330,7 +330,7 @@ def submission_result(res: Any) -> None:
         rec = res.record
         st.success(f"Scored and added to the board as run `{rec.run_id}`.", icon="✅")
         st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
-        st.text(f"Threshold: {submit.threshold_text(rec)}")
+        st.text(f"Threshold: {report.threshold_text(rec)}")
         c = rec.counts
         st.text(
             f"Samples: {c.n}  ·  predicted {c.predicted}  ·  missing {c.missing}  ·  "
@@ -339,11 +339,11 @@ def submission_result(res: Any) -> None:
         number = st.column_config.NumberColumn(format="%.4f")
         cols = {"value": number, "ci_low": number, "ci_high": number}
         st.dataframe(
-            submit.results_frame(rec), hide_index=True, width="stretch", column_config=cols
+            report.results_frame(rec), hide_index=True, width="stretch", column_config=cols
         )
         with st.expander("Every slice"):
             st.dataframe(
-                submit.results_frame(rec, overall_only=False),
+                report.results_frame(rec, overall_only=False),
                 hide_index=True,
                 width="stretch",
                 column_config=cols,
@@ -364,20 +364,20 @@ def submission_result(res: Any) -> None:
 
 def moderation_panel() -> None:
     """Maintainers hide, show or delete submitted runs, behind FACTBOARD_ADMIN_TOKEN."""
-    if not submit.moderation_enabled():
+    if not moderation.moderation_enabled():
         st.caption("Moderation is off: set FACTBOARD_ADMIN_TOKEN where the app runs to enable it.")
         return
     token = st.text_input("Maintainer token", type="password", key="submit.admin_token")
     if not token:
         return
     try:
-        submit.check_admin_token(token)
-    except submit.ModerationError as e:
+        moderation.check_admin_token(token)
+    except moderation.ModerationError as e:
         st.error(ui.md_escape(e))
         return
     if MOD_DONE in st.session_state:
         st.success(st.session_state.pop(MOD_DONE), icon="✅")
-    subs = submit.submitted_runs()
+    subs = moderation.submitted_runs()
     if not subs:
         st.caption("No submitted run.")
         return
@@ -405,7 +405,7 @@ def moderation_panel() -> None:
     )
     if st.button("Apply", disabled=not sure, key="submit.mod_apply"):
         try:
-            changed = submit.moderate(action, pick, token)
+            changed = moderation.moderate(action, pick, token)
         except FactBoardError as e:
             st.error(ui.md_escape(e))
         else:

@@ -60,7 +60,7 @@ top[2].download_button(
 if spec is not None and spec.synthetic:
     st.info("The demo benchmark is synthetic: use it to try the format, not to rank models.")
 with st.expander("File format and limits"):
-    st.markdown(submit.FORMAT_HELP)
+    st.markdown(submissions.FORMAT_HELP)
 
 with st.form("submit.form"):
     who = st.columns(2)

@@ -53,15 +53,6 @@ from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protoc
 from evaluator.store import ingested, layout, runs
 from evaluator.submissions import validation as submissions
 
-# The Submit page (views/submit.py) still reads these names here; their homes are
-# evaluator.submissions.moderation, .report and .validation.
-from evaluator.submissions.moderation import (  # noqa: F401
-    ModerationError,
-    check_admin_token,
-    moderate,
-    moderation_enabled,
-    submitted_runs,
-)
 from evaluator.submissions.records import (
     dirs,
     finish,
@@ -74,8 +65,6 @@ from evaluator.submissions.records import (
     save_record,
     upload_path,
 )
-from evaluator.submissions.report import results_frame, threshold_text  # noqa: F401
-from evaluator.submissions.validation import FORMAT_HELP  # noqa: F401
 
 TERMINAL = ("scored", "rejected", "abandoned", "deleted")
 RECOVER_GRACE_SECONDS = 60.0

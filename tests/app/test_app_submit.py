@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from evaluator.jobs import queue
 from evaluator.store import runs
+from evaluator.submissions import moderation
 from evaluator.submissions import service as submit
 from tests.support.submit import REPO, demo_copy, predictions_csv
 
@@ -126,7 +127,7 @@ def test_html_js_and_markdown_are_shown_as_text(
     assert not any(email in v for v in shown)
     for df in at.dataframe:
         assert email not in df.value.to_csv()
-    [run] = submit.submitted_runs()
+    [run] = moderation.submitted_runs()
     assert run.model.description == HOSTILE_DESCRIPTION
 
 
@@ -169,7 +170,7 @@ def test_a_maintainer_hides_and_deletes_a_run(demo: Path, monkeypatch: pytest.Mo
     at.button(key="submit.mod_apply").click()
     at = at.run()
     assert at.success[-1].value == f"delete: {res.run_id}"
-    assert submit.submitted_runs() == []
+    assert moderation.submitted_runs() == []
     assert "No submitted run." in [c.value for c in at.caption]
 
 
