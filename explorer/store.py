@@ -25,13 +25,15 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from evaluator.store import layout
+from evaluator.store.layout import (
+    GRADES_FILE,
+    META_FILE,
+    PREDICTIONS_FILE,
+    RUN_FILE,
+    SAMPLES_FILE,
+)
 from explorer import queries as Q
-
-RUN_FILE = "run.json"
-PREDICTIONS_FILE = "predictions.parquet"
-GRADES_FILE = "grades.parquet"
-SAMPLES_FILE = "samples.parquet"
-META_FILE = "benchmark.json"
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class Store:
             self._refresh_reported()
 
     def _refresh_benchmarks(self) -> None:
-        bdir = self.root / "benchmarks"
+        bdir = layout.benchmarks_dir(self.root)
         seen: dict[str, tuple[int, int]] = {}
         if bdir.is_dir():
             for d in sorted(bdir.iterdir()):
@@ -129,7 +131,7 @@ class Store:
         self._labelled.difference_update(stale)
 
     def _refresh_runs(self) -> None:
-        rdir = self.root / "runs"
+        rdir = layout.runs_dir(self.root)
         seen: dict[str, _RunFiles] = {}
         present: set[str] = set()
         if rdir.is_dir():
@@ -205,7 +207,7 @@ class Store:
         return good
 
     def _refresh_reported(self) -> None:
-        d = self.root / "reported"
+        d = layout.reported_dir(self.root)
         files = (
             tuple(sorted((str(f), _mtime(f) or 0) for f in d.glob("*.csv"))) if d.is_dir() else ()
         )
@@ -229,7 +231,7 @@ class Store:
                 return False
             if self._samples_loaded.get(benchmark) == state:
                 return True
-            path = self.root / "benchmarks" / benchmark / SAMPLES_FILE
+            path = layout.benchmark_dir(benchmark, self.root) / SAMPLES_FILE
             try:
                 Q.load_samples(self.con, benchmark, str(path))
             except duckdb.Error as e:
@@ -246,7 +248,7 @@ class Store:
             runs = [f for f, b in self._run_benchmark.items() if b == benchmark]
             new = [f for f in runs if f not in self._predictions_loaded]
             if new:
-                rdir = self.root / "runs"
+                rdir = layout.runs_dir(self.root)
                 Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in new])
                 Q.load_grades(
                     self.con, [str(rdir / f / GRADES_FILE) for f in new if self._runs[f].grades]

@@ -515,10 +515,7 @@ def _score_frame(
     if spec.task == "correlation":
         x = f["score"].astype(float).to_numpy()
         h = f["human_score"].astype(float).to_numpy()
-        control = None
-        if spec.correlation_control:
-            vals = _field_values(f, spec.correlation_control, _attrs(f))
-            control = np.asarray([str(v) for v in vals])
+        control = correlation_control(spec, f)
         rs = M.Resampler(len(f), resamples=options.resamples, seed=options.seed, strata=ctx.strata)
         return _evaluate(_correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
     y = f["label"].astype(int).to_numpy()
@@ -681,6 +678,15 @@ def _result(
         grader=grader,
         aggregation="mean_over_domains" if mean_dom else None,
     )
+
+
+def correlation_control(spec: BenchmarkSpec, frame: pd.DataFrame) -> np.ndarray | None:
+    """The control variable partial correlations partial out (FRANK: the summarizing system),
+    one string per row of `frame`; None when the benchmark declares none."""
+    if not spec.correlation_control:
+        return None
+    vals = _field_values(frame, spec.correlation_control, _attrs(frame))
+    return np.asarray([str(v) for v in vals])
 
 
 def _attrs(f: pd.DataFrame) -> list[dict[str, str]]:

@@ -31,10 +31,8 @@ from evaluator.core.types import (
     RunRecord,
 )
 from evaluator.store import layout
+from evaluator.store.layout import GRADES_FILE, PREDICTIONS_FILE, RUN_FILE
 
-RUN_FILE = "run.json"
-PREDICTIONS_FILE = "predictions.parquet"
-GRADES_FILE = "grades.parquet"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,150}$")
 
 
