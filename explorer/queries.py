@@ -199,14 +199,19 @@ def stage_run_files(con: Con, files: Sequence[str]) -> tuple[pd.DataFrame, list[
     return meta, bad
 
 
-def apply_supersession(con: Con) -> None:
-    """A run is off the board when moderation hid it or when a visible run supersedes it (the
-    same predictions re-scored with judge grades, say): `hidden` = moderated OR superseded."""
+def supersession_rows(con: Con) -> list[tuple[str, str | None, bool]]:
+    """(run_id, supersedes, moderated) of every loaded run: the input of
+    evaluator.store.runs.superseded."""
+    rows = con.execute("SELECT run_id, supersedes, moderated FROM runs").fetchall()
+    return [(str(a), None if b is None else str(b), bool(c)) for a, b, c in rows]
+
+
+def apply_supersession(con: Con, superseded: Sequence[str]) -> None:
+    """A run is off the board when moderation hid it or when it is superseded (the set comes
+    from evaluator.store.runs.superseded): `hidden` = moderated OR superseded."""
     con.execute(
-        """
-        UPDATE runs SET hidden = moderated OR run_id IN (
-            SELECT supersedes FROM runs WHERE supersedes IS NOT NULL AND NOT moderated)
-        """
+        "UPDATE runs SET hidden = moderated OR list_contains(?::VARCHAR[], run_id)",
+        [list(superseded)],
     )
 
 

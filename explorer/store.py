@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from evaluator.store import layout
+from evaluator.store import layout, runs
 from evaluator.store.layout import (
     GRADES_FILE,
     META_FILE,
@@ -167,7 +167,7 @@ class Store:
         Q.delete_runs(self.con, drop)
         if changed:
             self._load_runs(rdir, changed, seen)
-        Q.apply_supersession(self.con)
+        Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
         files = [str(rdir / f / RUN_FILE) for f in folders]

@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -183,14 +184,40 @@ def list_runs(
                 continue
             if benchmark and rec.benchmark != benchmark:
                 continue
-            if rec.hidden and not include_hidden:
-                continue
             recs.append(rec)
-    if not include_superseded:
-        replaced = {r.supersedes for r in recs if r.supersedes}
-        recs = [r for r in recs if r.run_id not in replaced]
+    replaced = superseded((r.run_id, r.supersedes, r.hidden) for r in recs)
+    recs = [
+        r
+        for r in recs
+        if (include_hidden or not r.hidden) and (include_superseded or r.run_id not in replaced)
+    ]
     recs.sort(key=lambda r: (r.created_at, r.run_id))
     return RunListing(recs, problems)
+
+
+def superseded(rows: Iterable[tuple[str, str | None, bool]]) -> set[str]:
+    """The runs a visible run replaces: the one rule for what leaves the board by supersession.
+
+    rows: (run_id, supersedes, hidden) of every stored run. A run that is not hidden replaces
+    the run it names and, through it, the whole chain before it (C supersedes B supersedes A:
+    only C is shown, even when moderation hid B). A hidden run replaces nothing, so hiding the
+    newest run of a chain brings the one before back. Names of runs that are not stored are
+    kept in the set (harmless: nothing has that id)."""
+    parent: dict[str, str | None] = {}
+    visible: list[str] = []
+    for run_id, supersedes, hidden in rows:
+        parent[run_id] = supersedes or None
+        if not hidden:
+            visible.append(run_id)
+    out: set[str] = set()
+    for run_id in visible:
+        seen = {run_id}
+        nxt = parent.get(run_id)
+        while nxt and nxt not in seen:
+            out.add(nxt)
+            seen.add(nxt)
+            nxt = parent.get(nxt)
+    return out
 
 
 def find_run(run_id: str, root: Path | None = None) -> Path:

@@ -324,3 +324,43 @@ def test_a_superseded_run_leaves_the_board_until_its_successor_goes(root: Path) 
     runs.delete_run(new.name, root)
     s.refresh()
     assert set(Q.runs_frame(con, "demo")["run_id"]) == set(before["run_id"])
+
+
+def _clone_run(root: Path, src: str, new_id: str, **changes: object) -> None:
+    """A copy of run `src` under a new id, with run.json fields changed."""
+    d = root / "runs" / new_id
+    shutil.copytree(root / "runs" / src, d)
+    rec = json.loads((d / "run.json").read_text(encoding="utf-8"))
+    rec.update(run_id=new_id, **changes)
+    (d / "run.json").write_text(json.dumps(rec), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("hidden", "shown"),
+    [
+        ((), {"c"}),  # a chain shows its newest run
+        (("c",), {"b"}),  # hiding the newest brings the one before back
+        (("b",), {"c"}),  # a hidden middle run does not bring the oldest back
+        (("b", "c"), {"a"}),
+        (("a", "b", "c"), set()),
+    ],
+)
+def test_engine_and_board_agree_on_supersession(
+    root: Path, hidden: tuple[str, ...], shown: set[str]
+) -> None:
+    src = runs.list_runs(root, benchmark="demo").runs[0].run_id
+    ids = {k: f"demo-chain-{k}-000000" for k in "abc"}
+    _clone_run(root, src, ids["a"], hidden="a" in hidden)
+    _clone_run(root, src, ids["b"], hidden="b" in hidden, supersedes=ids["a"])
+    _clone_run(root, src, ids["c"], hidden="c" in hidden, supersedes=ids["b"])
+    chain = set(ids.values())
+    engine = {r.run_id for r in runs.list_runs(root, benchmark="demo").runs} & chain
+    s = Store(root)
+    s.refresh()
+    board = set(Q.runs_frame(s.cursor(), "demo")["run_id"]) & chain
+    assert engine == board == {ids[k] for k in shown}
+    # moderation is kept apart from supersession: every chain run is still listed when asked
+    every = Q.runs_frame(s.cursor(), "demo", include_hidden=True)
+    assert chain <= set(every["run_id"])
+    moderated = set(every.loc[every["moderated"], "run_id"]) & chain
+    assert moderated == {ids[k] for k in hidden}
