@@ -20,6 +20,8 @@ fixed whitelists in this module (sort orders, optional WHERE clauses with `?` pa
 from __future__ import annotations
 
 import json
+import types
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,9 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel
+
+from evaluator.core.types import RunRecord, SliceResult
 
 Con = duckdb.DuckDBPyConnection
 
@@ -71,60 +76,81 @@ CREATE TABLE IF NOT EXISTS reported (
 );
 """
 
-# the part of run.json the app reads, as a from_json structure (missing keys read as NULL)
-RUN_JSON_STRUCTURE = json.dumps(
-    {
-        "run_id": "VARCHAR",
-        "benchmark": "VARCHAR",
-        "benchmark_version": "VARCHAR",
-        "model": {
-            "name": "VARCHAR",
-            "kind": "VARCHAR",
-            "org": "VARCHAR",
-            "params": "VARCHAR",
-            "url": "VARCHAR",
-            "license": "VARCHAR",
-            "description": "VARCHAR",
-        },
-        "origin": "VARCHAR",
-        "config": "JSON",
-        "threshold": {
-            "policy": "VARCHAR",
-            "threshold": "DOUBLE",
-            "per_domain": "JSON",
-            "tuned_on": "VARCHAR",
-            "tuned_value": "DOUBLE",
-        },
-        "splits": ["VARCHAR"],
-        "created_at": "VARCHAR",
-        "counts": {
-            "n": "BIGINT",
-            "predicted": "BIGINT",
-            "missing": "BIGINT",
-            "unparsable": "BIGINT",
-            "failed": "BIGINT",
-        },
-        "results": [
-            {
-                "split": "VARCHAR",
-                "unit": "VARCHAR",
-                "slice_kind": "VARCHAR",
-                "slice_value": "VARCHAR",
-                "metric": "VARCHAR",
-                "value": "DOUBLE",
-                "ci_low": "DOUBLE",
-                "ci_high": "DOUBLE",
-                "n": "BIGINT",
-                "coverage": ["VARCHAR"],
-                "grader": "VARCHAR",
-                "aggregation": "VARCHAR",
-            }
-        ],
-        "hidden": "BOOLEAN",
-        "submission": "JSON",
-        "supersedes": "VARCHAR",
+# run.json as a from_json structure, derived from the engine's pydantic models (missing keys read
+# as NULL). Free-form objects (dicts, and the run's config) stay JSON text.
+_KEPT_AS_JSON = frozenset({"config"})
+
+
+def _duck_type(annotation: Any) -> Any:
+    """The from_json structure of one pydantic field annotation."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _duck_type(args[0])
+    if origin is typing.Literal:
+        return "VARCHAR"
+    if origin is list and args:
+        return [_duck_type(args[0])]
+    if origin is dict or annotation is Any or annotation is dict:
+        return "JSON"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return model_structure(annotation)
+    simple = {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN"}
+    if annotation in simple:
+        return simple[annotation]
+    raise TypeError(f"no DuckDB type for the run.json field type {annotation!r}")
+
+
+def model_structure(
+    model: type[BaseModel], as_json: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """{field: DuckDB type or nested structure} of a pydantic model."""
+    return {
+        name: "JSON" if name in as_json else _duck_type(f.annotation)
+        for name, f in model.model_fields.items()
     }
-)
+
+
+RUN_JSON_STRUCTURE = json.dumps(model_structure(RunRecord, _KEPT_AS_JSON))
+
+# where each column of the runs table comes from in run.json (a dotted path; None: not from
+# run.json). tests/explorer/test_explorer_store.py checks these against RunRecord.
+RUN_COLUMNS: dict[str, str | None] = {
+    "run_id": "run_id",
+    "folder": None,  # the run folder's name
+    "benchmark": "benchmark",
+    "benchmark_version": "benchmark_version",
+    "model_name": "model.name",
+    "model_kind": "model.kind",
+    "model_org": "model.org",
+    "model_params": "model.params",
+    "model_url": "model.url",
+    "model_license": "model.license",
+    "model_description": "model.description",
+    "origin": "origin",
+    "config": "config",
+    "policy": "threshold.policy",
+    "threshold": "threshold.threshold",
+    "per_domain": "threshold.per_domain",
+    "tuned_on": "threshold.tuned_on",
+    "tuned_value": "threshold.tuned_value",
+    "splits": "splits",
+    "created_at": "created_at",
+    "n_total": "counts.n",
+    "predicted": "counts.predicted",
+    "missing": "counts.missing",
+    "unparsable": "counts.unparsable",
+    "failed": "counts.failed",
+    "hidden": None,  # moderated OR superseded (apply_supersession)
+    "submission": "submission",
+    "moderated": "hidden",
+    "supersedes": "supersedes",
+}
+# the results table: run_id, then one column per field of a result (run.json's results[])
+RESULT_COLUMNS: dict[str, str | None] = {
+    "run_id": "run_id",
+    **{name: f"results.{name}" for name in SliceResult.model_fields},
+}
 
 # the run folder's name is the second-to-last path component of any file in it
 _FOLDER_OF_FILE = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"

@@ -14,6 +14,7 @@ from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
 from evaluator.core.scoring import slice_masks
+from evaluator.core.types import RunRecord
 from evaluator.ingest import pipeline
 from evaluator.store import ingested, runs
 from explorer import queries as Q
@@ -364,3 +365,68 @@ def test_engine_and_board_agree_on_supersession(
     assert chain <= set(every["run_id"])
     moderated = set(every.loc[every["moderated"], "run_id"]) & chain
     assert moderated == {ids[k] for k in hidden}
+
+
+# --------------------------------------------------------------------------------------------
+# the explorer's tables and the engine's run.json models agree
+
+# run.json fields the board does not read (a new RunRecord field must be read or listed here)
+NOT_READ = {"schema_version", "bootstrap"}
+
+
+def _leaves(structure: object, prefix: str = "") -> dict[str, object]:
+    """Dotted path -> DuckDB type of every leaf of a from_json structure (lists of structs are
+    walked into: results.metric)."""
+    if isinstance(structure, list) and structure and isinstance(structure[0], dict):
+        return _leaves(structure[0], prefix)
+    if isinstance(structure, dict):
+        out: dict[str, object] = {}
+        for k, v in structure.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: structure}
+
+
+def _column_type(model_type: object) -> str:
+    """The DuckDB column type a run.json field of this structure type is stored in."""
+    if isinstance(model_type, list):
+        return f"{_column_type(model_type[0])}[]"
+    return "VARCHAR" if model_type == "JSON" else str(model_type)
+
+
+def test_explorer_tables_read_what_the_run_models_define() -> None:
+    con = Q.connect()
+    structure = Q.model_structure(RunRecord, frozenset({"config"}))
+    leaves = _leaves(structure)
+    for table, columns in (("runs", Q.RUN_COLUMNS), ("results", Q.RESULT_COLUMNS)):
+        described = dict(
+            con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall()
+        )
+        assert list(described) == list(columns), (
+            f"{table}: columns and {table.upper()}_COLUMNS differ"
+        )
+        for col, path in columns.items():
+            if path is None:
+                continue
+            assert path in leaves, f"{table}.{col} reads {path!r}, which RunRecord does not define"
+            assert described[col] == _column_type(leaves[path]), (
+                f"{table}.{col} is {described[col]} but run.json's {path} is {leaves[path]}"
+            )
+    read = {p for cols in (Q.RUN_COLUMNS, Q.RESULT_COLUMNS) for p in cols.values() if p}
+    unread = sorted(set(leaves) - read - NOT_READ)
+    assert not unread, (
+        f"run.json fields {unread} are read by no explorer table: add a column to the runs or "
+        "results table (explorer/queries.py SCHEMA, RUN_COLUMNS or RESULT_COLUMNS, "
+        "insert_staged_runs), or list them in NOT_READ"
+    )
+    # the structure the board parses run.json with is the models' own
+    assert json.loads(Q.RUN_JSON_STRUCTURE) == structure
+
+
+def test_a_new_run_field_is_named_by_the_agreement_check() -> None:
+    class Extended(RunRecord):
+        reviewer: str | None = None
+
+    leaves = _leaves(Q.model_structure(Extended, frozenset({"config"})))
+    read = {p for cols in (Q.RUN_COLUMNS, Q.RESULT_COLUMNS) for p in cols.values() if p}
+    assert sorted(set(leaves) - read - NOT_READ) == ["reviewer"]
