@@ -1,4 +1,4 @@
-"""Every DuckDB statement the app runs (DESIGN.md §5.2): one module, bound parameters only.
+"""Every DuckDB statement the app runs (docs/ARCHITECTURE.md): one module, bound parameters only.
 
 The app keeps one in-memory DuckDB database per process (explorer.store.Store). The files on disk
 are the source of truth; the tables here are caches of them, loaded incrementally:
@@ -9,7 +9,9 @@ are the source of truth; the tables here are caches of them, loaded incrementall
   thresholds   per run: the global threshold (domain NULL) or one per domain
   predictions  per-sample predictions (score, label, explanation; raw output stays on disk)
   labels       final predicted labels per run and sample, as the scorer made them (threshold
-               applied, sentence predictions rolled up to summaries)
+               applied, sentence predictions rolled up to summaries): read from the run's
+               labels.parquet, or made by evaluator.core.scoring.final_labels for a run stored
+               without one; never derived in SQL
   grades       explanation grades (human or judge)
   reported     published numbers from leaderboard_data/reported/*.csv
 
@@ -29,6 +31,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pydantic import BaseModel
 
 from evaluator.core.types import RunRecord, SliceResult
@@ -335,74 +338,59 @@ def load_grades(con: Con, files: Sequence[str]) -> None:
     )
 
 
-def compute_labels(con: Con, run_ids: Sequence[str]) -> None:
-    """Final labels as evaluator.core.scoring.resolve_labels makes them, plus sentence roll-ups.
+def delete_labels(con: Con, run_ids: Sequence[str]) -> None:
+    con.execute("DELETE FROM labels WHERE list_contains(?, run_id)", [list(run_ids)])
 
-    A score becomes label 1 (consistent) when score >= threshold (the run's global one, or its
-    domain's under per-domain-dev); under the 'labels' policy the label is used as given. Only
-    samples in the run's scored splits count. Sentence predictions roll up to their summary
-    (inconsistent if any sentence is; a summary with an unlabelled sentence gets no label).
-    """
-    ids = list(run_ids)
-    if not ids:
+
+def load_labels(con: Con, benchmark: str, files: Sequence[str]) -> None:
+    """Runs' stored final labels (labels.parquet, as the scorer made them), with each sample's
+    gold label and position from the benchmark's samples."""
+    if not files:
         return
-    con.execute("DELETE FROM labels WHERE list_contains(?, run_id)", [ids])
     con.execute(
-        """
+        f"""
         INSERT INTO labels
-        WITH p AS (
-            SELECT p.run_id, p.sample_id, p.score, p.label AS raw, s.unit, s.domain,
-                   s.label AS gold, r.policy, s.ix
-            FROM predictions p
-            JOIN runs r ON r.run_id = p.run_id
-            JOIN samples s ON s.benchmark = r.benchmark AND s.sample_id = p.sample_id
-            WHERE list_contains(?, p.run_id) AND list_contains(r.splits, s.split)
-        )
-        SELECT p.run_id, p.sample_id, p.unit, p.gold, p.score,
-               CASE WHEN p.policy IN ('dev', 'fixed', 'per-domain-dev') THEN
-                        CASE WHEN p.score IS NULL OR coalesce(td.threshold, tg.threshold) IS NULL
-                             THEN NULL
-                             ELSE CAST(p.score >= coalesce(td.threshold, tg.threshold)
-                                       AS TINYINT) END
-                    ELSE p.raw END,
-               false, p.ix
-        FROM p
-        LEFT JOIN thresholds td ON td.run_id = p.run_id AND td.domain = p.domain
-             AND p.policy = 'per-domain-dev'
-        LEFT JOIN thresholds tg ON tg.run_id = p.run_id AND tg.domain IS NULL
+        SELECT {_FOLDER_OF_FILE}, s.sample_id, s.unit, s.label, CAST(l.score AS DOUBLE),
+               CAST(l.final_label AS TINYINT), l.rolled, s.ix
+        FROM read_parquet(?, filename = true, union_by_name = true) l
+        JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
         """,
-        [ids],
+        [list(files), benchmark],
     )
-    # sentence-level runs on benchmarks that also have summary units: roll up
-    con.execute(
-        """
-        INSERT INTO labels
-        WITH sent_runs AS (
-            SELECT DISTINCT l.run_id FROM labels l
-            WHERE list_contains(?, l.run_id) AND l.unit = 'sentence'
-        ), scope AS (
-            SELECT r.run_id, s.summary_id, s.sample_id
-            FROM sent_runs sr JOIN runs r ON r.run_id = sr.run_id
-            JOIN samples s ON s.benchmark = r.benchmark AND s.unit = 'sentence'
-                 AND list_contains(r.splits, s.split) AND s.summary_id IS NOT NULL
-        ), agg AS (
-            SELECT sc.run_id, sc.summary_id,
-                   CASE WHEN count(l.pred) = count(*) THEN min(l.pred) END AS pred,
-                   CASE WHEN count(l.score) = count(*) THEN min(l.score) END AS score,
-                   count(l.sample_id) AS n_pred
-            FROM scope sc
-            LEFT JOIN labels l ON l.run_id = sc.run_id AND l.sample_id = sc.sample_id
-            GROUP BY sc.run_id, sc.summary_id
+
+
+def insert_labels(con: Con, run_id: str, benchmark: str, labels: pa.Table) -> None:
+    """Final labels made in Python (evaluator.core.scoring.final_labels: a run stored without
+    them), with gold labels and positions from the samples."""
+    con.register("_final_labels", labels)
+    try:
+        con.execute(
+            """
+            INSERT INTO labels
+            SELECT ?, s.sample_id, s.unit, s.label, l.score, l.final_label, l.rolled, s.ix
+            FROM _final_labels l
+            JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
+            """,
+            [run_id, benchmark],
         )
-        SELECT a.run_id, a.summary_id, 'summary', sm.label, a.score, a.pred, true, sm.ix
-        FROM agg a
-        JOIN runs r ON r.run_id = a.run_id
-        JOIN samples sm ON sm.benchmark = r.benchmark AND sm.sample_id = a.summary_id
-             AND sm.unit = 'summary' AND list_contains(r.splits, sm.split)
-        WHERE a.n_pred > 0
-        """,
-        [ids],
-    )
+    finally:
+        con.unregister("_final_labels")
+
+
+def label_inputs(con: Con, benchmark: str) -> pd.DataFrame:
+    """The sample columns final labels are made from (evaluator.core.scoring.final_labels)."""
+    return con.execute(
+        "SELECT sample_id, split, unit, summary_id, domain, label FROM samples "
+        "WHERE benchmark = ? ORDER BY ix",
+        [benchmark],
+    ).df()
+
+
+def run_predictions(con: Con, run_id: str) -> pd.DataFrame:
+    """A run's loaded predictions: sample_id, score, label."""
+    return con.execute(
+        "SELECT sample_id, score, label FROM predictions WHERE run_id = ?", [run_id]
+    ).df()
 
 
 def load_reported(con: Con, files: Sequence[str]) -> None:

@@ -5,7 +5,9 @@ is cheap when nothing changed (a directory scan and a few stat calls): it loads 
 folders, benchmarks and reported CSVs that are new or whose files changed, and forgets the ones
 that are gone. Run folders are immutable apart from moderation (hidden), which rewrites run.json,
 so a run is keyed on its run.json mtime. Per-sample predictions of a benchmark are loaded the
-first time a page needs them (`ensure_labels`), then never again.
+first time a page needs them (`ensure_labels`), then never again, with the final labels the
+scorer stored (labels.parquet); a run stored before final labels were kept gets them from the
+engine (evaluator.core.scoring.final_labels), never from SQL.
 
 `token(benchmark)` changes whenever anything about that benchmark changes; derived results
 cached elsewhere (st.cache_data) are keyed on it.
@@ -24,10 +26,15 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
+from pydantic import ValidationError
 
+from evaluator.core import scoring
+from evaluator.core.types import LABEL_SCHEMA, ThresholdInfo
 from evaluator.store import layout, runs
 from evaluator.store.layout import (
     GRADES_FILE,
+    LABELS_FILE,
     META_FILE,
     PREDICTIONS_FILE,
     RUN_FILE,
@@ -40,6 +47,15 @@ from explorer import queries as Q
 class _RunFiles:
     mtime: int
     grades: bool
+    labels: bool  # the scorer's final labels are stored (runs written before that have none)
+
+
+def _number(v: object) -> float | None:
+    """A DOUBLE read back through pandas: NULL comes back as NaN."""
+    if v is None:
+        return None
+    f = float(v)  # type: ignore[arg-type]
+    return f if math.isfinite(f) else None
 
 
 def _mtime(p: Path) -> int | None:
@@ -148,7 +164,9 @@ class Store:
                     if not (d / PREDICTIONS_FILE).is_file():
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    seen[e.name] = _RunFiles(m, (d / GRADES_FILE).is_file())
+                    seen[e.name] = _RunFiles(
+                        m, (d / GRADES_FILE).is_file(), (d / LABELS_FILE).is_file()
+                    )
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
                 del self.problems[f]
@@ -242,22 +260,57 @@ class Store:
 
     def ensure_labels(self, benchmark: str) -> None:
         """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet,
-        and compute their final labels."""
+        and their final labels: as stored by the scorer, or, for a run stored without them,
+        made by the engine (evaluator.core.scoring.final_labels)."""
         with self._lock:
             has_samples = self.ensure_samples(benchmark)
-            runs = [f for f, b in self._run_benchmark.items() if b == benchmark]
-            new = [f for f in runs if f not in self._predictions_loaded]
+            folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
+            new = [f for f in folders if f not in self._predictions_loaded]
+            rdir = layout.runs_dir(self.root)
             if new:
-                rdir = layout.runs_dir(self.root)
                 Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in new])
                 Q.load_grades(
                     self.con, [str(rdir / f / GRADES_FILE) for f in new if self._runs[f].grades]
                 )
                 self._predictions_loaded.update(new)
-            todo = [f for f in runs if f not in self._labelled]
-            if todo and has_samples:
-                Q.compute_labels(self.con, todo)
-                self._labelled.update(todo)
+            todo = [f for f in folders if f not in self._labelled]
+            if not todo or not has_samples:
+                return
+            Q.delete_labels(self.con, todo)
+            stored = [f for f in todo if self._runs[f].labels]
+            Q.load_labels(self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in stored])
+            older = [f for f in todo if not self._runs[f].labels]
+            if older:
+                samples = Q.label_inputs(self.con, benchmark)
+                for f in older:
+                    self._make_labels(f, benchmark, samples)
+            self._labelled.update(todo)
+
+    def _make_labels(self, run_id: str, benchmark: str, samples: pd.DataFrame) -> None:
+        """Final labels of a run stored without them, from the engine's rule."""
+        row = Q.run_row(self.con, run_id)
+        if row is None:
+            return
+        try:
+            per_domain = row["per_domain"]
+            threshold = ThresholdInfo(
+                policy=str(row["policy"]),
+                threshold=_number(row["threshold"]),
+                per_domain=json.loads(per_domain) if isinstance(per_domain, str) else None,
+            )
+        except (ValueError, ValidationError) as e:
+            self.problems[run_id] = f"threshold unreadable: {str(e).splitlines()[0]}"
+            return
+        splits = [str(x) for x in (row["splits"] if row["splits"] is not None else [])]
+        table = scoring.final_labels(
+            samples, Q.run_predictions(self.con, run_id), threshold, splits
+        )
+        Q.insert_labels(
+            self.con,
+            run_id,
+            benchmark,
+            pa.Table.from_pandas(table, schema=LABEL_SCHEMA, preserve_index=False),
+        )
 
     def ensure_all_grades(self) -> None:
         """Grades of every run (the explanations page spans benchmarks)."""

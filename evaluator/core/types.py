@@ -111,6 +111,21 @@ PREDICTION_SCHEMA = pa.schema(
 PREDICTION_COLUMNS: tuple[str, ...] = tuple(PREDICTION_SCHEMA.names)
 
 
+# The final label of every prediction the scorer scored (labels.parquet of a run): the
+# threshold applied, or the label used as given; for sentence predictions that roll up to
+# summaries, one more row per summary (rolled = true). See evaluator/store/runs.py.
+LABEL_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("unit", pa.string()),
+        ("final_label", pa.int8()),  # 1 consistent, 0 inconsistent, null: no usable label
+        ("score", pa.float64()),  # the score it was made from (a summary: its lowest sentence)
+        ("rolled", pa.bool_()),  # a summary label rolled up from its sentences
+    ]
+)
+LABEL_COLUMNS: tuple[str, ...] = tuple(LABEL_SCHEMA.names)
+
+
 @dataclass(frozen=True)
 class Grade:
     """A judge's (or a human's) grade of one explanation: 1, 0.5, 0, or None when unparsable."""

@@ -1,8 +1,24 @@
-"""Run folders: leaderboard_data/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet]}.
+"""Run folders: leaderboard_data/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet,
+labels.parquet]}.
+
+- run.json: the RunRecord (evaluator.core.types): model, threshold, counts, per-slice results.
+- predictions.parquet: the predictions as given (PREDICTION_COLUMNS), one row per sample.
+- grades.parquet: explanation grades (GRADE_COLUMNS), when the run has any.
+- labels.parquet: the final labels the scorer scored with (LABEL_COLUMNS): one row per
+  prediction in the scored splits, with `final_label` the threshold applied (or the label as
+  given; null when the prediction has no usable label) and `score` the score it came from; and,
+  for sentence predictions on a benchmark that also has summaries, one row per summary with at
+  least one predicted sentence (`rolled` true: inconsistent if any sentence is, score = the
+  lowest sentence score, null when a sentence has none). A separate file keeps
+  predictions.parquet exactly what was submitted and gives rolled-up summaries, which have no
+  prediction row, a place. Runs written before labels were stored have no labels.parquet:
+  readers then make them with evaluator.core.scoring.final_labels (the same rule, from the
+  predictions and the stored threshold).
 
 A run is built in a staging folder outside the runs/ glob and renamed into place when complete, so
 a reader never sees half a run and a crash leaves nothing on the board. Runs are immutable; the
-only later change is moderation (hidden), which rewrites run.json atomically.
+only later change is moderation (hidden), which rewrites run.json atomically. File names come
+from evaluator.store.layout; docs/ARCHITECTURE.md describes the contract.
 """
 
 from __future__ import annotations
@@ -27,12 +43,14 @@ from evaluator.core.errors import CorruptRunError, FactBoardError
 from evaluator.core.types import (
     GRADE_COLUMNS,
     GRADE_SCHEMA,
+    LABEL_COLUMNS,
+    LABEL_SCHEMA,
     PREDICTION_COLUMNS,
     PREDICTION_SCHEMA,
     RunRecord,
 )
 from evaluator.store import layout
-from evaluator.store.layout import GRADES_FILE, PREDICTIONS_FILE, RUN_FILE
+from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE, RUN_FILE
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,150}$")
 
@@ -66,8 +84,11 @@ def write_run(
     predictions: pd.DataFrame,
     grades: pd.DataFrame | None = None,
     root: Path | None = None,
+    labels: pd.DataFrame | None = None,
 ) -> Path:
-    """Write a complete run folder atomically; returns its final path."""
+    """Write a complete run folder atomically; returns its final path.
+
+    labels: the final labels the scorer made (evaluator.core.scoring.Scored.final_labels)."""
     if not _RUN_ID.match(record.run_id):
         raise FactBoardError(f"invalid run id {record.run_id!r}")
     runs = layout.runs_dir(root)
@@ -85,6 +106,8 @@ def write_run(
         )
         if grades is not None and not grades.empty:
             pq.write_table(_table(grades, GRADE_SCHEMA, GRADE_COLUMNS), tmp / GRADES_FILE)
+        if labels is not None:
+            pq.write_table(_table(labels, LABEL_SCHEMA, LABEL_COLUMNS), tmp / LABELS_FILE)
         _write_json(tmp / RUN_FILE, record.model_dump(mode="json"))
         _fsync_dir(tmp)
         os.rename(tmp, final)
@@ -154,6 +177,17 @@ def read_grades(run_dir: Path) -> pd.DataFrame | None:
         return pq.read_table(f).to_pandas()
     except (OSError, pa.ArrowException) as e:
         raise CorruptRunError(str(run_dir), f"{GRADES_FILE} unreadable ({e})") from None
+
+
+def read_labels(run_dir: Path) -> pd.DataFrame | None:
+    """The run's stored final labels (LABEL_COLUMNS); None for a run stored without them."""
+    f = run_dir / LABELS_FILE
+    if not f.exists():
+        return None
+    try:
+        return pq.read_table(f).to_pandas()
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptRunError(str(run_dir), f"{LABELS_FILE} unreadable ({e})") from None
 
 
 @dataclass(frozen=True)

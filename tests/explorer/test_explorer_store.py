@@ -8,13 +8,15 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
+from evaluator.core import scoring
 from evaluator.core.scoring import slice_masks
-from evaluator.core.types import RunRecord
+from evaluator.core.types import LABEL_COLUMNS, RunRecord
 from evaluator.ingest import pipeline
 from evaluator.store import ingested, runs
 from explorer import queries as Q
@@ -66,7 +68,7 @@ def test_refresh_loads_runs_results_and_reported(demo_root: Path) -> None:
 
 
 def test_final_labels_reproduce_every_stored_number(demo_root: Path) -> None:
-    """The app's labels (thresholds re-applied in SQL) give the numbers the scorer stored."""
+    """The app's labels (the ones the scorer stored) give the numbers the scorer stored."""
     s = Store(demo_root)
     s.refresh()
     s.ensure_labels("demo")
@@ -430,3 +432,92 @@ def test_a_new_run_field_is_named_by_the_agreement_check() -> None:
     leaves = _leaves(Q.model_structure(Extended, frozenset({"config"})))
     read = {p for cols in (Q.RUN_COLUMNS, Q.RESULT_COLUMNS) for p in cols.values() if p}
     assert sorted(set(leaves) - read - NOT_READ) == ["reviewer"]
+
+
+# --------------------------------------------------------------------------------------------
+# final labels: stored by the scorer, made by the engine for runs stored without them
+
+
+def _sorted_labels(df: pd.DataFrame) -> pd.DataFrame:
+    out = df[list(LABEL_COLUMNS)].sort_values(["unit", "sample_id"]).reset_index(drop=True)
+    out["final_label"] = out["final_label"].astype("Int8")
+    out["score"] = out["score"].astype(float)
+    out["rolled"] = out["rolled"].astype(bool)
+    return out
+
+
+def _assert_stored_labels_are_the_engines(root: Path, benchmark: str) -> int:
+    samples = ingested.load_samples(benchmark, root)
+    n = 0
+    for rec in runs.list_runs(root, benchmark=benchmark).runs:
+        d = root / "runs" / rec.run_id
+        stored = runs.read_labels(d)
+        assert stored is not None, f"{rec.run_id} has no labels.parquet"
+        again = scoring.final_labels(
+            samples, runs.read_predictions(d), rec.threshold, list(rec.splits)
+        )
+        pd.testing.assert_frame_equal(_sorted_labels(stored), _sorted_labels(again))
+        n += 1
+    return n
+
+
+def _labels_table(con: Q.Con) -> pd.DataFrame:
+    return con.execute("SELECT * FROM labels ORDER BY run_id, unit, sample_id").df()
+
+
+def test_stored_labels_equal_the_engines_recomputed_labels_on_the_demo(root: Path) -> None:
+    testdata.add_run(root, "demo", "Scores, dev threshold", scores=True, accuracy=0.8)
+    testdata.add_run(root, "demo", "Per-domain", scores=True, policy="per-domain-dev", seed=2)
+    assert _assert_stored_labels_are_the_engines(root, "demo") == 6
+
+
+def test_stored_labels_equal_the_engines_on_a_sentence_benchmark(
+    shared_benchmarks: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "leaderboard_data"
+    (root / "benchmarks").mkdir(parents=True)
+    pipeline.ingest("tofueval", shared_benchmarks / "tofueval", root=root)
+    path = testdata.add_run(root, "tofueval", "Sentence judge", accuracy=0.8, seed=3)
+    testdata.add_run(root, "tofueval", "Sentence scorer", scores=True, accuracy=0.7, seed=4)
+    labels = runs.read_labels(path)
+    assert labels is not None and set(labels["unit"]) == {"sentence", "summary"}
+    assert labels.loc[labels["unit"] == "summary", "rolled"].all()
+    assert _assert_stored_labels_are_the_engines(root, "tofueval") == 2
+
+
+def test_runs_stored_without_labels_get_the_same_labels_from_the_engine(root: Path) -> None:
+    testdata.add_run(root, "demo", "Per-domain", scores=True, policy="per-domain-dev", seed=2)
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("demo")
+    with_file = _labels_table(s.cursor())
+    for d in (root / "runs").iterdir():
+        (d / "labels.parquet").unlink()
+    old = Store(root)
+    old.refresh()
+    old.ensure_labels("demo")
+    pd.testing.assert_frame_equal(_labels_table(old.cursor()), with_file)
+    assert old.problems == {}
+
+
+def test_the_committed_demo_runs_have_no_stored_labels_and_still_reproduce(
+    tmp_path: Path,
+) -> None:
+    """leaderboard_data/runs holds runs written before labels were stored: the old-run path."""
+    repo_data = Path(__file__).resolve().parents[2] / "leaderboard_data"
+    root = tmp_path / "leaderboard_data"
+    shutil.copytree(repo_data / "benchmarks", root / "benchmarks")
+    shutil.copytree(repo_data / "runs", root / "runs")
+    assert not list(root.glob("runs/*/labels.parquet"))
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    ids = list(Q.runs_frame(con, "demo")["run_id"])
+    assert len(ids) == 4 and s.problems == {}
+    for run_id in ids:
+        rec = runs.read_record(root / "runs" / run_id)
+        stored = rec.result("balanced_accuracy").value
+        assert _bacc_from_labels(con, run_id, "demo", "summary", True) == pytest.approx(
+            stored, abs=1e-12
+        )
