@@ -18,7 +18,7 @@ from evaluator.core import scoring
 from evaluator.core.scoring import slice_masks
 from evaluator.core.types import LABEL_COLUMNS, RunRecord
 from evaluator.ingest import pipeline
-from evaluator.store import ingested, runs
+from evaluator.store import export, ingested, runs
 from explorer import queries as Q
 from explorer.store import Store
 from tests.support import testdata
@@ -521,3 +521,36 @@ def test_the_committed_demo_runs_have_no_stored_labels_and_still_reproduce(
         assert _bacc_from_labels(con, run_id, "demo", "summary", True) == pytest.approx(
             stored, abs=1e-12
         )
+
+
+def test_the_board_and_the_engine_read_the_same_result_rows(root: Path) -> None:
+    """explorer's DuckDB route (runs ⋈ results) and evaluator.store.export.result_rows agree."""
+    testdata.add_run(root, "demo", "Per-domain", scores=True, policy="per-domain-dev", seed=2)
+    engine = export.result_rows(runs.list_runs(root, benchmark="demo").runs)
+    s = Store(root)
+    s.refresh()
+    cols = [c for c in export.RESULT_ROW_COLUMNS if c not in ("hidden", "coverage")]
+    board = (
+        s.cursor()
+        .execute(
+            "SELECT r.moderated AS hidden, r.*, x.* EXCLUDE (run_id) FROM results x "
+            "JOIN runs r USING (run_id) WHERE r.benchmark = 'demo' AND NOT r.hidden"
+        )
+        .df()
+    )
+    key = ["run_id", "unit", "slice_kind", "slice_value", "metric"]
+    assert len(board) == len(engine) > 0
+    e = engine.sort_values(key).reset_index(drop=True)
+    b = board.sort_values(key).reset_index(drop=True)
+    for c in cols:
+        ev, bv = e[c].to_numpy(dtype=object), b[c].to_numpy(dtype=object)
+        same = [
+            (x is None or x != x) and (y is None or y != y) or x == y
+            for x, y in zip(ev, bv, strict=True)
+        ]
+        assert all(same), f"column {c} differs"
+
+    def as_list(c: object) -> list[str]:
+        return [] if c is None or c is pd.NA else [str(x) for x in c]  # type: ignore[attr-defined]
+
+    assert [as_list(c) for c in e["coverage"]] == [as_list(c) for c in b["coverage"]]
