@@ -1,7 +1,7 @@
 """Rank with tie groups: which models on the board are significantly different?
 
 Two runs scored on the same samples (same benchmark version, split and unit, every sample
-predicted) are compared with a paired bootstrap of the metric difference, as DESIGN.md §4 asks.
+predicted) are compared with a paired bootstrap of the metric difference (docs/ARCHITECTURE.md).
 Comparing each pair with evaluator.core.metrics.paired_bootstrap would cost minutes for 200 runs, so
 this module evaluates every run on the *same* bootstrap resamples at once (one matrix product
 per domain) and reads each pair's difference off those shared resamples: the same test, done
@@ -11,6 +11,8 @@ the one evaluator.core.metrics.paired_bootstrap defines, and the point values ar
 the numbers stored in each run (a run whose per-sample labels do not reproduce its stored number
 falls back to CI non-overlap). Everything else (reported numbers, other metrics, runs with
 missing predictions) is compared by CI non-overlap (evaluator.core.metrics.significance_from_cis).
+Each label metric's formula on confusion counts is the engine's (evaluator.core.metrics,
+FROM_CONFUSION), chosen through the vocabulary (evaluator.core.vocabulary.metric(name).confusion).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ Conventions
   the same function with one row of ones, so point values and CIs cannot drift apart.
 - The bootstrap is exact (each resample is n draws with replacement, within strata when given),
   vectorised, seeded, and drawn in chunks so memory stays bounded.
+- Label metrics are written once as functions of confusion counts (`*_from_confusion`,
+  FROM_CONFUSION); the weighted forms and the board's stacked ranking both call them.
 """
 
 from __future__ import annotations

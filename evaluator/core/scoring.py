@@ -1,8 +1,11 @@
-"""Samples + predictions -> per-slice results with 95% bootstrap CIs (DESIGN.md §4).
+"""Samples + predictions -> per-slice results with 95% bootstrap CIs (docs/ARCHITECTURE.md).
 
 One entry point, `score`, used by the CLI, the submit page, the ingest of released runs and the
 evaluator. Scores become labels by the threshold policy (stored in the run); every slice the
-benchmark declares gets its metrics; sentence predictions roll up to summaries.
+benchmark declares gets its metrics; sentence predictions roll up to summaries. The final labels
+it scored with come back in `Scored.final_labels` and are stored with the run; `final_labels`
+makes the same table again from a stored run's predictions and threshold (`labels_from_threshold`
+is the one rule for turning a stored threshold into labels).
 """
 
 from __future__ import annotations

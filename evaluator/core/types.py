@@ -1,4 +1,4 @@
-"""The data contracts of DESIGN.md §3: samples, predictions, grades, runs and results.
+"""The data contracts (docs/ARCHITECTURE.md): samples, predictions, grades, labels, runs, results.
 
 Samples and predictions travel as Arrow/pandas tables (thousands of rows); the dataclasses here
 describe one row and the Arrow schemas fix the on-disk layout. Run metadata is a pydantic model so
