@@ -359,19 +359,21 @@ def load_labels(con: Con, benchmark: str, files: Sequence[str]) -> None:
     )
 
 
-def insert_labels(con: Con, run_id: str, benchmark: str, labels: pa.Table) -> None:
-    """Final labels made in Python (evaluator.core.scoring.final_labels: a run stored without
-    them), with gold labels and positions from the samples."""
+def insert_labels(con: Con, benchmark: str, labels: pa.Table) -> None:
+    """Final labels made in Python (evaluator.core.scoring.final_labels, for runs stored without
+    them; a run_id column beside LABEL_COLUMNS), with gold labels and positions from the
+    samples."""
     con.register("_final_labels", labels)
     try:
         con.execute(
             """
             INSERT INTO labels
-            SELECT ?, s.sample_id, s.unit, s.label, l.score, l.final_label, l.rolled, s.ix
+            SELECT l.run_id, s.sample_id, s.unit, s.label, l.score, l.final_label, l.rolled,
+                   s.ix
             FROM _final_labels l
             JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
             """,
-            [run_id, benchmark],
+            [benchmark],
         )
     finally:
         con.unregister("_final_labels")
@@ -386,10 +388,20 @@ def label_inputs(con: Con, benchmark: str) -> pd.DataFrame:
     ).df()
 
 
-def run_predictions(con: Con, run_id: str) -> pd.DataFrame:
-    """A run's loaded predictions: sample_id, score, label."""
+def run_thresholds(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
+    """How the given runs turned scores into labels: policy, threshold, per_domain, splits."""
     return con.execute(
-        "SELECT sample_id, score, label FROM predictions WHERE run_id = ?", [run_id]
+        "SELECT run_id, policy, threshold, per_domain, splits FROM runs "
+        "WHERE list_contains(?, run_id)",
+        [list(run_ids)],
+    ).df()
+
+
+def run_predictions(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The given runs' loaded predictions: run_id, sample_id, score, label."""
+    return con.execute(
+        "SELECT run_id, sample_id, score, label FROM predictions WHERE list_contains(?, run_id)",
+        [list(run_ids)],
     ).df()
 
 

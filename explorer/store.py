@@ -281,36 +281,40 @@ class Store:
             Q.load_labels(self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in stored])
             older = [f for f in todo if not self._runs[f].labels]
             if older:
-                samples = Q.label_inputs(self.con, benchmark)
-                for f in older:
-                    self._make_labels(f, benchmark, samples)
+                self._make_labels(older, benchmark)
             self._labelled.update(todo)
 
-    def _make_labels(self, run_id: str, benchmark: str, samples: pd.DataFrame) -> None:
-        """Final labels of a run stored without them, from the engine's rule."""
-        row = Q.run_row(self.con, run_id)
-        if row is None:
-            return
-        try:
-            per_domain = row["per_domain"]
-            threshold = ThresholdInfo(
-                policy=str(row["policy"]),
-                threshold=_number(row["threshold"]),
-                per_domain=json.loads(per_domain) if isinstance(per_domain, str) else None,
+    def _make_labels(self, run_ids: list[str], benchmark: str) -> None:
+        """Final labels of runs stored without them, by the engine's rule."""
+        samples = Q.label_inputs(self.con, benchmark)
+        preds = dict(iter(Q.run_predictions(self.con, run_ids).groupby("run_id", sort=False)))
+        tables = []
+        for row in Q.run_thresholds(self.con, run_ids).to_dict("records"):
+            run_id = str(row["run_id"])
+            try:
+                per_domain = row["per_domain"]
+                threshold = ThresholdInfo(
+                    policy=str(row["policy"]),
+                    threshold=_number(row["threshold"]),
+                    per_domain=json.loads(per_domain) if isinstance(per_domain, str) else None,
+                )
+            except (ValueError, ValidationError) as e:
+                self.problems[run_id] = f"threshold unreadable: {str(e).splitlines()[0]}"
+                continue
+            p = preds.get(run_id)
+            if p is None:
+                continue
+            splits = [str(x) for x in (row["splits"] if row["splits"] is not None else [])]
+            t = scoring.final_labels(samples, p, threshold, splits)
+            tables.append(t.assign(run_id=run_id))
+        if tables:
+            table = pd.concat(tables, ignore_index=True)
+            schema = LABEL_SCHEMA.append(pa.field("run_id", pa.string()))
+            Q.insert_labels(
+                self.con,
+                benchmark,
+                pa.Table.from_pandas(table, schema=schema, preserve_index=False),
             )
-        except (ValueError, ValidationError) as e:
-            self.problems[run_id] = f"threshold unreadable: {str(e).splitlines()[0]}"
-            return
-        splits = [str(x) for x in (row["splits"] if row["splits"] is not None else [])]
-        table = scoring.final_labels(
-            samples, Q.run_predictions(self.con, run_id), threshold, splits
-        )
-        Q.insert_labels(
-            self.con,
-            run_id,
-            benchmark,
-            pa.Table.from_pandas(table, schema=LABEL_SCHEMA, preserve_index=False),
-        )
 
     def ensure_all_grades(self) -> None:
         """Grades of every run (the explanations page spans benchmarks)."""
