@@ -6,7 +6,6 @@ are the source of truth; the tables here are caches of them, loaded incrementall
   samples      one row per benchmark sample (+ derived topic_type, n_edit_types, sent_idx)
   runs         one row per run.json (model, origin, threshold, counts, hidden)
   results      the per-slice results of each run
-  thresholds   per run: the global threshold (domain NULL) or one per domain
   predictions  per-sample predictions (score, label, explanation; raw output stays on disk)
   labels       final predicted labels per run and sample, as the scorer made them (threshold
                applied, sentence predictions rolled up to summaries): read from the run's
@@ -60,7 +59,6 @@ CREATE TABLE IF NOT EXISTS results (
     metric VARCHAR, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n BIGINT,
     coverage VARCHAR[], grader VARCHAR, aggregation VARCHAR
 );
-CREATE TABLE IF NOT EXISTS thresholds (run_id VARCHAR, domain VARCHAR, threshold DOUBLE);
 CREATE TABLE IF NOT EXISTS predictions (
     run_id VARCHAR, sample_id VARCHAR, score DOUBLE, label TINYINT, explanation VARCHAR
 );
@@ -245,7 +243,7 @@ def apply_supersession(con: Con, superseded: Sequence[str]) -> None:
 
 
 def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
-    """Insert the staged runs of the given folders (and their results and thresholds)."""
+    """Insert the staged runs of the given folders (and their results)."""
     ids = list(folders)
     con.execute(
         """
@@ -272,40 +270,17 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
         """,
         [ids],
     )
-    con.execute(
-        """
-        INSERT INTO thresholds
-        SELECT run_id, NULL, threshold.threshold FROM _run_json
-        WHERE list_contains(?, folder) AND threshold.threshold IS NOT NULL
-        """,
-        [ids],
-    )
 
 
 def drop_staged_runs(con: Con) -> None:
     con.execute("DROP TABLE IF EXISTS _run_json")
 
 
-def per_domain_thresholds(con: Con, run_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(run_id, per_domain JSON text) of the given runs that use a per-domain threshold."""
-    rows = con.execute(
-        "SELECT run_id, per_domain FROM runs WHERE list_contains(?, run_id) "
-        "AND per_domain IS NOT NULL AND per_domain <> 'null'",
-        [list(run_ids)],
-    ).fetchall()
-    return [(str(a), str(b)) for a, b in rows]
-
-
-def insert_thresholds(con: Con, rows: Sequence[tuple[str, str, float]]) -> None:
-    if rows:
-        con.executemany("INSERT INTO thresholds VALUES (?, ?, ?)", [list(r) for r in rows])
-
-
 def delete_runs(con: Con, run_ids: Sequence[str]) -> None:
     ids = list(run_ids)
     if not ids:
         return
-    for table in ("runs", "results", "thresholds", "predictions", "labels", "grades"):
+    for table in ("runs", "results", "predictions", "labels", "grades"):
         con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
 
 

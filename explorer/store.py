@@ -195,17 +195,6 @@ class Store:
         good = self._check_runs(meta)
         Q.insert_staged_runs(self.con, [f for f, _ in good])
         Q.drop_staged_runs(self.con)
-        if not good:
-            return
-        per_domain = []
-        for run_id, text in Q.per_domain_thresholds(self.con, [f for f, _ in good]):
-            try:
-                for dom, t in (json.loads(text) or {}).items():
-                    if isinstance(t, int | float) and math.isfinite(t):
-                        per_domain.append((run_id, str(dom), float(t)))
-            except ValueError:
-                self.problems[run_id] = "threshold.per_domain is not a JSON object"
-        Q.insert_thresholds(self.con, per_domain)
         for f, benchmark in good:
             self._runs[f] = seen[f]
             self._run_benchmark[f] = benchmark
