@@ -1,7 +1,8 @@
 """Predictions -> a scored, stored run: the one path every run takes (a submission, `evaluator
 score`, a detector or LLM run, a judged run, a release's own runs).
 
-Scoring itself is pure (evaluator.core.scoring); writing is evaluator.store.runs.
+Scoring itself is pure (evaluator.core.scoring); writing is evaluator.store.runs. The run keeps the
+final labels the scorer scored with (labels.parquet), so readers never re-derive them.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def score_to_run(
     """Score predictions and store them as a new immutable run; returns the run folder."""
     scored = score(spec, samples, predictions, options, grades)
     rec = build_record(spec, version, scored, model, origin, config, submission, run_id, supersedes)
-    return runs.write_run(rec, predictions, grades, root)
+    return runs.write_run(rec, predictions, grades, root, scored.final_labels)
 
 
 def score_file_to_run(

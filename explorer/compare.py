@@ -14,32 +14,64 @@ import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import metrics as M
-from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
+from evaluator.core import vocabulary as V
+from evaluator.core.scoring import MEAN_OVER_DOMAINS, correlation_control, slice_masks
 from explorer import queries as Q
 
-# metric -> weighted engine function of (W, y, pred) on labels, or (W, x, human) on scores
-LABEL_W: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    "balanced_accuracy": M.balanced_accuracy_w,
-    "accuracy": M.accuracy_w,
-    "detection_accuracy": M.accuracy_w,
-    "fpr": M.false_positive_rate_w,
-    "fnr": M.false_negative_rate_w,
-    "recall": M.recall_inconsistent_w,
-    "detection_score": M.recall_inconsistent_w,
+# (W, target, x, control codes or None) -> one value per weight row
+_Fn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], np.ndarray]
+
+# the partial correlations need the control variable's groups besides the two columns; the
+# scorer computes them with these engine functions (evaluator.core.scoring._correlation_metrics)
+_PARTIAL_W: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
+    "partial_pearson": M.partial_pearson_w,
+    "partial_spearman": M.partial_spearman_w,
 }
-SCORE_W: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    "roc_auc": M.roc_auc_w,
-    "pearson": M.pearson_w,
-    "spearman": M.spearman_w,
-    "kendall_tau": M.kendall_tau_w,
-}
-CORRELATION = {"pearson", "spearman", "kendall_tau"}
 
 
-def metric_name(metric: str) -> str:
-    from explorer.leaderboard import metric_label
+def _uses_labels(metric: str) -> bool:
+    return V.metric(metric).uses == "labels"
 
-    return metric_label(metric)
+
+def _correlates(metric: str) -> bool:
+    """Compared against human scores (correlation benchmarks), not gold labels."""
+    return "correlation" in V.metric(metric).tasks
+
+
+def _weighted(metric: str) -> _Fn:
+    """The engine's weighted function of the metric, as (W, target, x, codes)."""
+    if metric in _PARTIAL_W:
+        part = _PARTIAL_W[metric]
+
+        def partial(
+            W: np.ndarray, y: np.ndarray, x: np.ndarray, c: np.ndarray | None
+        ) -> np.ndarray:
+            assert c is not None
+            return part(W, x, y, c)
+
+        return partial
+    fn = V.metric(metric).weighted
+    if fn is None:
+        raise KeyError(f"{metric} cannot be compared run against run")
+    return lambda W, y, x, c: fn(W, y, x)
+
+
+def comparable_metrics(task: str | BenchmarkSpec) -> list[str]:
+    """The metrics two runs can be compared on: the task's label and score metrics (from the
+    vocabulary) that the engine computes from the samples both runs scored. Given the benchmark
+    rather than its task, the partial correlations are offered only when it names a control."""
+    spec = task if isinstance(task, BenchmarkSpec) else None
+    name = spec.task if spec else str(task)
+    out = []
+    for m in V.metric_names(name):
+        if V.metric(m).uses not in ("labels", "scores"):
+            continue
+        if m in _PARTIAL_W:
+            if spec is None or spec.correlation_control:
+                out.append(m)
+        elif V.metric(m).weighted is not None:
+            out.append(m)
+    return out
 
 
 def p_text(p: float, resamples: int) -> str:
@@ -47,21 +79,6 @@ def p_text(p: float, resamples: int) -> str:
     if p != p:
         return "n/a"
     return f"< {1 / resamples:.0e}".replace("e-0", "e-") if p == 0 else f"{p:.3g}"
-
-
-def comparable_metrics(task: str) -> list[str]:
-    if task == "correlation":
-        return ["pearson", "spearman", "kendall_tau"]
-    if task == "detection+explanation":
-        return [
-            "detection_accuracy",
-            "detection_score",
-            "balanced_accuracy",
-            "fpr",
-            "fnr",
-            "roc_auc",
-        ]
-    return ["balanced_accuracy", "accuracy", "fpr", "fnr", "roc_auc"]
 
 
 @dataclass
@@ -79,12 +96,12 @@ class Comparison:
 
 def _arrays(frame: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """(target, a, b, kind) on the rows usable for the metric; kind 'labels' or 'scores'."""
-    if metric in LABEL_W:
+    if _uses_labels(metric):
         y = frame["label"].to_numpy(dtype=float)
         a = frame["pred_a"].to_numpy(dtype=float)
         b = frame["pred_b"].to_numpy(dtype=float)
         return y, a, b, "labels"
-    target = frame["human_score"] if metric in CORRELATION else frame["label"]
+    target = frame["human_score"] if _correlates(metric) else frame["label"]
     return (
         target.to_numpy(dtype=float),
         frame["score_a"].to_numpy(dtype=float),
@@ -94,15 +111,25 @@ def _arrays(frame: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _stat_pair(
-    metric: str, y: np.ndarray, a: np.ndarray, b: np.ndarray, domains: np.ndarray | None
+    metric: str,
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    domains: np.ndarray | None,
+    codes: np.ndarray | None = None,
 ) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray]]:
-    f = LABEL_W.get(metric) or SCORE_W[metric]
+    f = _weighted(metric)
     if domains is None:
-        return (lambda W: f(W, y, a)), (lambda W: f(W, y, b))
+        return (lambda W: f(W, y, a, codes)), (lambda W: f(W, y, b, codes))
     groups = [domains == d for d in np.unique(domains)]
 
+    def sub(c: np.ndarray | None, g: np.ndarray) -> np.ndarray | None:
+        return None if c is None else c[g]
+
     def mean_of(x: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda W: np.mean(np.stack([f(W[:, g], y[g], x[g]) for g in groups], axis=1), axis=1)
+        return lambda W: np.mean(
+            np.stack([f(W[:, g], y[g], x[g], sub(codes, g)) for g in groups], axis=1), axis=1
+        )
 
     return mean_of(a), mean_of(b)
 
@@ -117,8 +144,11 @@ def paired_difference(
     mean_over_strata: bool,
     resamples: int,
     seed: int = 0,
+    codes: np.ndarray | None = None,
 ) -> M.PairedComparison:
     """evaluator.core.metrics.paired_bootstrap of metric(a) - metric(b).
+
+    codes: the control variable's group of each sample (partial correlations only).
 
     Label metrics are computed on the distinct (stratum, gold, a, b) rows (exact, much faster:
     the Resampler's `keys`); the statistic is then built on those representative rows.
@@ -126,23 +156,25 @@ def paired_difference(
     n = len(y)
     keys = None
     y_r, a_r, b_r, rows = y, a, b, np.arange(n)
-    if metric in LABEL_W:
+    if _uses_labels(metric):
         keys = np.column_stack([y, a, b]).astype(np.int8)
         rows = M.Resampler(n, resamples=1, seed=seed, strata=strata, keys=keys).rows
         y_r, a_r, b_r = (x[rows].astype(np.int8) for x in (y, a, b))
     dom = strata[rows] if (mean_over_strata and strata is not None) else None
-    sa, sb = _stat_pair(metric, y_r, a_r, b_r, dom)
+    sa, sb = _stat_pair(metric, y_r, a_r, b_r, dom, codes)
     return M.paired_bootstrap(sa, sb, n, resamples=resamples, seed=seed, strata=strata, keys=keys)
 
 
-def _applies(metric: str, y: np.ndarray) -> bool:
+def _applies(metric: str, y: np.ndarray, codes: np.ndarray | None = None) -> bool:
     if metric in ("balanced_accuracy", "roc_auc"):
         return bool((y == 0).any() and (y == 1).any())
     if metric in ("fnr", "recall", "detection_score"):
         return bool((y == 0).any())
     if metric == "fpr":
         return bool((y == 1).any())
-    if metric in CORRELATION:
+    if metric in _PARTIAL_W:  # partialling out needs two control groups, as in the scorer
+        return len(y) >= 3 and codes is not None and len(np.unique(codes)) > 1
+    if _correlates(metric):
         return len(y) >= 3
     return len(y) > 0
 
@@ -166,7 +198,7 @@ def compare_runs(
             what = "labels" if kind == "labels" else "scores"
             notes.append(
                 f"Run {name} has no {what} on these samples, so "
-                f"{metric_name(metric)} cannot be compared; pick another metric."
+                f"{V.metric_label(metric)} cannot be compared; pick another metric."
             )
     usable = ~(np.isnan(y) | np.isnan(a) | np.isnan(b))
     dropped = int((~usable).sum())
@@ -179,6 +211,13 @@ def compare_runs(
     f = frame[usable].reset_index(drop=True)
     y, a, b = y[usable], a[usable], b[usable]
     n = len(f)
+    codes = None
+    if metric in _PARTIAL_W:
+        control = correlation_control(spec, f)
+        if control is None:
+            notes.append(f"{spec.title} names no control variable to partial out.")
+        else:
+            codes = np.unique(control, return_inverse=True)[1].ravel()
     empty_slices = pd.DataFrame(
         columns=[
             "slice_kind",
@@ -192,7 +231,7 @@ def compare_runs(
             "p_value",
         ]
     )
-    if n == 0 or not _applies(metric, y):
+    if n == 0 or not _applies(metric, y, codes):
         notes.append("No sample both runs were scored on supports this metric.")
         return Comparison(
             metric, n, np.nan, np.nan, None, None, empty_slices, _disagreements(f, kind), notes
@@ -205,20 +244,30 @@ def compare_runs(
         cap = 1000 if metric == "kendall_tau" else 2000
         resamples, slice_resamples = min(resamples, cap), min(slice_resamples, 500)
         notes.append(
-            f"{metric_name(metric)} is recomputed on every resample: "
+            f"{V.metric_label(metric)} is recomputed on every resample: "
             f"{resamples:,} resamples overall, {slice_resamples:,} per slice."
         )
-    if metric in LABEL_W:
+    if kind == "labels":
         y, a, b = y.astype(np.int8), a.astype(np.int8), b.astype(np.int8)
     strata = domains if stratify else None
     diff = paired_difference(
-        metric, y, a, b, strata=strata, mean_over_strata=mean_dom, resamples=resamples, seed=seed
+        metric,
+        y,
+        a,
+        b,
+        strata=strata,
+        mean_over_strata=mean_dom,
+        resamples=resamples,
+        seed=seed,
+        codes=codes,
     )
-    sa, sb = _stat_pair(metric, y, a, b, domains if mean_dom else None)
+    sa, sb = _stat_pair(metric, y, a, b, domains if mean_dom else None, codes)
     ones = np.ones((1, n))
     va, vb = float(sa(ones)[0]), float(sb(ones)[0])
     mc = M.mcnemar_exact(a == y, b == y) if kind == "labels" else None
-    slices = _slices(spec, f, metric, y, a, b, domains if stratify else None, slice_resamples, seed)
+    slices = _slices(
+        spec, f, metric, y, a, b, domains if stratify else None, slice_resamples, seed, codes
+    )
     return Comparison(metric, n, va, vb, diff, mc, slices, _disagreements(f, kind), notes)
 
 
@@ -232,13 +281,15 @@ def _slices(
     strata: np.ndarray | None,
     resamples: int,
     seed: int,
+    codes: np.ndarray | None = None,
 ) -> pd.DataFrame:
     rows = []
     for kind, value, mask in slice_masks(spec, f):
         if kind == "overall":
             continue
         ys = y[mask]
-        if not _applies(metric, ys):
+        cs = codes[mask] if codes is not None else None
+        if not _applies(metric, ys, cs):
             continue
         st = strata[mask] if strata is not None else None
         pc = paired_difference(
@@ -250,8 +301,9 @@ def _slices(
             mean_over_strata=False,
             resamples=resamples,
             seed=seed,
+            codes=cs,
         )
-        sa, sb = _stat_pair(metric, ys, a[mask], b[mask], None)
+        sa, sb = _stat_pair(metric, ys, a[mask], b[mask], None, cs)
         ones = np.ones((1, int(mask.sum())))
         rows.append(
             {

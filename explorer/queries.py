@@ -1,4 +1,4 @@
-"""Every DuckDB statement the app runs (DESIGN.md §5.2): one module, bound parameters only.
+"""Every DuckDB statement the app runs (docs/ARCHITECTURE.md): one module, bound parameters only.
 
 The app keeps one in-memory DuckDB database per process (explorer.store.Store). The files on disk
 are the source of truth; the tables here are caches of them, loaded incrementally:
@@ -6,10 +6,11 @@ are the source of truth; the tables here are caches of them, loaded incrementall
   samples      one row per benchmark sample (+ derived topic_type, n_edit_types, sent_idx)
   runs         one row per run.json (model, origin, threshold, counts, hidden)
   results      the per-slice results of each run
-  thresholds   per run: the global threshold (domain NULL) or one per domain
   predictions  per-sample predictions (score, label, explanation; raw output stays on disk)
   labels       final predicted labels per run and sample, as the scorer made them (threshold
-               applied, sentence predictions rolled up to summaries)
+               applied, sentence predictions rolled up to summaries): read from the run's
+               labels.parquet, or made by evaluator.core.scoring.final_labels for a run stored
+               without one; never derived in SQL
   grades       explanation grades (human or judge)
   reported     published numbers from leaderboard_data/reported/*.csv
 
@@ -20,6 +21,8 @@ fixed whitelists in this module (sort orders, optional WHERE clauses with `?` pa
 from __future__ import annotations
 
 import json
+import types
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +30,10 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+from pydantic import BaseModel
+
+from evaluator.core.types import RunRecord, SliceResult
 
 Con = duckdb.DuckDBPyConnection
 
@@ -52,7 +59,6 @@ CREATE TABLE IF NOT EXISTS results (
     metric VARCHAR, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n BIGINT,
     coverage VARCHAR[], grader VARCHAR, aggregation VARCHAR
 );
-CREATE TABLE IF NOT EXISTS thresholds (run_id VARCHAR, domain VARCHAR, threshold DOUBLE);
 CREATE TABLE IF NOT EXISTS predictions (
     run_id VARCHAR, sample_id VARCHAR, score DOUBLE, label TINYINT, explanation VARCHAR
 );
@@ -71,60 +77,81 @@ CREATE TABLE IF NOT EXISTS reported (
 );
 """
 
-# the part of run.json the app reads, as a from_json structure (missing keys read as NULL)
-RUN_JSON_STRUCTURE = json.dumps(
-    {
-        "run_id": "VARCHAR",
-        "benchmark": "VARCHAR",
-        "benchmark_version": "VARCHAR",
-        "model": {
-            "name": "VARCHAR",
-            "kind": "VARCHAR",
-            "org": "VARCHAR",
-            "params": "VARCHAR",
-            "url": "VARCHAR",
-            "license": "VARCHAR",
-            "description": "VARCHAR",
-        },
-        "origin": "VARCHAR",
-        "config": "JSON",
-        "threshold": {
-            "policy": "VARCHAR",
-            "threshold": "DOUBLE",
-            "per_domain": "JSON",
-            "tuned_on": "VARCHAR",
-            "tuned_value": "DOUBLE",
-        },
-        "splits": ["VARCHAR"],
-        "created_at": "VARCHAR",
-        "counts": {
-            "n": "BIGINT",
-            "predicted": "BIGINT",
-            "missing": "BIGINT",
-            "unparsable": "BIGINT",
-            "failed": "BIGINT",
-        },
-        "results": [
-            {
-                "split": "VARCHAR",
-                "unit": "VARCHAR",
-                "slice_kind": "VARCHAR",
-                "slice_value": "VARCHAR",
-                "metric": "VARCHAR",
-                "value": "DOUBLE",
-                "ci_low": "DOUBLE",
-                "ci_high": "DOUBLE",
-                "n": "BIGINT",
-                "coverage": ["VARCHAR"],
-                "grader": "VARCHAR",
-                "aggregation": "VARCHAR",
-            }
-        ],
-        "hidden": "BOOLEAN",
-        "submission": "JSON",
-        "supersedes": "VARCHAR",
+# run.json as a from_json structure, derived from the engine's pydantic models (missing keys read
+# as NULL). Free-form objects (dicts, and the run's config) stay JSON text.
+_KEPT_AS_JSON = frozenset({"config"})
+
+
+def _duck_type(annotation: Any) -> Any:
+    """The from_json structure of one pydantic field annotation."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _duck_type(args[0])
+    if origin is typing.Literal:
+        return "VARCHAR"
+    if origin is list and args:
+        return [_duck_type(args[0])]
+    if origin is dict or annotation is Any or annotation is dict:
+        return "JSON"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return model_structure(annotation)
+    simple = {str: "VARCHAR", int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN"}
+    if annotation in simple:
+        return simple[annotation]
+    raise TypeError(f"no DuckDB type for the run.json field type {annotation!r}")
+
+
+def model_structure(
+    model: type[BaseModel], as_json: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """{field: DuckDB type or nested structure} of a pydantic model."""
+    return {
+        name: "JSON" if name in as_json else _duck_type(f.annotation)
+        for name, f in model.model_fields.items()
     }
-)
+
+
+RUN_JSON_STRUCTURE = json.dumps(model_structure(RunRecord, _KEPT_AS_JSON))
+
+# where each column of the runs table comes from in run.json (a dotted path; None: not from
+# run.json). tests/explorer/test_explorer_store.py checks these against RunRecord.
+RUN_COLUMNS: dict[str, str | None] = {
+    "run_id": "run_id",
+    "folder": None,  # the run folder's name
+    "benchmark": "benchmark",
+    "benchmark_version": "benchmark_version",
+    "model_name": "model.name",
+    "model_kind": "model.kind",
+    "model_org": "model.org",
+    "model_params": "model.params",
+    "model_url": "model.url",
+    "model_license": "model.license",
+    "model_description": "model.description",
+    "origin": "origin",
+    "config": "config",
+    "policy": "threshold.policy",
+    "threshold": "threshold.threshold",
+    "per_domain": "threshold.per_domain",
+    "tuned_on": "threshold.tuned_on",
+    "tuned_value": "threshold.tuned_value",
+    "splits": "splits",
+    "created_at": "created_at",
+    "n_total": "counts.n",
+    "predicted": "counts.predicted",
+    "missing": "counts.missing",
+    "unparsable": "counts.unparsable",
+    "failed": "counts.failed",
+    "hidden": None,  # moderated OR superseded (apply_supersession)
+    "submission": "submission",
+    "moderated": "hidden",
+    "supersedes": "supersedes",
+}
+# the results table: run_id, then one column per field of a result (run.json's results[])
+RESULT_COLUMNS: dict[str, str | None] = {
+    "run_id": "run_id",
+    **{name: f"results.{name}" for name in SliceResult.model_fields},
+}
 
 # the run folder's name is the second-to-last path component of any file in it
 _FOLDER_OF_FILE = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
@@ -199,19 +226,24 @@ def stage_run_files(con: Con, files: Sequence[str]) -> tuple[pd.DataFrame, list[
     return meta, bad
 
 
-def apply_supersession(con: Con) -> None:
-    """A run is off the board when moderation hid it or when a visible run supersedes it (the
-    same predictions re-scored with judge grades, say): `hidden` = moderated OR superseded."""
+def supersession_rows(con: Con) -> list[tuple[str, str | None, bool]]:
+    """(run_id, supersedes, moderated) of every loaded run: the input of
+    evaluator.store.runs.superseded."""
+    rows = con.execute("SELECT run_id, supersedes, moderated FROM runs").fetchall()
+    return [(str(a), None if b is None else str(b), bool(c)) for a, b, c in rows]
+
+
+def apply_supersession(con: Con, superseded: Sequence[str]) -> None:
+    """A run is off the board when moderation hid it or when it is superseded (the set comes
+    from evaluator.store.runs.superseded): `hidden` = moderated OR superseded."""
     con.execute(
-        """
-        UPDATE runs SET hidden = moderated OR run_id IN (
-            SELECT supersedes FROM runs WHERE supersedes IS NOT NULL AND NOT moderated)
-        """
+        "UPDATE runs SET hidden = moderated OR list_contains(?::VARCHAR[], run_id)",
+        [list(superseded)],
     )
 
 
 def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
-    """Insert the staged runs of the given folders (and their results and thresholds)."""
+    """Insert the staged runs of the given folders (and their results)."""
     ids = list(folders)
     con.execute(
         """
@@ -238,40 +270,17 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
         """,
         [ids],
     )
-    con.execute(
-        """
-        INSERT INTO thresholds
-        SELECT run_id, NULL, threshold.threshold FROM _run_json
-        WHERE list_contains(?, folder) AND threshold.threshold IS NOT NULL
-        """,
-        [ids],
-    )
 
 
 def drop_staged_runs(con: Con) -> None:
     con.execute("DROP TABLE IF EXISTS _run_json")
 
 
-def per_domain_thresholds(con: Con, run_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(run_id, per_domain JSON text) of the given runs that use a per-domain threshold."""
-    rows = con.execute(
-        "SELECT run_id, per_domain FROM runs WHERE list_contains(?, run_id) "
-        "AND per_domain IS NOT NULL AND per_domain <> 'null'",
-        [list(run_ids)],
-    ).fetchall()
-    return [(str(a), str(b)) for a, b in rows]
-
-
-def insert_thresholds(con: Con, rows: Sequence[tuple[str, str, float]]) -> None:
-    if rows:
-        con.executemany("INSERT INTO thresholds VALUES (?, ?, ?)", [list(r) for r in rows])
-
-
 def delete_runs(con: Con, run_ids: Sequence[str]) -> None:
     ids = list(run_ids)
     if not ids:
         return
-    for table in ("runs", "results", "thresholds", "predictions", "labels", "grades"):
+    for table in ("runs", "results", "predictions", "labels", "grades"):
         con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
 
 
@@ -304,74 +313,71 @@ def load_grades(con: Con, files: Sequence[str]) -> None:
     )
 
 
-def compute_labels(con: Con, run_ids: Sequence[str]) -> None:
-    """Final labels as evaluator.core.scoring.resolve_labels makes them, plus sentence roll-ups.
+def delete_labels(con: Con, run_ids: Sequence[str]) -> None:
+    con.execute("DELETE FROM labels WHERE list_contains(?, run_id)", [list(run_ids)])
 
-    A score becomes label 1 (consistent) when score >= threshold (the run's global one, or its
-    domain's under per-domain-dev); under the 'labels' policy the label is used as given. Only
-    samples in the run's scored splits count. Sentence predictions roll up to their summary
-    (inconsistent if any sentence is; a summary with an unlabelled sentence gets no label).
-    """
-    ids = list(run_ids)
-    if not ids:
+
+def load_labels(con: Con, benchmark: str, files: Sequence[str]) -> None:
+    """Runs' stored final labels (labels.parquet, as the scorer made them), with each sample's
+    gold label and position from the benchmark's samples."""
+    if not files:
         return
-    con.execute("DELETE FROM labels WHERE list_contains(?, run_id)", [ids])
     con.execute(
-        """
+        f"""
         INSERT INTO labels
-        WITH p AS (
-            SELECT p.run_id, p.sample_id, p.score, p.label AS raw, s.unit, s.domain,
-                   s.label AS gold, r.policy, s.ix
-            FROM predictions p
-            JOIN runs r ON r.run_id = p.run_id
-            JOIN samples s ON s.benchmark = r.benchmark AND s.sample_id = p.sample_id
-            WHERE list_contains(?, p.run_id) AND list_contains(r.splits, s.split)
-        )
-        SELECT p.run_id, p.sample_id, p.unit, p.gold, p.score,
-               CASE WHEN p.policy IN ('dev', 'fixed', 'per-domain-dev') THEN
-                        CASE WHEN p.score IS NULL OR coalesce(td.threshold, tg.threshold) IS NULL
-                             THEN NULL
-                             ELSE CAST(p.score >= coalesce(td.threshold, tg.threshold)
-                                       AS TINYINT) END
-                    ELSE p.raw END,
-               false, p.ix
-        FROM p
-        LEFT JOIN thresholds td ON td.run_id = p.run_id AND td.domain = p.domain
-             AND p.policy = 'per-domain-dev'
-        LEFT JOIN thresholds tg ON tg.run_id = p.run_id AND tg.domain IS NULL
+        SELECT {_FOLDER_OF_FILE}, s.sample_id, s.unit, s.label, CAST(l.score AS DOUBLE),
+               CAST(l.final_label AS TINYINT), l.rolled, s.ix
+        FROM read_parquet(?, filename = true, union_by_name = true) l
+        JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
         """,
-        [ids],
+        [list(files), benchmark],
     )
-    # sentence-level runs on benchmarks that also have summary units: roll up
-    con.execute(
-        """
-        INSERT INTO labels
-        WITH sent_runs AS (
-            SELECT DISTINCT l.run_id FROM labels l
-            WHERE list_contains(?, l.run_id) AND l.unit = 'sentence'
-        ), scope AS (
-            SELECT r.run_id, s.summary_id, s.sample_id
-            FROM sent_runs sr JOIN runs r ON r.run_id = sr.run_id
-            JOIN samples s ON s.benchmark = r.benchmark AND s.unit = 'sentence'
-                 AND list_contains(r.splits, s.split) AND s.summary_id IS NOT NULL
-        ), agg AS (
-            SELECT sc.run_id, sc.summary_id,
-                   CASE WHEN count(l.pred) = count(*) THEN min(l.pred) END AS pred,
-                   CASE WHEN count(l.score) = count(*) THEN min(l.score) END AS score,
-                   count(l.sample_id) AS n_pred
-            FROM scope sc
-            LEFT JOIN labels l ON l.run_id = sc.run_id AND l.sample_id = sc.sample_id
-            GROUP BY sc.run_id, sc.summary_id
+
+
+def insert_labels(con: Con, benchmark: str, labels: pa.Table) -> None:
+    """Final labels made in Python (evaluator.core.scoring.final_labels, for runs stored without
+    them; a run_id column beside LABEL_COLUMNS), with gold labels and positions from the
+    samples."""
+    con.register("_final_labels", labels)
+    try:
+        con.execute(
+            """
+            INSERT INTO labels
+            SELECT l.run_id, s.sample_id, s.unit, s.label, l.score, l.final_label, l.rolled,
+                   s.ix
+            FROM _final_labels l
+            JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
+            """,
+            [benchmark],
         )
-        SELECT a.run_id, a.summary_id, 'summary', sm.label, a.score, a.pred, true, sm.ix
-        FROM agg a
-        JOIN runs r ON r.run_id = a.run_id
-        JOIN samples sm ON sm.benchmark = r.benchmark AND sm.sample_id = a.summary_id
-             AND sm.unit = 'summary' AND list_contains(r.splits, sm.split)
-        WHERE a.n_pred > 0
-        """,
-        [ids],
-    )
+    finally:
+        con.unregister("_final_labels")
+
+
+def label_inputs(con: Con, benchmark: str) -> pd.DataFrame:
+    """The sample columns final labels are made from (evaluator.core.scoring.final_labels)."""
+    return con.execute(
+        "SELECT sample_id, split, unit, summary_id, domain, label FROM samples "
+        "WHERE benchmark = ? ORDER BY ix",
+        [benchmark],
+    ).df()
+
+
+def run_thresholds(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
+    """How the given runs turned scores into labels: policy, threshold, per_domain, splits."""
+    return con.execute(
+        "SELECT run_id, policy, threshold, per_domain, splits FROM runs "
+        "WHERE list_contains(?, run_id)",
+        [list(run_ids)],
+    ).df()
+
+
+def run_predictions(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The given runs' loaded predictions: run_id, sample_id, score, label."""
+    return con.execute(
+        "SELECT run_id, sample_id, score, label FROM predictions WHERE list_contains(?, run_id)",
+        [list(run_ids)],
+    ).df()
 
 
 def load_reported(con: Con, files: Sequence[str]) -> None:

@@ -1,7 +1,7 @@
 """Rank with tie groups: which models on the board are significantly different?
 
 Two runs scored on the same samples (same benchmark version, split and unit, every sample
-predicted) are compared with a paired bootstrap of the metric difference, as DESIGN.md §4 asks.
+predicted) are compared with a paired bootstrap of the metric difference (docs/ARCHITECTURE.md).
 Comparing each pair with evaluator.core.metrics.paired_bootstrap would cost minutes for 200 runs, so
 this module evaluates every run on the *same* bootstrap resamples at once (one matrix product
 per domain) and reads each pair's difference off those shared resamples: the same test, done
@@ -11,45 +11,35 @@ the one evaluator.core.metrics.paired_bootstrap defines, and the point values ar
 the numbers stored in each run (a run whose per-sample labels do not reproduce its stored number
 falls back to CI non-overlap). Everything else (reported numbers, other metrics, runs with
 missing predictions) is compared by CI non-overlap (evaluator.core.metrics.significance_from_cis).
+Each label metric's formula on confusion counts is the engine's (evaluator.core.metrics,
+FROM_CONFUSION), chosen through the vocabulary (evaluator.core.vocabulary.metric(name).confusion).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from evaluator.core import metrics as M
+from evaluator.core import vocabulary as V
 
-# metrics that are functions of the confusion matrix of final labels (inconsistent = positive)
-LABEL_METRICS: dict[str, str] = {
-    "balanced_accuracy": "balanced_accuracy",
-    "accuracy": "accuracy",
-    "detection_accuracy": "accuracy",
-    "fpr": "fpr",
-    "fnr": "fnr",
-    "recall": "recall",
-    "detection_score": "recall",
-}
-LOWER_IS_BETTER = frozenset({"fpr", "fnr", "runtime_seconds"})
 LEVEL = 0.95
 
 
-def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+# kept for callers of the old names; derived from the vocabulary, never restated
+LABEL_METRICS: frozenset[str] = frozenset(V.label_metrics())
+LOWER_IS_BETTER: frozenset[str] = frozenset(n for n in V.metric_names() if V.lower_is_better(n))
 
 
-# The same formulas as evaluator.core.metrics.*_w, on confusion counts of many runs at once.
-# tests/test_explorer_ranking.py checks them against the engine's functions run by run.
-_FROM_CONFUSION: dict[str, Callable[..., np.ndarray]] = {
-    "balanced_accuracy": lambda tp, fn, fp, tn: (_div(tp, tp + fn) + _div(tn, tn + fp)) / 2,
-    "accuracy": lambda tp, fn, fp, tn: _div(tp + tn, tp + fn + fp + tn),
-    "fpr": lambda tp, fn, fp, tn: _div(fp, fp + tn),
-    "fnr": lambda tp, fn, fp, tn: _div(fn, fn + tp),
-    "recall": lambda tp, fn, fp, tn: _div(tp, tp + fn),
-}
+def confusion_formula(metric: str) -> M.ConfusionFn:
+    """The engine's formula of a label metric on confusion counts (evaluator.core.metrics),
+    as the vocabulary names it; KeyError for a metric that is not a function of final labels."""
+    name = V.metric(metric).confusion
+    if name is None:
+        raise KeyError(f"{metric} is not a function of final labels")
+    return M.FROM_CONFUSION[name]
 
 
 def stacked_confusion(
@@ -93,7 +83,7 @@ def metric_many(
 ) -> np.ndarray:
     """metric of R runs on each weight row: (b, R). groups: column masks whose per-group metric
     is averaged without weights (SummEdits overall = mean of the domain values)."""
-    f = _FROM_CONFUSION[LABEL_METRICS[metric]]
+    f = confusion_formula(metric)
     if not groups:
         return f(*stacked_confusion(W, y, P))
     vals = [f(*stacked_confusion(W[:, g], y[g], P[:, g])) for g in groups]
@@ -129,7 +119,7 @@ def shared_bootstrap(
 
     groups: column masks whose per-group values are averaged without weights (SummEdits
     Overall = the mean of the domain values); None: one group, all columns."""
-    f = _FROM_CONFUSION[LABEL_METRICS[metric]]
+    f = confusion_formula(metric)
     n = len(y)
     masks = list(groups) if groups else [np.ones(n, dtype=bool)]
     point = np.zeros(P.shape[0])

@@ -5,7 +5,9 @@ is cheap when nothing changed (a directory scan and a few stat calls): it loads 
 folders, benchmarks and reported CSVs that are new or whose files changed, and forgets the ones
 that are gone. Run folders are immutable apart from moderation (hidden), which rewrites run.json,
 so a run is keyed on its run.json mtime. Per-sample predictions of a benchmark are loaded the
-first time a page needs them (`ensure_labels`), then never again.
+first time a page needs them (`ensure_labels`), then never again, with the final labels the
+scorer stored (labels.parquet); a run stored before final labels were kept gets them from the
+engine (evaluator.core.scoring.final_labels), never from SQL.
 
 `token(benchmark)` changes whenever anything about that benchmark changes; derived results
 cached elsewhere (st.cache_data) are keyed on it.
@@ -24,20 +26,36 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
+from pydantic import ValidationError
 
+from evaluator.core import scoring
+from evaluator.core.types import LABEL_SCHEMA, ThresholdInfo
+from evaluator.store import layout, runs
+from evaluator.store.layout import (
+    GRADES_FILE,
+    LABELS_FILE,
+    META_FILE,
+    PREDICTIONS_FILE,
+    RUN_FILE,
+    SAMPLES_FILE,
+)
 from explorer import queries as Q
-
-RUN_FILE = "run.json"
-PREDICTIONS_FILE = "predictions.parquet"
-GRADES_FILE = "grades.parquet"
-SAMPLES_FILE = "samples.parquet"
-META_FILE = "benchmark.json"
 
 
 @dataclass(frozen=True)
 class _RunFiles:
     mtime: int
     grades: bool
+    labels: bool  # the scorer's final labels are stored (runs written before that have none)
+
+
+def _number(v: object) -> float | None:
+    """A DOUBLE read back through pandas: NULL comes back as NaN."""
+    if v is None:
+        return None
+    f = float(v)  # type: ignore[arg-type]
+    return f if math.isfinite(f) else None
 
 
 def _mtime(p: Path) -> int | None:
@@ -88,7 +106,7 @@ class Store:
             self._refresh_reported()
 
     def _refresh_benchmarks(self) -> None:
-        bdir = self.root / "benchmarks"
+        bdir = layout.benchmarks_dir(self.root)
         seen: dict[str, tuple[int, int]] = {}
         if bdir.is_dir():
             for d in sorted(bdir.iterdir()):
@@ -129,7 +147,7 @@ class Store:
         self._labelled.difference_update(stale)
 
     def _refresh_runs(self) -> None:
-        rdir = self.root / "runs"
+        rdir = layout.runs_dir(self.root)
         seen: dict[str, _RunFiles] = {}
         present: set[str] = set()
         if rdir.is_dir():
@@ -146,7 +164,9 @@ class Store:
                     if not (d / PREDICTIONS_FILE).is_file():
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    seen[e.name] = _RunFiles(m, (d / GRADES_FILE).is_file())
+                    seen[e.name] = _RunFiles(
+                        m, (d / GRADES_FILE).is_file(), (d / LABELS_FILE).is_file()
+                    )
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
                 del self.problems[f]
@@ -165,7 +185,7 @@ class Store:
         Q.delete_runs(self.con, drop)
         if changed:
             self._load_runs(rdir, changed, seen)
-        Q.apply_supersession(self.con)
+        Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
         files = [str(rdir / f / RUN_FILE) for f in folders]
@@ -175,17 +195,6 @@ class Store:
         good = self._check_runs(meta)
         Q.insert_staged_runs(self.con, [f for f, _ in good])
         Q.drop_staged_runs(self.con)
-        if not good:
-            return
-        per_domain = []
-        for run_id, text in Q.per_domain_thresholds(self.con, [f for f, _ in good]):
-            try:
-                for dom, t in (json.loads(text) or {}).items():
-                    if isinstance(t, int | float) and math.isfinite(t):
-                        per_domain.append((run_id, str(dom), float(t)))
-            except ValueError:
-                self.problems[run_id] = "threshold.per_domain is not a JSON object"
-        Q.insert_thresholds(self.con, per_domain)
         for f, benchmark in good:
             self._runs[f] = seen[f]
             self._run_benchmark[f] = benchmark
@@ -205,7 +214,7 @@ class Store:
         return good
 
     def _refresh_reported(self) -> None:
-        d = self.root / "reported"
+        d = layout.reported_dir(self.root)
         files = (
             tuple(sorted((str(f), _mtime(f) or 0) for f in d.glob("*.csv"))) if d.is_dir() else ()
         )
@@ -229,7 +238,7 @@ class Store:
                 return False
             if self._samples_loaded.get(benchmark) == state:
                 return True
-            path = self.root / "benchmarks" / benchmark / SAMPLES_FILE
+            path = layout.benchmark_dir(benchmark, self.root) / SAMPLES_FILE
             try:
                 Q.load_samples(self.con, benchmark, str(path))
             except duckdb.Error as e:
@@ -240,22 +249,61 @@ class Store:
 
     def ensure_labels(self, benchmark: str) -> None:
         """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet,
-        and compute their final labels."""
+        and their final labels: as stored by the scorer, or, for a run stored without them,
+        made by the engine (evaluator.core.scoring.final_labels)."""
         with self._lock:
             has_samples = self.ensure_samples(benchmark)
-            runs = [f for f, b in self._run_benchmark.items() if b == benchmark]
-            new = [f for f in runs if f not in self._predictions_loaded]
+            folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
+            new = [f for f in folders if f not in self._predictions_loaded]
+            rdir = layout.runs_dir(self.root)
             if new:
-                rdir = self.root / "runs"
                 Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in new])
                 Q.load_grades(
                     self.con, [str(rdir / f / GRADES_FILE) for f in new if self._runs[f].grades]
                 )
                 self._predictions_loaded.update(new)
-            todo = [f for f in runs if f not in self._labelled]
-            if todo and has_samples:
-                Q.compute_labels(self.con, todo)
-                self._labelled.update(todo)
+            todo = [f for f in folders if f not in self._labelled]
+            if not todo or not has_samples:
+                return
+            Q.delete_labels(self.con, todo)
+            stored = [f for f in todo if self._runs[f].labels]
+            Q.load_labels(self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in stored])
+            older = [f for f in todo if not self._runs[f].labels]
+            if older:
+                self._make_labels(older, benchmark)
+            self._labelled.update(todo)
+
+    def _make_labels(self, run_ids: list[str], benchmark: str) -> None:
+        """Final labels of runs stored without them, by the engine's rule."""
+        samples = Q.label_inputs(self.con, benchmark)
+        preds = dict(iter(Q.run_predictions(self.con, run_ids).groupby("run_id", sort=False)))
+        tables = []
+        for row in Q.run_thresholds(self.con, run_ids).to_dict("records"):
+            run_id = str(row["run_id"])
+            try:
+                per_domain = row["per_domain"]
+                threshold = ThresholdInfo(
+                    policy=str(row["policy"]),
+                    threshold=_number(row["threshold"]),
+                    per_domain=json.loads(per_domain) if isinstance(per_domain, str) else None,
+                )
+            except (ValueError, ValidationError) as e:
+                self.problems[run_id] = f"threshold unreadable: {str(e).splitlines()[0]}"
+                continue
+            p = preds.get(run_id)
+            if p is None:
+                continue
+            splits = [str(x) for x in (row["splits"] if row["splits"] is not None else [])]
+            t = scoring.final_labels(samples, p, threshold, splits)
+            tables.append(t.assign(run_id=run_id))
+        if tables:
+            table = pd.concat(tables, ignore_index=True)
+            schema = LABEL_SCHEMA.append(pa.field("run_id", pa.string()))
+            Q.insert_labels(
+                self.con,
+                benchmark,
+                pa.Table.from_pandas(table, schema=schema, preserve_index=False),
+            )
 
     def ensure_all_grades(self) -> None:
         """Grades of every run (the explanations page spans benchmarks)."""

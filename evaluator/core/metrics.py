@@ -10,6 +10,8 @@ Conventions
   the same function with one row of ones, so point values and CIs cannot drift apart.
 - The bootstrap is exact (each resample is n draws with replacement, within strata when given),
   vectorised, seeded, and drawn in chunks so memory stays bounded.
+- Label metrics are written once as functions of confusion counts (`*_from_confusion`,
+  FROM_CONFUSION); the weighted forms and the board's stacked ranking both call them.
 """
 
 from __future__ import annotations
@@ -74,34 +76,82 @@ def confusion_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> tuple[
     return c[:, 0], c[:, 1], c[:, 2], c[:, 3]
 
 
-def balanced_accuracy_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    tp, fn, fp, tn = confusion_w(W, y_true, y_pred)
+# Label metrics as functions of confusion counts (inconsistent = positive), written once: the
+# weighted forms below use them, and so does the board, which stacks the counts of many runs
+# (explorer.ranking). Each takes (tp, fn, fp, tn) arrays of any one shape and returns that shape.
+
+
+def balanced_accuracy_from_confusion(
+    tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray
+) -> np.ndarray:
     return (_div(tp, tp + fn) + _div(tn, tn + fp)) / 2
 
 
-def accuracy_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    correct = (y_true == y_pred).astype(W.dtype)
-    return _div(W @ correct, W.sum(axis=1))
+def accuracy_from_confusion(
+    tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray
+) -> np.ndarray:
+    return _div(tp + tn, tp + fn + fp + tn)
 
 
-def false_positive_rate_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    tp, fn, fp, tn = confusion_w(W, y_true, y_pred)
+def fpr_from_confusion(
+    tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray
+) -> np.ndarray:
     return _div(fp, fp + tn)
 
 
-def false_negative_rate_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    tp, fn, fp, tn = confusion_w(W, y_true, y_pred)
+def fnr_from_confusion(
+    tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray
+) -> np.ndarray:
     return _div(fn, fn + tp)
 
 
-def recall_inconsistent_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    tp, fn, fp, tn = confusion_w(W, y_true, y_pred)
+def recall_from_confusion(
+    tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray
+) -> np.ndarray:
     return _div(tp, tp + fn)
 
 
-def precision_inconsistent_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    tp, fn, fp, tn = confusion_w(W, y_true, y_pred)
+def precision_from_confusion(
+    tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray
+) -> np.ndarray:
     return _div(tp, tp + fp)
+
+
+ConfusionFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+# the formula names evaluator.core.vocabulary.Metric.confusion refers to
+FROM_CONFUSION: dict[str, ConfusionFn] = {
+    "balanced_accuracy": balanced_accuracy_from_confusion,
+    "accuracy": accuracy_from_confusion,
+    "fpr": fpr_from_confusion,
+    "fnr": fnr_from_confusion,
+    "recall": recall_from_confusion,
+    "precision": precision_from_confusion,
+}
+
+
+def balanced_accuracy_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return balanced_accuracy_from_confusion(*confusion_w(W, y_true, y_pred))
+
+
+def accuracy_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return accuracy_from_confusion(*confusion_w(W, y_true, y_pred))
+
+
+def false_positive_rate_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return fpr_from_confusion(*confusion_w(W, y_true, y_pred))
+
+
+def false_negative_rate_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return fnr_from_confusion(*confusion_w(W, y_true, y_pred))
+
+
+def recall_inconsistent_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return recall_from_confusion(*confusion_w(W, y_true, y_pred))
+
+
+def precision_inconsistent_w(W: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return precision_from_confusion(*confusion_w(W, y_true, y_pred))
 
 
 def balanced_accuracy_multiclass_w(

@@ -1,8 +1,11 @@
-"""Samples + predictions -> per-slice results with 95% bootstrap CIs (DESIGN.md §4).
+"""Samples + predictions -> per-slice results with 95% bootstrap CIs (docs/ARCHITECTURE.md).
 
 One entry point, `score`, used by the CLI, the submit page, the ingest of released runs and the
 evaluator. Scores become labels by the threshold policy (stored in the run); every slice the
-benchmark declares gets its metrics; sentence predictions roll up to summaries.
+benchmark declares gets its metrics; sentence predictions roll up to summaries. The final labels
+it scored with come back in `Scored.final_labels` and are stored with the run; `final_labels`
+makes the same table again from a stored run's predictions and threshold (`labels_from_threshold`
+is the one rule for turning a stored threshold into labels).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pandas as pd
 from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
 from evaluator.core import metrics as M
 from evaluator.core.errors import ScoringError
-from evaluator.core.types import Counts, SliceResult, ThresholdInfo
+from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
 
 POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev", "none")
 
@@ -52,7 +55,8 @@ class Scored:
     counts: Counts
     splits: list[str]
     bootstrap: dict[str, object] = field(default_factory=dict)
-    labelled: pd.DataFrame | None = None  # the scored rows with their final labels (for the app)
+    labelled: pd.DataFrame | None = None  # the scored rows with their final labels
+    final_labels: pd.DataFrame | None = None  # LABEL_COLUMNS: stored with the run (labels.parquet)
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,8 +141,8 @@ def resolve_labels(
     if not has_score:
         raise ScoringError(f"threshold policy {policy!r} needs scores; the predictions have none")
     if policy == "fixed":
-        t = float(options.threshold)  # type: ignore[arg-type]
-        return _threshold(frame["score"], t), ThresholdInfo(policy="fixed", threshold=t)
+        thr = ThresholdInfo(policy="fixed", threshold=float(options.threshold))  # type: ignore[arg-type]
+        return labels_from_threshold(frame, thr), thr
     # dev-tuned policies
     if dev_frame is None or dev_frame.empty or not _has(dev_frame["score"]):
         raise ScoringError(
@@ -148,21 +152,40 @@ def resolve_labels(
     dev = dev_frame[dev_frame["score"].notna()]
     if policy == "dev":
         best = _tune(dev, "all dev samples")
-        return _threshold(frame["score"], best.value), ThresholdInfo(
+        thr = ThresholdInfo(
             policy="dev", threshold=best.value, tuned_on="dev", tuned_value=best.balanced_accuracy
         )
+        return labels_from_threshold(frame, thr), thr
     if policy == "per-domain-dev":
         per: dict[str, float] = {}
-        labels = pd.Series(pd.NA, index=frame.index, dtype="Int8")
-        for dom, rows in frame.groupby("domain", dropna=False):
+        for dom, _ in frame.groupby("domain", dropna=False):
             d = dev[dev["domain"] == dom]
             if d.empty:
                 raise ScoringError(f"no dev predictions for domain {dom!r} (per-domain-dev)")
-            best = _tune(d, f"dev samples of domain {dom!r}")
-            per[str(dom)] = best.value
-            labels.loc[rows.index] = _threshold(rows["score"], best.value)
-        return labels, ThresholdInfo(policy="per-domain-dev", per_domain=per, tuned_on="dev")
+            per[str(dom)] = _tune(d, f"dev samples of domain {dom!r}").value
+        thr = ThresholdInfo(policy="per-domain-dev", per_domain=per, tuned_on="dev")
+        return labels_from_threshold(frame, thr), thr
     raise ScoringError(f"threshold policy {policy!r} does not apply to {spec.name}")
+
+
+def labels_from_threshold(frame: pd.DataFrame, thr: ThresholdInfo) -> pd.Series:
+    """Final labels of `frame`'s rows (score, pred_label, domain) under a run's stored threshold:
+    score >= threshold is consistent (1) under 'fixed' and 'dev', the domain's threshold under
+    'per-domain-dev'; under 'labels' (and 'none') the label is used as given."""
+    if thr.policy in ("fixed", "dev"):
+        if thr.threshold is None:
+            return pd.Series(pd.NA, index=frame.index, dtype="Int8")
+        return _threshold(frame["score"], thr.threshold)
+    if thr.policy == "per-domain-dev":
+        per = thr.per_domain or {}
+        out = pd.Series(pd.NA, index=frame.index, dtype="Int8")
+        for dom, rows in frame.groupby("domain", dropna=False):
+            if str(dom) in per:
+                out.loc[rows.index] = _threshold(rows["score"], per[str(dom)])
+        return out
+    if "pred_label" in frame:
+        return frame["pred_label"].astype("Int8")
+    return pd.Series(pd.NA, index=frame.index, dtype="Int8")
 
 
 def _tune(dev: pd.DataFrame, what: str) -> M.Threshold:
@@ -375,16 +398,110 @@ def _grades_by_grader(frame: pd.DataFrame, grades: pd.DataFrame | None) -> dict[
     return out
 
 
-def _rollup(sent: pd.DataFrame, summaries: pd.DataFrame) -> pd.DataFrame:
-    """Summary-level rows from sentence predictions: inconsistent if any sentence is; the score
-    is the lowest sentence score. Summaries with a sentence left unpredicted are left out."""
-    agg = sent.groupby("summary_id").agg(
-        pred_label=("pred_label", lambda v: pd.NA if v.isna().any() else int(v.min())),
-        score=("score", lambda v: np.nan if v.isna().any() else float(v.min())),
+def _label_table(
+    scope: pd.DataFrame,
+    has_pred: pd.Series,
+    labels: pd.Series,
+    summaries: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """Final labels as stored with a run (LABEL_COLUMNS).
+
+    scope: the samples of the predicted unit in the scored splits, with the prediction's score
+    (NaN where none); has_pred: which of them have a prediction row; labels: the final labels of
+    those rows. summaries: the summary samples in the scored splits when sentence labels roll
+    up: a summary is inconsistent if any of its sentences is, its score is the lowest sentence
+    score; it gets no label (no score) when a sentence has none, and no row when none of its
+    sentences was predicted."""
+    rows = scope[has_pred]
+    out = pd.DataFrame(
+        {
+            "sample_id": rows["sample_id"].astype(str),
+            "unit": rows["unit"].astype(str),
+            "final_label": labels.reindex(rows.index).astype("Int8"),
+            "score": rows["score"].astype(float),
+            "rolled": False,
+        }
     )
-    out = summaries.merge(agg, left_on="sample_id", right_index=True, how="inner")
-    out["pred_label"] = out["pred_label"].astype("Int8")
-    return out
+    if summaries is None:
+        return out.reset_index(drop=True)
+    sent = scope[scope["summary_id"].isin(summaries["sample_id"])]
+    lab = labels.reindex(sent.index).astype("Float64")
+    g = pd.DataFrame(
+        {
+            "summary_id": sent["summary_id"],
+            "predicted": has_pred.reindex(sent.index).astype(bool),
+            "lab": lab,
+            "lab_na": lab.isna(),
+            "score": sent["score"].astype(float),
+            "score_na": sent["score"].isna(),
+        }
+    )
+    agg = g.groupby("summary_id", sort=False).agg(
+        predicted=("predicted", "any"),
+        lab=("lab", "min"),
+        lab_na=("lab_na", "any"),
+        score=("score", "min"),
+        score_na=("score_na", "any"),
+    )
+    agg = agg[agg["predicted"]]
+    up = summaries[["sample_id", "unit"]].merge(
+        agg, left_on="sample_id", right_index=True, how="inner"
+    )
+    rolled = pd.DataFrame(
+        {
+            "sample_id": up["sample_id"].astype(str),
+            "unit": up["unit"].astype(str),
+            "final_label": up["lab"].mask(up["lab_na"]).astype("Int8"),
+            "score": up["score"].mask(up["score_na"]).astype(float),
+            "rolled": True,
+        }
+    )
+    return pd.concat([out, rolled], ignore_index=True)
+
+
+def _join_predictions(
+    samples: pd.DataFrame, predictions: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.Series]:
+    """The samples (texts left out) with each one's prediction (score, pred_label), and which
+    samples have a prediction row."""
+    pred = predictions.copy()
+    pred["sample_id"] = pred["sample_id"].astype(str)
+    for col in ("score", "label"):
+        if col not in pred:
+            pred[col] = np.nan
+    pred = pred.rename(columns={"label": "pred_label"})
+    pred["score"] = pd.to_numeric(pred["score"], errors="coerce").astype(float)
+    pred["pred_label"] = pred["pred_label"].astype("Int8")
+    keep_cols = ["sample_id", "score", "pred_label"]
+    # the texts are never scored: leave them out of every copy made below
+    texts = ("document", "summary", "seed_summary", "reference_explanation")
+    slim = samples[[c for c in samples.columns if c not in texts]]
+    joined = slim.merge(pred[keep_cols], on="sample_id", how="left", indicator="_row")
+    # a row in the file counts as a prediction even when it carries no usable value (an LLM
+    # reply that could not be parsed): it is then counted as unparsable, never as missing
+    has_pred = joined.pop("_row") == "both"
+    return joined, has_pred
+
+
+def final_labels(
+    samples: pd.DataFrame,
+    predictions: pd.DataFrame,
+    threshold: ThresholdInfo,
+    splits: list[str],
+) -> pd.DataFrame:
+    """The final labels (LABEL_COLUMNS) of a stored run, made again from its predictions and
+    its stored threshold, exactly as `score` made them: for runs stored without them."""
+    joined, has_pred = _join_predictions(samples, predictions)
+    units = joined.loc[has_pred, "unit"].unique().tolist()
+    if len(units) != 1:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in LABEL_COLUMNS})
+    unit = units[0]
+    scope = joined[(joined["unit"] == unit) & joined["split"].isin(splits)]
+    in_scope = has_pred[scope.index]
+    labels = labels_from_threshold(scope[in_scope], threshold)
+    summaries = joined[(joined["unit"] == "summary") & joined["split"].isin(splits)]
+    rolls = unit == "sentence" and not summaries.empty
+    return _label_table(scope, in_scope, labels, summaries if rolls else None)
 
 
 def score(
@@ -407,22 +524,7 @@ def score(
         raise ScoringError(
             f"unknown split {unknown[0]!r} for {spec.name}; known: {', '.join(spec.splits)}"
         )
-    pred = predictions.copy()
-    pred["sample_id"] = pred["sample_id"].astype(str)
-    for col in ("score", "label"):
-        if col not in pred:
-            pred[col] = np.nan
-    pred = pred.rename(columns={"label": "pred_label"})
-    pred["score"] = pd.to_numeric(pred["score"], errors="coerce").astype(float)
-    pred["pred_label"] = pred["pred_label"].astype("Int8")
-    keep_cols = ["sample_id", "score", "pred_label"]
-    # the texts are never scored: leave them out of every copy made below
-    texts = ("document", "summary", "seed_summary", "reference_explanation")
-    slim = samples[[c for c in samples.columns if c not in texts]]
-    joined = slim.merge(pred[keep_cols], on="sample_id", how="left", indicator="_row")
-    # a row in the file counts as a prediction even when it carries no usable value (an LLM
-    # reply that could not be parsed): it is then counted as unparsable, never as missing
-    has_pred = joined.pop("_row") == "both"
+    joined, has_pred = _join_predictions(samples, predictions)
 
     # which unit were predictions made at? (TofuEval: sentences, rolled up; or summaries)
     units_pred = joined.loc[has_pred, "unit"].unique().tolist()
@@ -460,11 +562,15 @@ def score(
         raise ScoringError("no prediction could be scored (every one lacks a usable label/score)")
 
     frames = [(unit, scored)]
+    summaries = None
     if unit == "sentence" and "summary" in spec.units:
         summaries = joined[(joined["unit"] == "summary") & joined["split"].isin(splits)]
-        sent = scope.assign(pred_label=pd.Series(labels, index=scored.index).reindex(scope.index))
-        sent = sent[sent["summary_id"].isin(summaries["sample_id"])]
-        rolled = _rollup(sent, summaries.drop(columns=["score", "pred_label"]))
+    table = _label_table(scope, has_pred[scope.index], labels, summaries)
+    if summaries is not None:
+        up = table.loc[table["rolled"], ["sample_id", "final_label", "score"]]
+        rolled = summaries.drop(columns=["score", "pred_label"]).merge(
+            up.rename(columns={"final_label": "pred_label"}), on="sample_id", how="inner"
+        )
         rolled = rolled[rolled["pred_label"].notna()]
         if not rolled.empty:
             frames.append(("summary", rolled))
@@ -486,6 +592,7 @@ def score(
         splits=splits,
         bootstrap=boot,
         labelled=frames[0][1],
+        final_labels=table,
     )
 
 
@@ -515,10 +622,7 @@ def _score_frame(
     if spec.task == "correlation":
         x = f["score"].astype(float).to_numpy()
         h = f["human_score"].astype(float).to_numpy()
-        control = None
-        if spec.correlation_control:
-            vals = _field_values(f, spec.correlation_control, _attrs(f))
-            control = np.asarray([str(v) for v in vals])
+        control = correlation_control(spec, f)
         rs = M.Resampler(len(f), resamples=options.resamples, seed=options.seed, strata=ctx.strata)
         return _evaluate(_correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
     y = f["label"].astype(int).to_numpy()
@@ -681,6 +785,15 @@ def _result(
         grader=grader,
         aggregation="mean_over_domains" if mean_dom else None,
     )
+
+
+def correlation_control(spec: BenchmarkSpec, frame: pd.DataFrame) -> np.ndarray | None:
+    """The control variable partial correlations partial out (FRANK: the summarizing system),
+    one string per row of `frame`; None when the benchmark declares none."""
+    if not spec.correlation_control:
+        return None
+    vals = _field_values(frame, spec.correlation_control, _attrs(frame))
+    return np.asarray([str(v) for v in vals])
 
 
 def _attrs(f: pd.DataFrame) -> list[dict[str, str]]:

@@ -1,4 +1,4 @@
-"""The data contracts of DESIGN.md §3: samples, predictions, grades, runs and results.
+"""The data contracts (docs/ARCHITECTURE.md): samples, predictions, grades, labels, runs, results.
 
 Samples and predictions travel as Arrow/pandas tables (thousands of rows); the dataclasses here
 describe one row and the Arrow schemas fix the on-disk layout. Run metadata is a pydantic model so
@@ -109,6 +109,21 @@ PREDICTION_SCHEMA = pa.schema(
     ]
 )
 PREDICTION_COLUMNS: tuple[str, ...] = tuple(PREDICTION_SCHEMA.names)
+
+
+# The final label of every prediction the scorer scored (labels.parquet of a run): the
+# threshold applied, or the label used as given; for sentence predictions that roll up to
+# summaries, one more row per summary (rolled = true). See evaluator/store/runs.py.
+LABEL_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("unit", pa.string()),
+        ("final_label", pa.int8()),  # 1 consistent, 0 inconsistent, null: no usable label
+        ("score", pa.float64()),  # the score it was made from (a summary: its lowest sentence)
+        ("rolled", pa.bool_()),  # a summary label rolled up from its sentences
+    ]
+)
+LABEL_COLUMNS: tuple[str, ...] = tuple(LABEL_SCHEMA.names)
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,19 @@
-"""Leaderboard rows from stored runs and published results, exported as CSV, JSON or LaTeX."""
+"""Leaderboard rows from stored runs and published results, exported as CSV, JSON or LaTeX.
+
+`result_rows` is the one route from run records to result rows (run metadata + per-slice
+results); the board (explorer/) parses the same run.json files with DuckDB, against a structure
+derived from the same models (see docs/ARCHITECTURE.md, "Data contracts")."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
-from evaluator.core.types import RunRecord
+from evaluator.core.types import RunRecord, SliceResult
 from evaluator.store import layout, runs
 
 EXPORT_COLUMNS = [
@@ -34,34 +39,71 @@ EXPORT_COLUMNS = [
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
-    """One row per (visible run, result)."""
+# the run metadata each result row carries: column -> the RunRecord attribute path
+RUN_ROW_FIELDS: dict[str, str] = {
+    "run_id": "run_id",
+    "benchmark": "benchmark",
+    "benchmark_version": "benchmark_version",
+    "model_name": "model.name",
+    "model_kind": "model.kind",
+    "model_org": "model.org",
+    "model_params": "model.params",
+    "origin": "origin",
+    "policy": "threshold.policy",
+    "threshold": "threshold.threshold",
+    "created_at": "created_at",
+    "hidden": "hidden",
+    "supersedes": "supersedes",
+}
+RESULT_ROW_COLUMNS: list[str] = [*RUN_ROW_FIELDS, *SliceResult.model_fields]
+
+
+def _attr(obj: object, path: str) -> object:
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def result_rows(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per (run, result): the run's metadata (RUN_ROW_FIELDS) beside every field of
+    the result (SliceResult). The one route from run records to board rows."""
     rows = []
-    for rec in runs.list_runs(root, benchmark=benchmark).runs:
+    for rec in records:
+        meta = {col: _attr(rec, path) for col, path in RUN_ROW_FIELDS.items()}
         for r in rec.results:
-            rows.append(
-                {
-                    "model": rec.model.name,
-                    "kind": rec.model.kind,
-                    "origin": rec.origin,
-                    "benchmark": rec.benchmark,
-                    "split": r.split,
-                    "unit": r.unit,
-                    "slice_kind": r.slice_kind,
-                    "slice_value": r.slice_value,
-                    "metric": r.metric,
-                    "grader": r.grader,
-                    "value": r.value,
-                    "ci_low": r.ci_low,
-                    "ci_high": r.ci_high,
-                    "n": r.n,
-                    "coverage": ";".join(r.coverage or []),
-                    "source": f"FactBoard run {rec.run_id}",
-                    "note": _run_note(rec),
-                    "run_id": rec.run_id,
-                }
-            )
-    return pd.DataFrame(rows, columns=EXPORT_COLUMNS)
+            rows.append({**meta, **r.model_dump()})
+    return pd.DataFrame(rows, columns=RESULT_ROW_COLUMNS)
+
+
+def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
+    """One export row per (visible run, result)."""
+    recs = runs.list_runs(root, benchmark=benchmark).runs
+    rows = result_rows(recs)
+    notes = {rec.run_id: _run_note(rec) for rec in recs}
+    out = pd.DataFrame(
+        {
+            "model": rows["model_name"],
+            "kind": rows["model_kind"],
+            "origin": rows["origin"],
+            "benchmark": rows["benchmark"],
+            "split": rows["split"],
+            "unit": rows["unit"],
+            "slice_kind": rows["slice_kind"],
+            "slice_value": rows["slice_value"],
+            "metric": rows["metric"],
+            "grader": rows["grader"],
+            "value": rows["value"],
+            "ci_low": rows["ci_low"],
+            "ci_high": rows["ci_high"],
+            "n": rows["n"],
+            "coverage": [";".join(c or []) for c in rows["coverage"]],
+            "source": [f"FactBoard run {r}" for r in rows["run_id"]],
+            "note": rows["run_id"].map(notes),
+            "run_id": rows["run_id"],
+        },
+        columns=EXPORT_COLUMNS,
+    )
+    return out
 
 
 def _run_note(rec: RunRecord) -> str:

@@ -1,8 +1,24 @@
-"""Run folders: leaderboard_data/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet]}.
+"""Run folders: leaderboard_data/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet,
+labels.parquet]}.
+
+- run.json: the RunRecord (evaluator.core.types): model, threshold, counts, per-slice results.
+- predictions.parquet: the predictions as given (PREDICTION_COLUMNS), one row per sample.
+- grades.parquet: explanation grades (GRADE_COLUMNS), when the run has any.
+- labels.parquet: the final labels the scorer scored with (LABEL_COLUMNS): one row per
+  prediction in the scored splits, with `final_label` the threshold applied (or the label as
+  given; null when the prediction has no usable label) and `score` the score it came from; and,
+  for sentence predictions on a benchmark that also has summaries, one row per summary with at
+  least one predicted sentence (`rolled` true: inconsistent if any sentence is, score = the
+  lowest sentence score, null when a sentence has none). A separate file keeps
+  predictions.parquet exactly what was submitted and gives rolled-up summaries, which have no
+  prediction row, a place. Runs written before labels were stored have no labels.parquet:
+  readers then make them with evaluator.core.scoring.final_labels (the same rule, from the
+  predictions and the stored threshold).
 
 A run is built in a staging folder outside the runs/ glob and renamed into place when complete, so
 a reader never sees half a run and a crash leaves nothing on the board. Runs are immutable; the
-only later change is moderation (hidden), which rewrites run.json atomically.
+only later change is moderation (hidden), which rewrites run.json atomically. File names come
+from evaluator.store.layout; docs/ARCHITECTURE.md describes the contract.
 """
 
 from __future__ import annotations
@@ -13,6 +29,7 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,15 +43,15 @@ from evaluator.core.errors import CorruptRunError, FactBoardError
 from evaluator.core.types import (
     GRADE_COLUMNS,
     GRADE_SCHEMA,
+    LABEL_COLUMNS,
+    LABEL_SCHEMA,
     PREDICTION_COLUMNS,
     PREDICTION_SCHEMA,
     RunRecord,
 )
 from evaluator.store import layout
+from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE, RUN_FILE
 
-RUN_FILE = "run.json"
-PREDICTIONS_FILE = "predictions.parquet"
-GRADES_FILE = "grades.parquet"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{2,150}$")
 
 
@@ -67,8 +84,11 @@ def write_run(
     predictions: pd.DataFrame,
     grades: pd.DataFrame | None = None,
     root: Path | None = None,
+    labels: pd.DataFrame | None = None,
 ) -> Path:
-    """Write a complete run folder atomically; returns its final path."""
+    """Write a complete run folder atomically; returns its final path.
+
+    labels: the final labels the scorer made (evaluator.core.scoring.Scored.final_labels)."""
     if not _RUN_ID.match(record.run_id):
         raise FactBoardError(f"invalid run id {record.run_id!r}")
     runs = layout.runs_dir(root)
@@ -86,6 +106,8 @@ def write_run(
         )
         if grades is not None and not grades.empty:
             pq.write_table(_table(grades, GRADE_SCHEMA, GRADE_COLUMNS), tmp / GRADES_FILE)
+        if labels is not None:
+            pq.write_table(_table(labels, LABEL_SCHEMA, LABEL_COLUMNS), tmp / LABELS_FILE)
         _write_json(tmp / RUN_FILE, record.model_dump(mode="json"))
         _fsync_dir(tmp)
         os.rename(tmp, final)
@@ -157,6 +179,17 @@ def read_grades(run_dir: Path) -> pd.DataFrame | None:
         raise CorruptRunError(str(run_dir), f"{GRADES_FILE} unreadable ({e})") from None
 
 
+def read_labels(run_dir: Path) -> pd.DataFrame | None:
+    """The run's stored final labels (LABEL_COLUMNS); None for a run stored without them."""
+    f = run_dir / LABELS_FILE
+    if not f.exists():
+        return None
+    try:
+        return pq.read_table(f).to_pandas()
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptRunError(str(run_dir), f"{LABELS_FILE} unreadable ({e})") from None
+
+
 @dataclass(frozen=True)
 class RunListing:
     runs: list[RunRecord]
@@ -185,14 +218,40 @@ def list_runs(
                 continue
             if benchmark and rec.benchmark != benchmark:
                 continue
-            if rec.hidden and not include_hidden:
-                continue
             recs.append(rec)
-    if not include_superseded:
-        replaced = {r.supersedes for r in recs if r.supersedes}
-        recs = [r for r in recs if r.run_id not in replaced]
+    replaced = superseded((r.run_id, r.supersedes, r.hidden) for r in recs)
+    recs = [
+        r
+        for r in recs
+        if (include_hidden or not r.hidden) and (include_superseded or r.run_id not in replaced)
+    ]
     recs.sort(key=lambda r: (r.created_at, r.run_id))
     return RunListing(recs, problems)
+
+
+def superseded(rows: Iterable[tuple[str, str | None, bool]]) -> set[str]:
+    """The runs a visible run replaces: the one rule for what leaves the board by supersession.
+
+    rows: (run_id, supersedes, hidden) of every stored run. A run that is not hidden replaces
+    the run it names and, through it, the whole chain before it (C supersedes B supersedes A:
+    only C is shown, even when moderation hid B). A hidden run replaces nothing, so hiding the
+    newest run of a chain brings the one before back. Names of runs that are not stored are
+    kept in the set (harmless: nothing has that id)."""
+    parent: dict[str, str | None] = {}
+    visible: list[str] = []
+    for run_id, supersedes, hidden in rows:
+        parent[run_id] = supersedes or None
+        if not hidden:
+            visible.append(run_id)
+    out: set[str] = set()
+    for run_id in visible:
+        seen = {run_id}
+        nxt = parent.get(run_id)
+        while nxt and nxt not in seen:
+            out.add(nxt)
+            seen.add(nxt)
+            nxt = parent.get(nxt)
+    return out
 
 
 def find_run(run_id: str, root: Path | None = None) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -378,3 +379,147 @@ def test_labels_given_runs_report_only_explanation_metrics() -> None:
     assert es[0].value == pytest.approx(grades["grade"].mean())
     normal = score(spec, s, pred, ScoreOptions(resamples=50), grades)
     assert {"detection_score", "detection_accuracy"} <= {r.metric for r in normal.results}
+
+
+# --------------------------------------------------------------------------------------------
+# every metric the scorer emits is a registered vocabulary metric
+
+# where each registered benchmark's release lies in ../shared/benchmarks (demo: generated)
+SHARED_SOURCE = {
+    "factcc_explanations": "summedits",
+    "frank": "frank",
+    "longeval_pubmed": "longsciverify",
+    "longsciverify": "longsciverify",
+    "qags": "qags",
+    "summedits": "summedits",
+    "summexecedit": "summexecedit",
+    "tofueval": "tofueval",
+}
+
+
+def _synthetic_runs(
+    spec: BenchmarkSpec, samples: pd.DataFrame
+) -> list[tuple[pd.DataFrame, ScoreOptions, pd.DataFrame | None]]:
+    """Predictions (and grades) that exercise every metric the benchmark's task can emit."""
+    unit = "sentence" if "sentence" in spec.units else spec.units[0]
+    s = samples[samples["unit"] == unit]
+    rng = np.random.default_rng(0)
+    ids = s["sample_id"].to_numpy()
+    opts = ScoreOptions(resamples=20)
+    if spec.task == "correlation":
+        human = s["human_score"].astype(float).fillna(0).to_numpy()
+        return [
+            (
+                pd.DataFrame({"sample_id": ids, "score": human + rng.normal(0, 1, len(s))}),
+                opts,
+                None,
+            )
+        ]
+    gold = s["label"].astype(float).fillna(1).to_numpy()
+    pred = np.where(rng.random(len(s)) < 0.75, gold, 1 - gold).astype(int)
+    grades = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "sample_id": ids,
+                    "judge": judge,
+                    "protocol": protocol,
+                    "grade": rng.choice([0.0, 0.5, 1.0], len(s)),
+                    "rationale": rng.choice(["intrinsic", "extrinsic"], len(s)),
+                }
+            )
+            for judge, protocol in (("people", "human"), ("gpt-4o", "EvalV4"))
+        ],
+        ignore_index=True,
+    )
+    if spec.task == "explanation-grading":
+        return [(pd.DataFrame({"sample_id": ids, "explanation": "because"}), opts, grades)]
+    scores = pd.DataFrame({"sample_id": ids, "score": pred + rng.normal(0, 0.3, len(s))})
+    fixed = ScoreOptions(policy="fixed", threshold=0.5, resamples=20)
+    return [
+        (pd.DataFrame({"sample_id": ids, "label": pred}), opts, grades),
+        (scores, opts if "dev" in spec.splits else fixed, None),
+    ]
+
+
+def _frank_like_samples(n: int = 240) -> pd.DataFrame:
+    """Summaries in FRANK's canonical form: two datasets, five systems, error types, human
+    scores (what its slices and the partial correlations read)."""
+    rng = np.random.default_rng(5)
+    errors = ["RelE", "EntE", "CircE", "OutE", "GramE"]
+    return pd.DataFrame(
+        {
+            "benchmark": "frank",
+            "sample_id": [f"f{i:04d}" for i in range(n)],
+            "split": np.where(np.arange(n) % 4 == 0, "dev", "test"),
+            "unit": "summary",
+            "summary_id": None,
+            "domain": rng.choice(["cnndm", "xsum"], n),
+            "doc_id": [f"d{i // 5}" for i in range(n)],
+            "document": None,
+            "summary": "a summary",
+            "seed_summary": None,
+            "label": None,
+            "human_score": rng.random(n),
+            "error_types": [list(rng.choice(errors, int(rng.integers(0, 3)))) for _ in range(n)],
+            "reference_explanation": None,
+            "attributes": [json.dumps({"system": f"s{i % 5}"}) for i in range(n)],
+        }
+    )
+
+
+def test_every_metric_the_scorer_emits_is_registered(
+    shared_benchmarks: Path, tmp_path: Path
+) -> None:
+    from evaluator.benchmarks import registry
+    from evaluator.core import vocabulary as V
+    from evaluator.ingest import demo, pipeline
+    from evaluator.store import ingested
+    from tests.support import llm_data
+
+    assert set(SHARED_SOURCE) == set(registry.names()) - {"demo"}, (
+        "a registered benchmark is missing from SHARED_SOURCE: say where its release lies"
+    )
+    root = tmp_path / "leaderboard_data"
+    (root / "benchmarks").mkdir(parents=True)
+    for _ in demo.build_demo(root=root):
+        pass
+    for name, folder in SHARED_SOURCE.items():
+        if name == "summexecedit":  # its release is not in ../shared: a file in its format
+            llm_data.ingest_summexecedit(tmp_path, root)
+        elif name != "frank":
+            pipeline.ingest(name, shared_benchmarks / folder, root=root)
+    registered = set(V.metric_names())
+    tasks = set()
+    seen: set[str] = set()
+    for spec in registry.specs():
+        samples = (
+            _frank_like_samples()  # FRANK's ingest rebuilds its documents (over a minute)
+            if spec.name == "frank"
+            else ingested.load_samples(spec.name, root)
+        )
+        for preds, opts, grades in _synthetic_runs(spec, samples):
+            emitted = {r.metric for r in score(spec, samples, preds, opts, grades).results}
+            assert emitted, spec.name
+            seen |= emitted
+            assert emitted <= registered, f"{spec.name} emits unregistered {emitted - registered}"
+            for m in emitted:
+                # explanation metrics follow the grades, on any benchmark whose runs have some
+                if V.metric(m).uses == "grades":
+                    continue
+                assert spec.task in V.metric(m).tasks, (
+                    f"{spec.name} ({spec.task}) emits {m}, registered for {V.metric(m).tasks}"
+                )
+        tasks.add(spec.task)
+    assert tasks == {*V.TASKS, "explanation-grading"}
+    # the runs above reach the scorer's less common metrics too
+    assert {
+        "partial_pearson",
+        "partial_spearman",
+        "kendall_tau",
+        "roc_auc",
+        "recall",
+        "detection_score",
+        "joint_score",
+        "explanation_share",
+    } <= seen

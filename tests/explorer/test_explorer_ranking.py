@@ -6,17 +6,11 @@ import numpy as np
 import pytest
 
 from evaluator.core import metrics as M
+from evaluator.core import vocabulary as V
 from explorer import ranking as R
 
-ENGINE = {
-    "balanced_accuracy": M.balanced_accuracy_w,
-    "accuracy": M.accuracy_w,
-    "fpr": M.false_positive_rate_w,
-    "fnr": M.false_negative_rate_w,
-    "recall": M.recall_inconsistent_w,
-    "detection_score": M.recall_inconsistent_w,
-    "detection_accuracy": M.accuracy_w,
-}
+# the engine's weighted function of every label metric, as the vocabulary names it
+ENGINE = {name: m.weighted for name, m in V.label_metrics().items() if m.weighted}
 
 
 def _data(n: int = 300, runs: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -8,14 +8,17 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
+from evaluator.core import scoring
 from evaluator.core.scoring import slice_masks
+from evaluator.core.types import LABEL_COLUMNS, RunRecord
 from evaluator.ingest import pipeline
-from evaluator.store import ingested, runs
+from evaluator.store import export, ingested, runs
 from explorer import queries as Q
 from explorer.store import Store
 from tests.support import testdata
@@ -65,7 +68,7 @@ def test_refresh_loads_runs_results_and_reported(demo_root: Path) -> None:
 
 
 def test_final_labels_reproduce_every_stored_number(demo_root: Path) -> None:
-    """The app's labels (thresholds re-applied in SQL) give the numbers the scorer stored."""
+    """The app's labels (the ones the scorer stored) give the numbers the scorer stored."""
     s = Store(demo_root)
     s.refresh()
     s.ensure_labels("demo")
@@ -324,3 +327,230 @@ def test_a_superseded_run_leaves_the_board_until_its_successor_goes(root: Path) 
     runs.delete_run(new.name, root)
     s.refresh()
     assert set(Q.runs_frame(con, "demo")["run_id"]) == set(before["run_id"])
+
+
+def _clone_run(root: Path, src: str, new_id: str, **changes: object) -> None:
+    """A copy of run `src` under a new id, with run.json fields changed."""
+    d = root / "runs" / new_id
+    shutil.copytree(root / "runs" / src, d)
+    rec = json.loads((d / "run.json").read_text(encoding="utf-8"))
+    rec.update(run_id=new_id, **changes)
+    (d / "run.json").write_text(json.dumps(rec), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("hidden", "shown"),
+    [
+        ((), {"c"}),  # a chain shows its newest run
+        (("c",), {"b"}),  # hiding the newest brings the one before back
+        (("b",), {"c"}),  # a hidden middle run does not bring the oldest back
+        (("b", "c"), {"a"}),
+        (("a", "b", "c"), set()),
+    ],
+)
+def test_engine_and_board_agree_on_supersession(
+    root: Path, hidden: tuple[str, ...], shown: set[str]
+) -> None:
+    src = runs.list_runs(root, benchmark="demo").runs[0].run_id
+    ids = {k: f"demo-chain-{k}-000000" for k in "abc"}
+    _clone_run(root, src, ids["a"], hidden="a" in hidden)
+    _clone_run(root, src, ids["b"], hidden="b" in hidden, supersedes=ids["a"])
+    _clone_run(root, src, ids["c"], hidden="c" in hidden, supersedes=ids["b"])
+    chain = set(ids.values())
+    engine = {r.run_id for r in runs.list_runs(root, benchmark="demo").runs} & chain
+    s = Store(root)
+    s.refresh()
+    board = set(Q.runs_frame(s.cursor(), "demo")["run_id"]) & chain
+    assert engine == board == {ids[k] for k in shown}
+    # moderation is kept apart from supersession: every chain run is still listed when asked
+    every = Q.runs_frame(s.cursor(), "demo", include_hidden=True)
+    assert chain <= set(every["run_id"])
+    moderated = set(every.loc[every["moderated"], "run_id"]) & chain
+    assert moderated == {ids[k] for k in hidden}
+
+
+# --------------------------------------------------------------------------------------------
+# the explorer's tables and the engine's run.json models agree
+
+# run.json fields the board does not read (a new RunRecord field must be read or listed here)
+NOT_READ = {"schema_version", "bootstrap"}
+
+
+def _leaves(structure: object, prefix: str = "") -> dict[str, object]:
+    """Dotted path -> DuckDB type of every leaf of a from_json structure (lists of structs are
+    walked into: results.metric)."""
+    if isinstance(structure, list) and structure and isinstance(structure[0], dict):
+        return _leaves(structure[0], prefix)
+    if isinstance(structure, dict):
+        out: dict[str, object] = {}
+        for k, v in structure.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: structure}
+
+
+def _column_type(model_type: object) -> str:
+    """The DuckDB column type a run.json field of this structure type is stored in."""
+    if isinstance(model_type, list):
+        return f"{_column_type(model_type[0])}[]"
+    return "VARCHAR" if model_type == "JSON" else str(model_type)
+
+
+def test_explorer_tables_read_what_the_run_models_define() -> None:
+    con = Q.connect()
+    structure = Q.model_structure(RunRecord, frozenset({"config"}))
+    leaves = _leaves(structure)
+    for table, columns in (("runs", Q.RUN_COLUMNS), ("results", Q.RESULT_COLUMNS)):
+        described = dict(
+            con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall()
+        )
+        assert list(described) == list(columns), (
+            f"{table}: columns and {table.upper()}_COLUMNS differ"
+        )
+        for col, path in columns.items():
+            if path is None:
+                continue
+            assert path in leaves, f"{table}.{col} reads {path!r}, which RunRecord does not define"
+            assert described[col] == _column_type(leaves[path]), (
+                f"{table}.{col} is {described[col]} but run.json's {path} is {leaves[path]}"
+            )
+    read = {p for cols in (Q.RUN_COLUMNS, Q.RESULT_COLUMNS) for p in cols.values() if p}
+    unread = sorted(set(leaves) - read - NOT_READ)
+    assert not unread, (
+        f"run.json fields {unread} are read by no explorer table: add a column to the runs or "
+        "results table (explorer/queries.py SCHEMA, RUN_COLUMNS or RESULT_COLUMNS, "
+        "insert_staged_runs), or list them in NOT_READ"
+    )
+    # the structure the board parses run.json with is the models' own
+    assert json.loads(Q.RUN_JSON_STRUCTURE) == structure
+
+
+def test_a_new_run_field_is_named_by_the_agreement_check() -> None:
+    class Extended(RunRecord):
+        reviewer: str | None = None
+
+    leaves = _leaves(Q.model_structure(Extended, frozenset({"config"})))
+    read = {p for cols in (Q.RUN_COLUMNS, Q.RESULT_COLUMNS) for p in cols.values() if p}
+    assert sorted(set(leaves) - read - NOT_READ) == ["reviewer"]
+
+
+# --------------------------------------------------------------------------------------------
+# final labels: stored by the scorer, made by the engine for runs stored without them
+
+
+def _sorted_labels(df: pd.DataFrame) -> pd.DataFrame:
+    out = df[list(LABEL_COLUMNS)].sort_values(["unit", "sample_id"]).reset_index(drop=True)
+    out["final_label"] = out["final_label"].astype("Int8")
+    out["score"] = out["score"].astype(float)
+    out["rolled"] = out["rolled"].astype(bool)
+    return out
+
+
+def _assert_stored_labels_are_the_engines(root: Path, benchmark: str) -> int:
+    samples = ingested.load_samples(benchmark, root)
+    n = 0
+    for rec in runs.list_runs(root, benchmark=benchmark).runs:
+        d = root / "runs" / rec.run_id
+        stored = runs.read_labels(d)
+        assert stored is not None, f"{rec.run_id} has no labels.parquet"
+        again = scoring.final_labels(
+            samples, runs.read_predictions(d), rec.threshold, list(rec.splits)
+        )
+        pd.testing.assert_frame_equal(_sorted_labels(stored), _sorted_labels(again))
+        n += 1
+    return n
+
+
+def _labels_table(con: Q.Con) -> pd.DataFrame:
+    return con.execute("SELECT * FROM labels ORDER BY run_id, unit, sample_id").df()
+
+
+def test_stored_labels_equal_the_engines_recomputed_labels_on_the_demo(root: Path) -> None:
+    testdata.add_run(root, "demo", "Scores, dev threshold", scores=True, accuracy=0.8)
+    testdata.add_run(root, "demo", "Per-domain", scores=True, policy="per-domain-dev", seed=2)
+    assert _assert_stored_labels_are_the_engines(root, "demo") == 6
+
+
+def test_stored_labels_equal_the_engines_on_a_sentence_benchmark(
+    shared_benchmarks: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "leaderboard_data"
+    (root / "benchmarks").mkdir(parents=True)
+    pipeline.ingest("tofueval", shared_benchmarks / "tofueval", root=root)
+    path = testdata.add_run(root, "tofueval", "Sentence judge", accuracy=0.8, seed=3)
+    testdata.add_run(root, "tofueval", "Sentence scorer", scores=True, accuracy=0.7, seed=4)
+    labels = runs.read_labels(path)
+    assert labels is not None and set(labels["unit"]) == {"sentence", "summary"}
+    assert labels.loc[labels["unit"] == "summary", "rolled"].all()
+    assert _assert_stored_labels_are_the_engines(root, "tofueval") == 2
+
+
+def test_runs_stored_without_labels_get_the_same_labels_from_the_engine(root: Path) -> None:
+    testdata.add_run(root, "demo", "Per-domain", scores=True, policy="per-domain-dev", seed=2)
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("demo")
+    with_file = _labels_table(s.cursor())
+    for d in (root / "runs").iterdir():
+        (d / "labels.parquet").unlink()
+    old = Store(root)
+    old.refresh()
+    old.ensure_labels("demo")
+    pd.testing.assert_frame_equal(_labels_table(old.cursor()), with_file)
+    assert old.problems == {}
+
+
+def test_the_committed_demo_runs_have_no_stored_labels_and_still_reproduce(
+    tmp_path: Path,
+) -> None:
+    """leaderboard_data/runs holds runs written before labels were stored: the old-run path."""
+    repo_data = Path(__file__).resolve().parents[2] / "leaderboard_data"
+    root = tmp_path / "leaderboard_data"
+    shutil.copytree(repo_data / "benchmarks", root / "benchmarks")
+    shutil.copytree(repo_data / "runs", root / "runs")
+    assert not list(root.glob("runs/*/labels.parquet"))
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("demo")
+    con = s.cursor()
+    ids = list(Q.runs_frame(con, "demo")["run_id"])
+    assert len(ids) == 4 and s.problems == {}
+    for run_id in ids:
+        rec = runs.read_record(root / "runs" / run_id)
+        stored = rec.result("balanced_accuracy").value
+        assert _bacc_from_labels(con, run_id, "demo", "summary", True) == pytest.approx(
+            stored, abs=1e-12
+        )
+
+
+def test_the_board_and_the_engine_read_the_same_result_rows(root: Path) -> None:
+    """explorer's DuckDB route (runs ⋈ results) and evaluator.store.export.result_rows agree."""
+    testdata.add_run(root, "demo", "Per-domain", scores=True, policy="per-domain-dev", seed=2)
+    engine = export.result_rows(runs.list_runs(root, benchmark="demo").runs)
+    s = Store(root)
+    s.refresh()
+    cols = [c for c in export.RESULT_ROW_COLUMNS if c not in ("hidden", "coverage")]
+    board = (
+        s.cursor()
+        .execute(
+            "SELECT r.moderated AS hidden, r.*, x.* EXCLUDE (run_id) FROM results x "
+            "JOIN runs r USING (run_id) WHERE r.benchmark = 'demo' AND NOT r.hidden"
+        )
+        .df()
+    )
+    key = ["run_id", "unit", "slice_kind", "slice_value", "metric"]
+    assert len(board) == len(engine) > 0
+    e = engine.sort_values(key).reset_index(drop=True)
+    b = board.sort_values(key).reset_index(drop=True)
+    for c in cols:
+        ev, bv = e[c].to_numpy(dtype=object), b[c].to_numpy(dtype=object)
+        same = [
+            (x is None or x != x) and (y is None or y != y) or x == y
+            for x, y in zip(ev, bv, strict=True)
+        ]
+        assert all(same), f"column {c} differs"
+
+    def as_list(c: object) -> list[str]:
+        return [] if c is None or c is pd.NA else [str(x) for x in c]  # type: ignore[attr-defined]
+
+    assert [as_list(c) for c in e["coverage"]] == [as_list(c) for c in b["coverage"]]

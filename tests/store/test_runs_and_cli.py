@@ -343,3 +343,18 @@ def test_a_crash_while_swapping_keeps_the_old_benchmark(
     assert (bench / "samples.parquet").read_bytes() == before
     rep = pipeline.ingest("demo", src, root=demo_root)
     assert rep.changed and (bench / "samples.parquet").read_bytes() != before
+
+
+def test_superseded_follows_chains_and_ignores_hidden_successors() -> None:
+    assert runs.superseded([("a", None, False), ("b", "a", False), ("c", "b", False)]) == {
+        "a",
+        "b",
+    }
+    assert runs.superseded([("a", None, False), ("b", "a", False), ("c", "b", True)]) == {"a"}
+    assert runs.superseded([("a", None, False), ("b", "a", True), ("c", "b", False)]) == {
+        "a",
+        "b",
+    }
+    assert runs.superseded([("a", None, False), ("b", "a", True)]) == set()
+    # a cycle (hand-edited run.json files) ends the walk instead of looping
+    assert runs.superseded([("a", "b", False), ("b", "a", False)]) == {"a", "b"}
