@@ -106,7 +106,7 @@ def score_and_write(
     record = scorer.build_record(
         inputs.spec, inputs.version, scored, model, origin, config, run_id=run_id
     )
-    return runs.write_run(record, predictions, None, root)
+    return runs.write_run(record, predictions, None, root, scored.final_labels)
 
 
 def write_run_once(
@@ -114,14 +114,16 @@ def write_run_once(
     predictions: pd.DataFrame,
     grades: pd.DataFrame | None = None,
     root: Path | None = None,
+    labels: pd.DataFrame | None = None,
 ) -> tuple[Path, bool]:
     """Write the run unless a run with its id exists; (path, written). Safe under races: the
-    staged folder is renamed into place, and a rename onto an existing run fails."""
+    staged folder is renamed into place, and a rename onto an existing run fails. labels: the
+    scorer's final labels (Scored.final_labels), stored with the run."""
     final = layout.runs_dir(root) / record.run_id
     if (final / runs.RUN_FILE).is_file():
         return final, False
     try:
-        return runs.write_run(record, predictions, grades, root), True
+        return runs.write_run(record, predictions, grades, root, labels), True
     except (FactBoardError, OSError):
         if (final / runs.RUN_FILE).is_file():
             return final, False

@@ -25,6 +25,7 @@ from evaluator.core.vocabulary import (
     MODEL_KIND_LABELS,
     ORIGIN_BADGES,
     kind_label,
+    label_metrics,
     lower_is_better,
     metric_label,
     slice_label,
@@ -373,7 +374,7 @@ def _paired(
     memo: dict[object, object],
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str]:
     """Indices (into runs) compared by the paired bootstrap, their point values and p-values."""
-    if q.metric not in R.LABEL_METRICS:
+    if q.metric not in label_metrics():
         return None, None, None, f"{metric_label(q.metric)} is not a function of labels"
     if spec is None:
         return None, None, None, "benchmark not ingested"

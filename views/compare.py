@@ -37,7 +37,7 @@ if len(runs) < 2:
 s.ensure_labels(bench)
 units = sorted(set(Q.labelled_runs(con, bench)["unit"]), key=lambda u: (u != "summary", u))
 unit = ui.url_selectbox("Level", units or ["summary"], "unit", PAGE, container=c[1])
-metrics = C.comparable_metrics(spec.task)
+metrics = C.comparable_metrics(spec)
 metric = ui.url_selectbox(
     "Metric",
     metrics,

@@ -12,14 +12,7 @@ import pandas as pd
 from evaluator.core.errors import UnknownNameError
 from evaluator.core.registry import Registry
 from evaluator.core.types import ModelInfo, RunConfig, Sample
-
-Task = Literal["detection", "detection+explanation", "correlation", "explanation-grading"]
-TASKS: tuple[str, ...] = (
-    "detection",
-    "detection+explanation",
-    "correlation",
-    "explanation-grading",
-)
+from evaluator.core.vocabulary import Task
 
 
 @dataclass(frozen=True)

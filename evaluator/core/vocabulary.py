@@ -19,8 +19,13 @@ import numpy as np
 from evaluator.core import metrics as M
 from evaluator.core.registry import Registry
 
-Task = Literal["detection", "detection+explanation", "correlation"]
-TASKS: tuple[Task, ...] = ("detection", "detection+explanation", "correlation")
+Task = Literal["detection", "detection+explanation", "correlation", "explanation-grading"]
+TASKS: tuple[Task, ...] = (
+    "detection",
+    "detection+explanation",
+    "correlation",
+    "explanation-grading",
+)
 Input = Literal["labels", "scores", "grades", "time"]
 
 WeightedFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -54,6 +59,9 @@ class Metric:
 
 
 _DETECTION: tuple[Task, ...] = ("detection", "detection+explanation")
+# explanation grades exist on any benchmark whose runs were judged, and are the subject of the
+# explanation-grading studies
+_GRADED: tuple[Task, ...] = ("detection", "detection+explanation", "explanation-grading")
 METRICS: Registry[Metric] = Registry("metric")
 
 
@@ -145,7 +153,7 @@ for _m in (
         "explanation_score",
         "ES",
         "Explanation score",
-        ("detection+explanation",),
+        _GRADED,
         "grades",
         per_grader=True,
         source="SummExecEdit §4 (ES)",
@@ -154,7 +162,7 @@ for _m in (
         "joint_score",
         "JS",
         "Joint score",
-        ("detection+explanation",),
+        _GRADED,
         "grades",
         per_grader=True,
         source="SummExecEdit §4 (JS)",
@@ -163,7 +171,7 @@ for _m in (
         "explanation_share",
         "Share",
         "Share of explanations",
-        ("detection+explanation",),
+        _GRADED,
         "grades",
         per_grader=True,
     ),

@@ -363,7 +363,7 @@ def write_superseding(
     )
     if rec.hidden:
         new = new.model_copy(update={"hidden": True})
-    return runs.write_run(new, predictions, grades, root)
+    return runs.write_run(new, predictions, grades, root, scored.final_labels)
 
 
 def _merge_grades(old: pd.DataFrame | None, new: pd.DataFrame) -> pd.DataFrame:

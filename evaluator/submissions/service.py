@@ -399,7 +399,9 @@ def _write(
         submission,
         run_id,
     )
-    path, _ = runner.write_run_once(record, checked.predictions, None, data_root)
+    path, _ = runner.write_run_once(
+        record, checked.predictions, None, data_root, scored.final_labels
+    )
     stored = runs.read_record(path)
     job_id, note = _enqueue_judge(rec, run_id, checked.predictions, root)
     warnings = list(checked.warnings) + ([note] if note else [])

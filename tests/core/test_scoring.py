@@ -504,14 +504,11 @@ def test_every_metric_the_scorer_emits_is_registered(
             seen |= emitted
             assert emitted <= registered, f"{spec.name} emits unregistered {emitted - registered}"
             for m in emitted:
-                # explanation metrics follow the grades, on any benchmark whose runs have some
-                if V.metric(m).uses == "grades":
-                    continue
                 assert spec.task in V.metric(m).tasks, (
                     f"{spec.name} ({spec.task}) emits {m}, registered for {V.metric(m).tasks}"
                 )
         tasks.add(spec.task)
-    assert tasks == {*V.TASKS, "explanation-grading"}
+    assert tasks == set(V.TASKS)
     # the runs above reach the scorer's less common metrics too
     assert {
         "partial_pearson",

@@ -54,7 +54,7 @@ def test_compare_offers_the_vocabulary_metrics_of_the_benchmark() -> None:
     frank = registry.get("frank")
     assert {"partial_pearson", "partial_spearman"} <= set(C.comparable_metrics(frank))
     assert "partial_pearson" not in C.comparable_metrics(registry.get("qags"))
-    for task in V.TASKS:
+    for task in ("detection", "detection+explanation", "correlation"):
         got = C.comparable_metrics(task)
         assert got and set(got) <= set(V.metric_names(task))
     assert "roc_auc" in C.comparable_metrics("detection")
