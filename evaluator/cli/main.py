@@ -121,9 +121,9 @@ def _parser() -> argparse.ArgumentParser:
 def _command_modules() -> list:
     """The other modules of evaluator/cli/ each add their sub-commands with register(subparsers)
     and list them in COMMANDS (name -> function(args) -> exit code)."""
-    from evaluator.cli import llm, submissions
+    from evaluator.cli import hub, llm, submissions
 
-    return [llm, submissions]
+    return [llm, submissions, hub]
 
 
 def _options(pairs: list[str]) -> dict[str, str]:

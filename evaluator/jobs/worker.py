@@ -224,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--once", action="store_true", help="run every ready job, then exit")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between queue scans (2)")
+    p.add_argument(
+        "--hub",
+        action="store_true",
+        help="take jobs from the results repo on the Hub ($FACTBOARD_HUB_REPO, $HF_TOKEN)",
+    )
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -240,7 +245,13 @@ def run_from_args(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, _stop)
     for entry in load_plugins():
         print(f"worker: plugin {entry} loaded", file=sys.stderr, flush=True)
-    n = run_worker(
+    if getattr(args, "hub", False):
+        from evaluator.hub.queue import run_hub_worker
+
+        run: Callable[..., int] = run_hub_worker
+    else:
+        run = run_worker
+    n = run(
         once=args.once,
         poll=args.poll,
         stop=stop,

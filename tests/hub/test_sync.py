@@ -1,0 +1,262 @@
+"""Pull, push and status against the fake Hub, through the real huggingface_hub client."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evaluator.cli.main import main
+from evaluator.hub import background, sync
+from evaluator.hub.client import HubAuthError, HubClient, HubUnavailable
+from evaluator.store import ingested, runs
+from evaluator.submissions import service
+from tests.hub.conftest import READ_TOKEN, REPO_ID, WRITE_TOKEN, Replica
+from tests.support.fake_hub import FakeHub
+from tests.support.submit import predictions_csv
+from tests.support.testdata import add_run, build_demo_root
+
+ADMIN = "a-maintainer-token-0123456789"
+
+
+def run_ids(root: Path, hidden: bool = True) -> set[str]:
+    return {r.run_id for r in runs.list_runs(root, include_hidden=hidden).runs}
+
+
+def seed(replica: Replica, extra: int = 2) -> HubClient:
+    """The demo plus `extra` more runs, published to the fake repo."""
+    build_demo_root(replica.data)
+    for i in range(extra):
+        add_run(replica.data, "demo", f"Extra model {i}", seed=i, origin="evaluated")
+    client = HubClient.from_env()
+    sync.push(client, replica.data, replica.subs, reported=True, demo=True)
+    return client
+
+
+def repo_files(hub: FakeHub) -> dict[str, bytes]:
+    return dict(hub.repo(REPO_ID).files() or {})
+
+
+def test_boot_with_an_empty_disk_pulls_every_run(fake_hub: FakeHub, replica) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=3)
+    assert len(run_ids(a.data)) == 7
+    files = repo_files(fake_hub)
+    assert {p.split("/")[1] for p in files if p.startswith("runs/")} == run_ids(a.data)
+    assert "README.md" in files and "reported/qags_paper.csv" in files
+
+    shutil.rmtree(b.data)  # nothing at all on disk
+    rep = sync.pull(client, b.data, b.subs)
+    assert rep.pulled["runs"] == 7 and rep.pulled["benchmarks"] == 1
+    assert run_ids(b.data) == run_ids(a.data)
+    assert ingested.names(b.data) == ["demo"]
+    assert (b.data / "reported" / "qags_paper.csv").read_bytes() == files["reported/qags_paper.csv"]
+    for rid in run_ids(a.data):
+        for f in ("run.json", "predictions.parquet"):
+            assert (b.data / "runs" / rid / f).read_bytes() == (a.data / "runs" / rid / f).read_bytes()
+    assert not (b.data / "_staging").exists() or not any((b.data / "_staging").iterdir())
+
+    # in step: a second pull downloads nothing, status says so
+    gets = fake_hub.count("GET", "/resolve/")
+    again = sync.pull(client, b.data, b.subs)
+    assert again.summary() == "nothing to do"
+    assert fake_hub.count("GET", "/resolve/") == gets
+    plan = sync.status(client, b.data, b.subs)
+    assert plan.inbox() == 0 and plan.outbox() == 0
+
+
+def test_the_built_in_demo_is_not_published_unless_asked(fake_hub: FakeHub, replica) -> None:
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    client = HubClient.from_env()
+    rep = sync.push(client, a.data, a.subs)
+    assert rep.pushed["runs pushed"] == 0 and rep.pushed["benchmarks pushed"] == 0
+    assert not any(p.startswith(("runs/", "benchmarks/")) for p in repo_files(fake_hub))
+
+
+def _submit(r: Replica, seed: int, monkeypatch: pytest.MonkeyPatch) -> service.SubmitResult:
+    monkeypatch.setenv("FACTBOARD_DATA", str(r.data))
+    monkeypatch.setenv("FACTBOARD_SUBMISSIONS", str(r.subs))
+    res = service.submit(
+        predictions_csv(seed),
+        "preds.csv",
+        service.SubmissionMeta(
+            benchmark="demo", model_name=f"Submitted {seed}", email="private@example.org"
+        ),
+        data_root=r.data,
+        submissions_root=r.subs,
+        resamples=50,
+    )
+    assert res.ok, res.problems
+    return res
+
+
+def test_a_submission_survives_a_restart_with_a_wiped_root(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = replica("a")
+    client = seed(a, extra=0)
+    monkeypatch.setenv("FACTBOARD_HUB_POLL", "0.2")
+    monkeypatch.setenv("FACTBOARD_HUB_PUSH_EVERY", "0.05")
+    try:
+        assert background.start(a.data, a.subs) is None  # boots: pulls, nothing to push
+        res = _submit(a, 1, monkeypatch)
+        assert res.run_id
+        background.start(a.data, a.subs)  # the page reruns after the submission: push soon
+        deadline = __import__("time").monotonic() + 20
+        while f"runs/{res.run_id}/run.json" not in repo_files(fake_hub):
+            assert __import__("time").monotonic() < deadline, "the submission was not pushed"
+            __import__("time").sleep(0.05)
+    finally:
+        background.stop_all()
+
+    # the Space restarts on a fresh disk
+    shutil.rmtree(a.data.parent)
+    try:
+        assert background.start(a.data, a.subs) is None
+    finally:
+        background.stop_all()
+    assert res.run_id in run_ids(a.data)
+    rec = json.loads((a.subs / "records" / f"{res.submission_id}.json").read_text())
+    assert rec["status"] == "scored" and rec["run_id"] == res.run_id
+
+    # the e-mail and the raw upload never reached the repo
+    files = repo_files(fake_hub)
+    assert not any(b"private@example.org" in data for data in files.values())
+    assert not any("upload" in p for p in files)
+    assert f"submissions/{res.submission_id}.json" in files
+    # and the same file submitted again on the new disk is still a duplicate
+    again = service.submit(
+        predictions_csv(1),
+        "preds.csv",
+        service.SubmissionMeta(benchmark="demo", model_name="Another name"),
+        data_root=a.data,
+        submissions_root=a.subs,
+        resamples=50,
+    )
+    assert again.status == "rejected" and "duplicate" in again.problems[0]
+
+
+def test_unpushed_items_left_by_a_crash_are_found_on_the_next_start(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = replica("a")
+    client = seed(a, extra=0)
+    res = _submit(a, 2, monkeypatch)  # written locally; the process "dies" before any push
+    plan = sync.status(client, a.data, a.subs)
+    assert plan.push_runs == [res.run_id] and list(plan.push_records) == [res.submission_id]
+    rep = sync.push(client, a.data, a.subs)
+    assert rep.pushed["runs pushed"] == 1 and rep.pushed["submission records pushed"] == 1
+    assert sync.status(client, a.data, a.subs).outbox() == 0
+
+
+def test_hide_and_delete_propagate_to_a_second_replica(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=2)
+    sync.pull(client, b.data, b.subs)
+    ids = sorted(run_ids(a.data))
+    hide, delete = ids[0], ids[1]
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    service.moderate("hide", hide, ADMIN, a.data, a.subs)
+    service.moderate("delete", delete, ADMIN, a.data, a.subs)
+    rep = sync.push(client, a.data, a.subs)
+    assert rep.pushed["moderation actions pushed"] == 2
+    files = repo_files(fake_hub)
+    assert not any(p.startswith(f"runs/{delete}/") for p in files)
+    assert json.loads(files[f"runs/{hide}/run.json"])["hidden"] is True
+
+    sync.pull(client, b.data, b.subs)
+    assert delete not in run_ids(b.data)
+    assert runs.read_record(b.data / "runs" / hide).hidden
+    assert run_ids(b.data, hidden=False) == run_ids(a.data, hidden=False)
+    # b has nothing to push back: the deleted run stays deleted
+    assert sync.status(client, b.data, b.subs).outbox() == 0
+    sync.push(client, b.data, b.subs)
+    assert not any(p.startswith(f"runs/{delete}/") for p in repo_files(fake_hub))
+
+    # a later "show" on b wins over the earlier "hide" from a
+    import time
+
+    time.sleep(1.1)  # moderation times have one-second resolution
+    service.moderate("show", hide, ADMIN, b.data, b.subs)
+    sync.push(client, b.data, b.subs)
+    sync.pull(client, a.data, a.subs)
+    assert not runs.read_record(a.data / "runs" / hide).hidden
+
+
+def test_503s_are_retried_with_backoff(fake_hub: FakeHub, replica) -> None:
+    a = replica("a")
+    client = seed(a, extra=0)
+    fake_hub.fail_next(2, 503, "/revision/")
+    fake_hub.fail_next(1, 503, "/resolve/")
+    fake_hub.fail_next(1, 503, "/commit/")
+    add_run(a.data, "demo", "After the outage", origin="submitted")
+    rep = sync.push(client, a.data, a.subs)
+    assert rep.pushed["runs pushed"] == 1
+    assert fake_hub.count("GET", "/revision/", 503) == 2
+    assert fake_hub.count("POST", "/commit/", 503) == 1
+    b = replica("b")
+    sync.pull(client, b.data, b.subs)
+    assert run_ids(b.data) == run_ids(a.data)
+
+
+def test_a_hub_that_stays_down_is_a_clear_error(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOARD_HUB_RETRIES", "3")
+    fake_hub.fail_next(100, 503, "/revision/")
+    with pytest.raises(HubUnavailable, match="503"):
+        HubClient.from_env().head()
+    assert fake_hub.count("GET", "/revision/", 503) == 3
+
+
+@pytest.mark.parametrize(
+    ("token", "words"),
+    [("hf_wrongtokenCCCCCCCCCCCCCC", "401"), (READ_TOKEN, "cannot write")],
+)
+def test_wrong_or_read_only_tokens_are_clear_errors_never_printed(
+    fake_hub: FakeHub,
+    replica,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    token: str,
+    words: str,
+) -> None:
+    a = replica("a")
+    seed(a, extra=1)
+    monkeypatch.setenv("FACTBOARD_DATA", str(a.data))
+    monkeypatch.setenv("FACTBOARD_SUBMISSIONS", str(a.subs))
+    add_run(a.data, "demo", "Unpublished", origin="submitted")
+    monkeypatch.setenv("HF_TOKEN", token)
+    with pytest.raises(HubAuthError, match=words):
+        sync.push(HubClient.from_env(), a.data, a.subs)
+    posts = fake_hub.count("POST", "/commit/")
+    assert main(["hub", "push"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "HF_TOKEN" in err and "Traceback" not in err
+    assert token not in err and WRITE_TOKEN not in err
+    assert fake_hub.count("POST", "/commit/") <= posts + 1  # a 401/403 is not retried
+
+
+def test_cli_pull_push_status(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = replica("a"), replica("b")
+    seed(a, extra=1)
+    monkeypatch.setenv("FACTBOARD_DATA", str(b.data))
+    monkeypatch.setenv("FACTBOARD_SUBMISSIONS", str(b.subs))
+    assert main(["hub", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "differs" in out and "runs to pull: 5" in out
+    assert main(["hub", "pull"]) == 0
+    assert "5 runs" in capsys.readouterr().out
+    add_run(b.data, "demo", "From replica b", origin="submitted")
+    assert main(["hub", "push"]) == 0
+    assert "1 runs pushed" in capsys.readouterr().out
+    assert main(["hub", "status"]) == 0
+    assert "in step" in capsys.readouterr().out
+    assert WRITE_TOKEN not in json.dumps([p for p in repo_files(fake_hub)])
