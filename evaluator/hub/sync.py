@@ -376,15 +376,18 @@ def plan(
 
 
 def _is_demo_run(local: Local, run_id: str) -> bool:
-    """The built-in demo is made on every machine (`python -m evaluator demo`): its runs are not
-    published (submissions to it are)."""
+    """The built-in demo's baseline runs are made on every machine (`python -m evaluator demo`):
+    they are not published (other runs on the demo benchmark are)."""
+    from evaluator.ingest.demo import BASELINES
+
     try:
         data = json.loads((layout.run_dir(run_id, local.data_root) / runs.RUN_FILE).read_bytes())
     except (OSError, ValueError):
         return True
-    return not isinstance(data, dict) or (
-        data.get("benchmark") == DEMO and data.get("origin") != "submitted"
-    )
+    if not isinstance(data, dict):
+        return True
+    name = (data.get("model") or {}).get("name")
+    return data.get("benchmark") == DEMO and name in {m.name for m, _ in BASELINES}
 
 
 def _needs_apply(local: Local, run_id: str, action: str, present: bool) -> bool:
