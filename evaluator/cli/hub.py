@@ -1,7 +1,7 @@
 """Sub-commands for the results repo on the Hub and the hosted Space:
 
-  hub pull                          bring benchmarks, runs, reported tables, moderation, submission
-                                    records and the queue from $FACTBOARD_HUB_REPO into the local root
+  hub pull                          bring benchmarks, runs, reported tables, moderation,
+                                    submission records and the queue from $FACTBOARD_HUB_REPO
   hub push [--reported] [--demo]    publish what the local root has and the repo lacks
   hub status                        what differs, both ways (exit 0 either way)
   space deploy --space OWNER/NAME [--results OWNER/NAME] [--set-token]
@@ -71,8 +71,9 @@ def cmd_hub(args: argparse.Namespace) -> int:
 def cmd_space(args: argparse.Namespace) -> int:
     from evaluator.hub.space import deploy
 
-    for line in deploy(args.space, results=args.results, set_token=args.set_token,
-                       private=args.private):
+    for line in deploy(
+        args.space, results=args.results, set_token=args.set_token, private=args.private
+    ):
         print(line)
     return 0
 

@@ -16,7 +16,6 @@ to re-read and retry.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import shutil
@@ -311,5 +310,3 @@ class HubClient:
 
 def _bytes(v: bytes | Path) -> bytes:
     return v if isinstance(v, bytes) else Path(v).read_bytes()
-
-

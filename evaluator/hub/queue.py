@@ -112,8 +112,10 @@ class HubQueue:
                     if int(j.get("attempts") or 0) >= int(j.get("max_attempts") or 1):
                         j.update(status="failed", lease=None, updated_at=_iso())
                         j["error"] = f"the worker stopped during the last attempt ({who})"
-                        _note(j, f"attempt {j.get('attempts')} lost: lease of {who} expired; "
-                              "giving up")
+                        _note(
+                            j,
+                            f"attempt {j.get('attempts')} lost: lease of {who} expired; giving up",
+                        )
                         changes[j["id"]] = j
                         continue
                     _note(j, f"attempt {j.get('attempts')} lost: lease of {who} expired")
@@ -247,8 +249,10 @@ def run_hub_worker(
     sub_root = sub_root or layout.submissions_root()
     scratch = sub_root / "hub-worker"
     ident = queue.worker_identity()
-    say(f"worker {ident['worker']} takes jobs from {client.repo}; handlers: "
-        f"{', '.join(worker.known_kinds())}")
+    say(
+        f"worker {ident['worker']} takes jobs from {client.repo}; handlers: "
+        f"{', '.join(worker.known_kinds())}"
+    )
     n = 0
     while not stop.is_set():
         try:
@@ -283,7 +287,8 @@ def run_hub_worker(
         for state in queue.STATES:
             (queue.queue_dir(scratch) / state / f"{job.id}.json").unlink(missing_ok=True)
         say(
-            f"job {job.id}: {final.status}" + (f" ({final.error})" if final.error else "")
+            f"job {job.id}: {final.status}"
+            + (f" ({final.error})" if final.error else "")
             + ("" if kept else " (not recorded: the lease was lost)")
         )
     return n

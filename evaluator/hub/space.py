@@ -76,9 +76,7 @@ def deploy(
     ops = [CommitOperationAdd(path_in_repo=k, path_or_fileobj=str(v)) for k, v in files.items()]
     info = client._retrying(
         "upload the Space's files",
-        lambda: api.create_commit(
-            space, ops, commit_message="Deploy FactBoard", repo_type="space"
-        ),
+        lambda: api.create_commit(space, ops, commit_message="Deploy FactBoard", repo_type="space"),
     )
     yield f"uploaded {len(files)} files (commit {str(info.oid)[:10]})"
     if results:

@@ -312,7 +312,9 @@ def plan(
 
     p.pull_runs = sorted(set(r_runs) - l_runs - deleted)
     p.push_runs = sorted(
-        r for r in l_runs - set(r_runs) - deleted if H.safe(r) and (demo or not _is_demo_run(local, r))
+        r
+        for r in l_runs - set(r_runs) - deleted
+        if H.safe(r) and (demo or not _is_demo_run(local, r))
     )
 
     # benchmarks
@@ -329,13 +331,11 @@ def plan(
     ]
     metas = BLOBS.get(client, remote, [H.benchmark_file(n, layout.META_FILE) for n in differ])
     for n in differ:
-        mine = _ingested_at((l_bench[n] / layout.META_FILE).read_bytes())
-        theirs = _ingested_at(metas[H.benchmark_file(n, layout.META_FILE)])
-        (p.push_benchmarks if mine > theirs else p.pull_benchmarks).append(n)
+        ours_at = _ingested_at((l_bench[n] / layout.META_FILE).read_bytes())
+        theirs_at = _ingested_at(metas[H.benchmark_file(n, layout.META_FILE)])
+        (p.push_benchmarks if ours_at > theirs_at else p.pull_benchmarks).append(n)
     p.pull_benchmarks += sorted(set(r_bench) - set(l_bench))
-    p.push_benchmarks += sorted(
-        n for n in set(l_bench) - set(r_bench) if H.safe(n)
-    )
+    p.push_benchmarks += sorted(n for n in set(l_bench) - set(r_bench) if H.safe(n))
     p.push_benchmarks = [n for n in p.push_benchmarks if demo or n != DEMO]
 
     # reported tables
@@ -568,9 +568,9 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
             if any(path.startswith(f"{H.RUNS}/{rid}/") for path in remote.files):
                 folders.append(f"{H.RUNS}/{rid}")
         else:
-            f = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
-            if f.is_file():
-                adds[H.run_file(rid, runs.RUN_FILE)] = f.read_bytes()
+            run_json = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
+            if run_json.is_file():
+                adds[H.run_file(rid, runs.RUN_FILE)] = run_json.read_bytes()
     for sid, data in p.push_records.items():
         adds[H.record_file(sid)] = data
     l_jobs = local.jobs()
@@ -597,9 +597,7 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
     return rep
 
 
-def status(
-    client: HubClient, data_root: Path | None = None, sub_root: Path | None = None
-) -> Plan:
+def status(client: HubClient, data_root: Path | None = None, sub_root: Path | None = None) -> Plan:
     local = Local.of(data_root, sub_root)
     remote = snapshot(client)
     return plan(client, remote, local, reported=True)

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,7 @@ def repo_jobs(hub: FakeHub) -> dict[str, dict[str, Any]]:
 
 def repo_runs(hub: FakeHub) -> dict[str, dict[str, Any]]:
     files = hub.repo(REPO_ID).files() or {}
-    return {
-        p.split("/")[1]: json.loads(v) for p, v in files.items() if p.endswith("/run.json")
-    }
+    return {p.split("/")[1]: json.loads(v) for p, v in files.items() if p.endswith("/run.json")}
 
 
 def enqueue_and_push(app: Replica, n: int, tmp: Path, gate: bool = True) -> list[str]:
@@ -106,7 +103,9 @@ def test_two_workers_race_for_one_job_and_exactly_one_runs_it(
     def go(name: str, hq: HubQueue) -> None:
         results[name] = hq.claim({"worker": name, "host": "test", "pid": 0})
 
-    threads = [threading.Thread(target=go, args=(n, q), name=n) for n, q in (("A", hq_a), ("B", hq_b))]
+    threads = [
+        threading.Thread(target=go, args=(n, q), name=n) for n, q in (("A", hq_a), ("B", hq_b))
+    ]
     for t in threads:
         t.start()
     for t in threads:

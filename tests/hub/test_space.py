@@ -109,7 +109,7 @@ def test_the_container_entry_script_serves_the_app_against_the_fake_hub(
     env = hub_env(fake_hub)
     env.update(space.env())
     env.update(PORT=str(port), FACTBOARD_ADDRESS="127.0.0.1", HF_HOME=str(tmp_path / "hf"))
-    log = open(tmp_path / "entry.log", "w")
+    log = open(tmp_path / "entry.log", "w")  # noqa: SIM115 (closed in finally, after the process)
     p = subprocess.Popen(
         ["bash", str(REPO / "scripts" / "space_entrypoint.sh")],
         cwd=tmp_path,  # the script finds the app from its own location
@@ -150,8 +150,15 @@ def test_space_deploy_uploads_a_docker_space_with_its_front_matter(
     fake_hub: FakeHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rc = main(
-        ["space", "deploy", "--space", "factboard/board", "--results", "factboard/results",
-         "--set-token"]
+        [
+            "space",
+            "deploy",
+            "--space",
+            "factboard/board",
+            "--results",
+            "factboard/results",
+            "--set-token",
+        ]
     )
     out = capsys.readouterr()
     assert rc == 0, out.err
@@ -159,11 +166,22 @@ def test_space_deploy_uploads_a_docker_space_with_its_front_matter(
     files = space.files() or {}
     readme = files["README.md"].decode()
     front = readme.split("---")[1]
-    for line in ("sdk: docker", "app_port: 8501", "title: FactBoard", "emoji:",
-                 "short_description:"):
+    for line in (
+        "sdk: docker",
+        "app_port: 8501",
+        "title: FactBoard",
+        "emoji:",
+        "short_description:",
+    ):
         assert line in front
-    for f in ("Dockerfile", "app.py", "scripts/space_entrypoint.sh", "requirements.txt",
-              "evaluator/hub/background.py", "views/leaderboard.py"):
+    for f in (
+        "Dockerfile",
+        "app.py",
+        "scripts/space_entrypoint.sh",
+        "requirements.txt",
+        "evaluator/hub/background.py",
+        "views/leaderboard.py",
+    ):
         assert f in files
     assert not any(p.startswith(("tests/", "submissions/", ".git/")) for p in files)
     assert not any("__pycache__" in p for p in files)

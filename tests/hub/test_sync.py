@@ -55,7 +55,9 @@ def test_boot_with_an_empty_disk_pulls_every_run(fake_hub: FakeHub, replica) -> 
     assert (b.data / "reported" / "qags_paper.csv").read_bytes() == files["reported/qags_paper.csv"]
     for rid in run_ids(a.data):
         for f in ("run.json", "predictions.parquet"):
-            assert (b.data / "runs" / rid / f).read_bytes() == (a.data / "runs" / rid / f).read_bytes()
+            assert (b.data / "runs" / rid / f).read_bytes() == (
+                a.data / "runs" / rid / f
+            ).read_bytes()
     assert not (b.data / "_staging").exists() or not any((b.data / "_staging").iterdir())
 
     # in step: a second pull downloads nothing, status says so
@@ -97,7 +99,7 @@ def test_a_submission_survives_a_restart_with_a_wiped_root(
     fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a = replica("a")
-    client = seed(a, extra=0)
+    seed(a, extra=0)
     monkeypatch.setenv("FACTBOARD_HUB_POLL", "0.2")
     monkeypatch.setenv("FACTBOARD_HUB_PUSH_EVERY", "0.05")
     try:

@@ -245,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _route  # noqa: N815
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _route
 
     # ---- endpoints
     def _whoami(self) -> None:
