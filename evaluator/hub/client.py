@@ -195,17 +195,6 @@ class HubClient:
             ),
         )
 
-    def check_write(self) -> str:
-        """The token's role; HubAuthError unless it may write."""
-        info = self._retrying("check the token", lambda: self.api.whoami())
-        role = ((info.get("auth") or {}).get("accessToken") or {}).get("role")
-        if role not in ("write", "admin", "fineGrained", None):
-            raise HubAuthError(
-                f"the token in HF_TOKEN is a {role!r} token: publishing to {self.repo} needs a "
-                "token with write access"
-            )
-        return str(role)
-
     def head(self) -> str:
         """The commit id the main branch points to now."""
         info = self._retrying(

@@ -254,7 +254,16 @@ def run_hub_worker(
         f"{', '.join(worker.known_kinds())}"
     )
     n = 0
+    last_recover = 0.0
     while not stop.is_set():
+        if time.monotonic() - last_recover > worker.RECOVER_EVERY:
+            # a worker beside the app (FACTBOARD_LOCAL_WORKER) also finishes the submissions a
+            # crashed app process left in flight, as the file-queue worker does
+            from evaluator.submissions import service
+
+            last_recover = time.monotonic()
+            for line in service.recover(data_root, sub_root):
+                say(line)
         try:
             claimed = hq.claim(ident)
         except HubError as e:
