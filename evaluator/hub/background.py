@@ -9,8 +9,8 @@ next process at its start. Failures (Hub down, 5xx, a wrong or read-only token) 
 backoff, and `notice()` says what is wrong in one line for the page, without the token.
 
 `start()` is called by app.py on every script run; it is a no-op without $FACTBOARD_HUB_REPO.
-The first call waits up to $FACTBOARD_HUB_BOOT_WAIT seconds (default 30) for the first pull, so a
-fresh Space shows the whole board on its first page.
+The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default 30) on an
+empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page.
 """
 
 from __future__ import annotations
@@ -83,14 +83,18 @@ class Syncer:
         if not due and not changed:
             return
         try:
-            if due:
-                sync.pull(self.client, self.data_root, self.sub_root)
+            if due:  # pull and push from one snapshot of the repo
+                _, pushed = sync.sync(self.client, self.data_root, self.sub_root)
                 self.state.last_pull = time.monotonic()
-            before = self.fingerprint()
-            if changed or self._pushed_print is None:
+                if pushed is not None:
+                    self.state.last_push = self.state.last_pull
+                # what the pull wrote is not news (a write racing it goes out with the next poll)
+                self._pushed_print = self.fingerprint()
+            else:
+                before = self.fingerprint()
                 sync.push(self.client, self.data_root, self.sub_root)
                 self.state.last_push = time.monotonic()
-            self._pushed_print = before
+                self._pushed_print = before
             self.state.error, self.state.auth_error, self.state.failures = None, False, 0
         except HubError as e:
             self.state.error = str(e)
@@ -153,10 +157,21 @@ def start(data_root: Path | None = None, sub_root: Path | None = None) -> str | 
             _SYNCERS[key] = syncer
             syncer.thread.start()
     if fresh:
-        syncer.first.wait(_env_float("FACTBOARD_HUB_BOOT_WAIT", 30.0))
+        # the first page waits for the first sync: the whole board on an empty disk (up to
+        # $FACTBOARD_HUB_BOOT_WAIT s), a short check when the entry script already pulled
+        wait = _env_float("FACTBOARD_HUB_BOOT_WAIT", 30.0)
+        syncer.first.wait(wait if not _has_runs(data_root) else min(wait, 3.0))
     else:
         syncer.wake.set()  # a rerun (e.g. after a submission): push soon
     return syncer.notice()
+
+
+def _has_runs(data_root: Path) -> bool:
+    d = layout.runs_dir(data_root)
+    try:
+        return any(d.iterdir())
+    except OSError:
+        return False
 
 
 def stop_all() -> None:

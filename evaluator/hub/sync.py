@@ -31,7 +31,6 @@ import os
 import secrets
 import shutil
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,11 +280,12 @@ def plan(
 ) -> Plan:
     """What differs between the local root and the repo at `remote.head`."""
     p = Plan(remote.head)
-    r_runs = {k: v for k, v in remote.under(H.RUNS).items() if runs.RUN_FILE in v}
+    # names from the repo become local folder names: only plain ones are taken
+    r_runs = {k: v for k, v in remote.under(H.RUNS).items() if runs.RUN_FILE in v and H.safe(k)}
     l_runs = local.run_ids()
 
     # moderation
-    r_mod_oids = remote.flat(H.MODERATION, ".json")
+    r_mod_oids = {k: v for k, v in remote.flat(H.MODERATION, ".json").items() if H.safe(k)}
     r_mod: dict[str, dict[str, str]] = {}
     blobs = BLOBS.get(client, remote, [H.moderation_file(rid) for rid in r_mod_oids])
     for path, data in blobs.items():
@@ -321,7 +321,7 @@ def plan(
     r_bench = {
         k: v
         for k, v in remote.under(H.BENCHMARKS).items()
-        if layout.META_FILE in v and layout.SAMPLES_FILE in v
+        if layout.META_FILE in v and layout.SAMPLES_FILE in v and H.safe(k)
     }
     l_bench = local.benchmarks()
     differ = [
@@ -339,7 +339,7 @@ def plan(
     p.push_benchmarks = [n for n in p.push_benchmarks if demo or n != DEMO]
 
     # reported tables
-    r_rep = remote.flat(H.REPORTED, ".csv")
+    r_rep = {k: v for k, v in remote.flat(H.REPORTED, ".csv").items() if H.safe(k)}
     into = layout.reported_dir(local.data_root)
     for name, oid in sorted(r_rep.items()):
         if _local_oid(into / f"{name}.csv") != oid:
@@ -353,7 +353,7 @@ def plan(
         p.pull_reported = [n for n in p.pull_reported if n not in p.push_reported]
 
     # submission records
-    r_rec = remote.flat(H.SUBMISSIONS, ".json")
+    r_rec = {k: v for k, v in remote.flat(H.SUBMISSIONS, ".json").items() if H.safe(k)}
     l_rec = local.records()
     rec_dir = local.sub_root / "records"
     for sid, data in l_rec.items():
@@ -365,7 +365,7 @@ def plan(
 
     # jobs
     if jobs:
-        r_jobs = remote.flat(H.QUEUE, ".json")
+        r_jobs = {k: v for k, v in remote.flat(H.QUEUE, ".json").items() if H.safe(k)}
         l_jobs = local.jobs()
         p.push_jobs = sorted(j for j in set(l_jobs) - set(r_jobs) if H.safe(j))
         # a local job file holds its state in its content, so equal oids mean equal states
@@ -604,15 +604,14 @@ def status(client: HubClient, data_root: Path | None = None, sub_root: Path | No
 
 
 def sync(
-    client: HubClient,
-    data_root: Path | None = None,
-    sub_root: Path | None = None,
-    on_report: Callable[[Report], None] | None = None,
-) -> tuple[Report, Report]:
-    """Pull, then push what is left (one snapshot each)."""
-    a = pull(client, data_root, sub_root)
-    b = push(client, data_root, sub_root)
-    if on_report:
-        on_report(a)
-        on_report(b)
-    return a, b
+    client: HubClient, data_root: Path | None = None, sub_root: Path | None = None
+) -> tuple[Report, Report | None]:
+    """Pull, then push the outbox, from one snapshot of the repo (what the app does each poll).
+    The outbox is computed before the pull, which never adds to it."""
+    with _LOCK:
+        local = Local.of(data_root, sub_root)
+        remote = snapshot(client)
+        p = plan(client, remote, local)
+        pulled = _pull(client, remote, local, p)
+        pushed = _push(client, remote, local, p, "FactBoard: publish") if p.outbox() else None
+        return pulled, pushed
