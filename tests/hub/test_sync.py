@@ -262,3 +262,42 @@ def test_cli_pull_push_status(
     assert main(["hub", "status"]) == 0
     assert "in step" in capsys.readouterr().out
     assert WRITE_TOKEN not in json.dumps([p for p in repo_files(fake_hub)])
+
+
+def test_names_from_the_repo_that_are_not_plain_are_never_made_into_folders(
+    fake_hub: FakeHub, replica
+) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=0)
+    good = sorted(run_ids(a.data))[0]
+    run_json = (a.data / "runs" / good / "run.json").read_bytes()
+    fake_hub.put(
+        REPO_ID,
+        {
+            "runs/.sneaky/run.json": run_json,
+            "runs/.sneaky/predictions.parquet": b"x",
+            "queue/.job.json": b"{}",
+            "benchmarks/.b/benchmark.json": b"{}",
+            "benchmarks/.b/samples.parquet": b"x",
+        },
+    )
+    sync.pull(client, b.data, b.subs)
+    assert run_ids(b.data) == run_ids(a.data)
+    assert not any(p.name.startswith(".") for p in (b.data / "runs").iterdir())
+    assert not (b.data / "benchmarks" / ".b").exists()
+
+
+def test_the_token_never_reaches_the_disk_or_the_repo(
+    fake_hub: FakeHub, replica, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=1)
+    _submit(a, 7, monkeypatch)
+    sync.push(client, a.data, a.subs)
+    sync.pull(client, b.data, b.subs)
+    assert fake_hub.auth_headers  # it was sent, as a header
+    for f in tmp_path.rglob("*"):
+        if f.is_file():
+            assert WRITE_TOKEN.encode() not in f.read_bytes(), f
+    assert not any(WRITE_TOKEN.encode() in v for v in repo_files(fake_hub).values())
+    assert WRITE_TOKEN not in repr(client.config)
