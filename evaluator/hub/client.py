@@ -203,17 +203,26 @@ class HubClient:
         )
         return str(info.sha)
 
-    def tree(self, revision: str) -> dict[str, str]:
-        """Every file of the repo at `revision`: path -> blob oid."""
+    def tree(self, revision: str, folder: str | None = None) -> dict[str, str]:
+        """Every file of the repo (or of one folder) at `revision`: path -> blob oid."""
+        from huggingface_hub.errors import EntryNotFoundError
 
         def listing() -> dict[str, str]:
             out = {}
-            for item in self.api.list_repo_tree(
-                self.repo, recursive=True, repo_type="dataset", revision=revision
-            ):
-                oid = getattr(item, "blob_id", None)
-                if oid is not None and hasattr(item, "size"):
-                    out[item.path] = str(oid)
+            try:
+                for item in self.api.list_repo_tree(
+                    self.repo,
+                    folder,
+                    recursive=True,
+                    repo_type="dataset",
+                    revision=revision,
+                ):
+                    oid = getattr(item, "blob_id", None)
+                    if oid is not None and hasattr(item, "size"):
+                        out[item.path] = str(oid)
+            except EntryNotFoundError:
+                if folder is None:
+                    raise
             return out
 
         return self._retrying("list the results repo", listing)

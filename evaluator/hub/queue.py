@@ -97,7 +97,7 @@ class HubQueue:
         """Take the oldest ready job (pending, or running with an expired lease), or None."""
         token = secrets.token_hex(8)
         for _ in range(MAX_RACES):
-            remote = sync.snapshot(self.client)
+            remote = sync.snapshot(self.client, H.QUEUE)
             jobs = self.jobs(remote)
             mine = [j for j in jobs.values() if (j.get("lease") or {}).get("token") == token]
             if mine:  # an earlier try went through although its answer was lost
@@ -159,22 +159,20 @@ class HubQueue:
         job_id: str,
         token: str,
         change: Callable[[dict[str, Any]], None],
-        adds: dict[str, bytes] | None = None,
         what: str = "update",
     ) -> bool:
-        """Change a job this worker holds (and add files in the same commit); False when the
-        lease is no longer this worker's."""
+        """Change a job this worker holds; False when the lease is no longer this worker's."""
         for _ in range(MAX_RACES):
-            remote = sync.snapshot(self.client)
+            remote = sync.snapshot(self.client, H.QUEUE)
             job = self.jobs(remote).get(job_id)
             if job is None or (job.get("lease") or {}).get("token") != token:
                 return False
             change(job)
-            files = {k: v for k, v in (adds or {}).items() if k not in remote.files}
-            files[H.job_file(job_id)] = _encode(job)
             try:
                 self.client.commit(
-                    dict(files), message=f"FactBoard queue: {what} {job_id}", parent=remote.head
+                    {H.job_file(job_id): _encode(job)},
+                    message=f"FactBoard queue: {what} {job_id}",
+                    parent=remote.head,
                 )
             except StaleHead:
                 time.sleep(0.02 + secrets.randbelow(50) / 1000)

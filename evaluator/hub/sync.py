@@ -106,9 +106,11 @@ class Blobs:
 BLOBS = Blobs()
 
 
-def snapshot(client: HubClient) -> Remote:
+def snapshot(client: HubClient, folder: str | None = None) -> Remote:
+    """The repo's head and its files (or one folder's: a worker polling the queue lists only
+    queue/, not every run)."""
     head = client.head()
-    return Remote(head, client.tree(head))
+    return Remote(head, client.tree(head, folder))
 
 
 @dataclass
