@@ -190,3 +190,23 @@ def test_space_deploy_uploads_a_docker_space_with_its_front_matter(
     assert WRITE_TOKEN not in out.out + out.err
     docker = files["Dockerfile"].decode()
     assert "USER user" in docker and "8501" in docker and "/_stcore/health" in docker
+
+
+def test_new_runs_in_the_repo_appear_without_a_restart(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = replica("a"), replica("b")
+    seed(fake_hub, a)
+    point_app_at(b, monkeypatch)
+    monkeypatch.setenv("FACTBOARD_HUB_POLL", "0.2")
+    monkeypatch.setenv("FACTBOARD_HUB_PUSH_EVERY", "0.05")
+    at = open_app_page(PAGE)
+    assert "Published later" not in set(at.dataframe[0].value["Model"])
+    add_run(a.data, "demo", "Published later", seed=9)
+    sync.push(HubClient.from_env(), a.data, a.subs)
+    end = time.monotonic() + 20
+    while "Published later" not in set(at.dataframe[0].value["Model"]):
+        assert time.monotonic() < end, "the new run never reached the page"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception

@@ -301,3 +301,25 @@ def test_the_token_never_reaches_the_disk_or_the_repo(
             assert WRITE_TOKEN.encode() not in f.read_bytes(), f
     assert not any(WRITE_TOKEN.encode() in v for v in repo_files(fake_hub).values())
     assert WRITE_TOKEN not in repr(client.config)
+
+
+def test_a_re_ingested_benchmark_travels_and_the_newer_one_wins(fake_hub: FakeHub, replica) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=0)
+    sync.pull(client, b.data, b.subs)
+    meta_file = a.data / "benchmarks" / "demo" / "benchmark.json"
+    meta = json.loads(meta_file.read_text())
+    meta["ingested_at"] = "2999-01-01T00:00:00+00:00"
+    meta_file.write_text(json.dumps(meta))
+    # b's copy is older: b would pull it, never push it
+    plan_b = sync.status(client, b.data, b.subs)
+    assert plan_b.push_benchmarks == []
+    rep = sync.push(client, a.data, a.subs, demo=True)  # (the demo is published only so)
+    assert rep.pushed["benchmarks pushed"] == 1
+    assert sync.status(client, b.data, b.subs).pull_benchmarks == ["demo"]
+    sync.pull(client, b.data, b.subs)
+    assert (
+        b.data / "benchmarks" / "demo" / "benchmark.json"
+    ).read_bytes() == meta_file.read_bytes()
+    assert ingested.names(b.data) == ["demo"]
+    assert sync.status(client, b.data, b.subs).inbox() == 0
