@@ -53,6 +53,7 @@ class Syncer:
         self.poll = _env_float("FACTBOARD_HUB_POLL", 60.0)
         self.tick = _env_float("FACTBOARD_HUB_PUSH_EVERY", min(5.0, self.poll))
         self._pushed_print: tuple[int, ...] | None = None
+        self._next_try = 0.0
         self.thread = threading.Thread(target=self._run, name="factboard-hub-sync", daemon=True)
 
     def fingerprint(self) -> tuple[int, ...]:
@@ -78,6 +79,8 @@ class Syncer:
         from evaluator.hub import sync
 
         now = time.monotonic()
+        if not force_pull and now < self._next_try:
+            return  # backing off after a failure
         due = force_pull or now - self.state.last_pull >= self.poll
         changed = self.fingerprint() != self._pushed_print
         if not due and not changed:
@@ -97,17 +100,20 @@ class Syncer:
                 self._pushed_print = before
             self.state.error, self.state.auth_error, self.state.failures = None, False, 0
         except HubError as e:
-            self.state.error = str(e)
-            self.state.auth_error = isinstance(e, HubAuthError)
-            self.state.failures += 1
-            if due:  # retry the pull soon, with backoff, instead of a whole poll later
-                wait = min(self.poll, 2.0 ** min(self.state.failures, 6))
-                self.state.last_pull = time.monotonic() - self.poll + wait
+            self._failed(str(e), isinstance(e, HubAuthError))
         except Exception as e:  # never let the thread die on a surprise
-            self.state.error = f"{type(e).__name__}: {e}"
-            self.state.failures += 1
+            self._failed(f"{type(e).__name__}: {e}", False)
         finally:
             self.first.set()
+
+    def _failed(self, error: str, auth: bool) -> None:
+        """Record the failure and retry with backoff (1, 2, 4 ... s, at most one poll), pull
+        and push together."""
+        self.state.error, self.state.auth_error = error, auth
+        self.state.failures += 1
+        wait = min(self.poll, 2.0 ** min(self.state.failures - 1, 6))
+        self._next_try = time.monotonic() + wait
+        self.state.last_pull = 0.0  # the retry pulls too
 
     def _run(self) -> None:
         self.once(force_pull=True)

@@ -436,6 +436,7 @@ def pull(
 
 def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
     rep = Report(remote.head)
+    _clear_stale_staging(local)
     wanted: list[str] = []
     for rid in p.pull_runs:
         wanted += [f"{H.RUNS}/{rid}/{f}" for f in remote.under(H.RUNS)[rid]]
@@ -495,6 +496,19 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
             mirror_job(local.sub_root, j, blobs[H.job_file(j)])
     rep.pulled["jobs"] = len(p.pull_jobs)
     return rep
+
+
+def _clear_stale_staging(local: Local, older_than: float = 3600.0) -> None:
+    """Remove what a pull killed midway left in _staging/ (never seen by readers)."""
+    import time
+
+    d = layout.staging_dir(local.data_root)
+    if not d.is_dir():
+        return
+    for old in d.glob("hub-pull-*"):
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > older_than:
+                shutil.rmtree(old, ignore_errors=True)
 
 
 def _atomic(path: Path, data: bytes) -> None:

@@ -236,12 +236,13 @@ def test_wrong_or_read_only_tokens_are_clear_errors_never_printed(
     monkeypatch.setenv("HF_TOKEN", token)
     with pytest.raises(HubAuthError, match=words):
         sync.push(HubClient.from_env(), a.data, a.subs)
-    posts = fake_hub.count("POST", "/commit/")
+    refused = sum(1 for r in fake_hub.requests if r[2] in (401, 403))
     assert main(["hub", "push"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "HF_TOKEN" in err and "Traceback" not in err
     assert token not in err and WRITE_TOKEN not in err
-    assert fake_hub.count("POST", "/commit/") <= posts + 1  # a 401/403 is not retried
+    # a 401/403 is not retried: one refusal for creating the repo (exist_ok), one for the write
+    assert sum(1 for r in fake_hub.requests if r[2] in (401, 403)) - refused <= 2
 
 
 def test_cli_pull_push_status(
@@ -323,3 +324,30 @@ def test_a_re_ingested_benchmark_travels_and_the_newer_one_wins(fake_hub: FakeHu
     ).read_bytes() == meta_file.read_bytes()
     assert ingested.names(b.data) == ["demo"]
     assert sync.status(client, b.data, b.subs).inbox() == 0
+
+
+def test_a_refused_push_backs_off_and_goes_through_once_the_token_is_fixed(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    a = replica("a")
+    seed(a, extra=0)
+    made = add_run(a.data, "demo", "Kept until the token is fixed", origin="submitted").name
+    monkeypatch.setenv("HF_TOKEN", READ_TOKEN)
+    monkeypatch.setenv("FACTBOARD_HUB_POLL", "30")
+    monkeypatch.setenv("FACTBOARD_HUB_PUSH_EVERY", "0.02")
+    try:
+        note = background.start(a.data, a.subs)
+        assert note and "refused this Space's token" in note and READ_TOKEN not in note
+        time.sleep(1.5)
+        # not one try per tick (75 ticks): 1 s, then 2 s between tries
+        assert 1 <= fake_hub.count("POST", f"/api/datasets/{REPO_ID}/", 403) <= 2
+        fake_hub.tokens[READ_TOKEN] = "write"  # the maintainer fixes the token's rights
+        deadline = time.monotonic() + 10
+        while f"runs/{made}/run.json" not in repo_files(fake_hub):
+            assert time.monotonic() < deadline, "never published after the fix"
+            time.sleep(0.05)
+        assert background.start(a.data, a.subs) is None  # the notice is gone
+    finally:
+        background.stop_all()
