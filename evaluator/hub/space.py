@@ -2,7 +2,7 @@
 
 The Space is a Docker Space (Hugging Face's Streamlit template is Docker with app_port 8501).
 What is uploaded: the app and the engine (app.py, views/, explorer/, evaluator/), the published
-numbers (leaderboard_data/reported/), requirements.txt, pyproject.toml, the Dockerfile,
+numbers (leaderboard_data/reported/), the demo's source (leaderboard_data/demo/), requirements.txt, pyproject.toml, the Dockerfile,
 .dockerignore, scripts/space_entrypoint.sh, and space/README.md as the Space's README.md (its
 front matter is the Space's configuration). With --results the Space variable FACTBOARD_HUB_REPO
 is set; with --set-token the current $HF_TOKEN becomes the Space secret HF_TOKEN (it is sent to
@@ -25,7 +25,14 @@ FILES = (
     ".dockerignore",
     "scripts/space_entrypoint.sh",
 )
-FOLDERS = ("views", "explorer", "evaluator", "leaderboard_data/reported", ".streamlit")
+FOLDERS = (
+    "views",
+    "explorer",
+    "evaluator",
+    "leaderboard_data/reported",
+    "leaderboard_data/demo",  # the demo's source release: the board when the Hub is down
+    ".streamlit",
+)
 SPACE_README = "space/README.md"
 
 

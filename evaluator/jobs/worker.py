@@ -1,4 +1,6 @@
-"""The worker: `python -m evaluator worker [--once] [--poll SECONDS]`.
+"""The worker: `python -m evaluator worker [--once] [--poll SECONDS] [--hub]`.
+
+With --hub it takes jobs from the results repo on the Hub instead (evaluator/hub/queue.py).
 
 It takes jobs from the file queue (evaluator.jobs.queue) one at a time and runs the handler
 registered for the job's kind. A handler is `handle(payload, report) -> dict`: `report(message,

@@ -21,7 +21,6 @@ from evaluator.hub.client import HubClient
 from tests.hub.conftest import READ_TOKEN, WRITE_TOKEN, Replica, hub_env
 from tests.support.apptest import open_app_page
 from tests.support.fake_hub import FakeHub
-from tests.support.submit import REPO
 from tests.support.testdata import add_run, build_demo_root
 
 PAGE = "views/leaderboard.py"
@@ -99,51 +98,92 @@ def _get(url: str) -> tuple[int, str]:
         return r.status, r.read().decode("utf-8", "replace")
 
 
+def deployed_space(hub: FakeHub, dest: Path) -> Path:
+    """`space deploy` to the fake Hub, then the Space's files written out: what the container
+    image holds (the Dockerfile copies the Space repo)."""
+    from evaluator.hub.space import deploy
+
+    list(deploy("factboard/board", results="factboard/results"))
+    for path, data in (hub.repo("factboard/board", "space").files() or {}).items():
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        (dest / path).write_bytes(data)
+    return dest
+
+
+def serve(app_dir: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """Run the entry script as the container does; returns once /_stcore/health says ok."""
+    port = _free_port()
+    env = {**env, "PORT": str(port), "FACTBOARD_ADDRESS": "127.0.0.1"}
+    with open(log, "w") as fh:
+        p = subprocess.Popen(
+            ["bash", "scripts/space_entrypoint.sh"],
+            cwd=app_dir,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    end = time.monotonic() + 90
+    while True:
+        if p.poll() is not None:
+            raise AssertionError(log.read_text())
+        try:
+            status, body = _get(f"http://127.0.0.1:{port}/_stcore/health")
+            if status == 200 and body.strip() == "ok":
+                return p, port
+        except OSError:
+            pass
+        if time.monotonic() > end:
+            stop(p)
+            raise AssertionError(log.read_text())
+        time.sleep(0.2)
+
+
+def stop(p: subprocess.Popen[bytes]) -> None:
+    os.killpg(p.pid, signal.SIGTERM)
+    try:
+        p.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(20)
+
+
 def test_the_container_entry_script_serves_the_app_against_the_fake_hub(
     fake_hub: FakeHub, replica, tmp_path: Path
 ) -> None:
     a, space = replica("a"), replica("space")
     seed(fake_hub, a)
     shutil.rmtree(space.data.parent)
-    port = _free_port()
+    app_dir = deployed_space(fake_hub, tmp_path / "image")
     env = hub_env(fake_hub)
-    env.update(space.env())
-    env.update(PORT=str(port), FACTBOARD_ADDRESS="127.0.0.1", HF_HOME=str(tmp_path / "hf"))
-    log = open(tmp_path / "entry.log", "w")  # noqa: SIM115 (closed in finally, after the process)
-    p = subprocess.Popen(
-        ["bash", str(REPO / "scripts" / "space_entrypoint.sh")],
-        cwd=tmp_path,  # the script finds the app from its own location
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    env.update(space.env(), HF_HOME=str(tmp_path / "hf"))
+    p, port = serve(app_dir, env, tmp_path / "entry.log")
     try:
-        end = time.monotonic() + 90
-        while True:
-            assert p.poll() is None, (tmp_path / "entry.log").read_text()
-            try:
-                status, body = _get(f"http://127.0.0.1:{port}/_stcore/health")
-                if status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < end, (tmp_path / "entry.log").read_text()
-            time.sleep(0.2)
-        assert body.strip() == "ok"
         status, page = _get(f"http://127.0.0.1:{port}/leaderboard")
         assert status == 200 and "<noscript>" in page
-        # the board it serves is the results repo's: pulled before the app started
+        # the board it serves is the results repo's, pulled before the app started
         pulled = {d.name for d in (space.data / "runs").iterdir()}
         assert pulled == {d.name for d in (a.data / "runs").iterdir()}
-        assert WRITE_TOKEN not in (tmp_path / "entry.log").read_text()
     finally:
-        os.killpg(p.pid, signal.SIGTERM)
-        try:
-            p.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-        log.close()
+        stop(p)
+    assert WRITE_TOKEN not in (tmp_path / "entry.log").read_text()
+
+
+def test_the_entry_script_starts_on_the_demo_when_the_hub_is_down(
+    fake_hub: FakeHub, replica, tmp_path: Path
+) -> None:
+    space = replica("space")
+    shutil.rmtree(space.data.parent)
+    app_dir = deployed_space(fake_hub, tmp_path / "image")
+    fake_hub.fail_next(100_000, 503, "/revision/")
+    env = hub_env(fake_hub)
+    env.update(space.env(), HF_HOME=str(tmp_path / "hf"), FACTBOARD_HUB_RETRIES="2")
+    p, _ = serve(app_dir, env, tmp_path / "entry.log")
+    stop(p)
+    log = (tmp_path / "entry.log").read_text()
+    assert "first pull from factboard/results failed" in log
+    assert (space.data / "benchmarks" / "demo" / "samples.parquet").is_file()
+    assert len(list((space.data / "runs").iterdir())) == 4
 
 
 def test_space_deploy_uploads_a_docker_space_with_its_front_matter(
@@ -181,6 +221,7 @@ def test_space_deploy_uploads_a_docker_space_with_its_front_matter(
         "requirements.txt",
         "evaluator/hub/background.py",
         "views/leaderboard.py",
+        "leaderboard_data/demo/demo_news.json",
     ):
         assert f in files
     assert not any(p.startswith(("tests/", "submissions/", ".git/")) for p in files)
