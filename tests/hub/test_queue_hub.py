@@ -57,19 +57,26 @@ def enqueue_and_push(app: Replica, n: int, tmp: Path, gate: bool = True) -> list
     return ids
 
 
-def start_hub_worker(
-    hub: FakeHub, w: Replica, *args: str, lease: float = 30.0
-) -> subprocess.Popen[str]:
+def worker_env(
+    hub: FakeHub, w: Replica, plugin: str = "register_slow", lease: float = 30.0
+) -> dict[str, str]:
+    """A GPU box's worker: its own data and submissions roots, the test handlers loaded."""
     env = hub_env(hub)
     env.update(w.env())
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(TESTS), env.get("PYTHONPATH", "")])
-    env["FACTBOARD_WORKER_PLUGINS"] = "tests.support.submit:register_slow"
+    env["FACTBOARD_WORKER_PLUGINS"] = f"tests.support.submit:{plugin}"
     env["FACTBOARD_HUB_LEASE"] = str(lease)
     env["HF_HOME"] = str(w.data.parent / "hf_home")
+    return env
+
+
+def start_hub_worker(
+    hub: FakeHub, w: Replica, *args: str, lease: float = 30.0
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "evaluator", "worker", "--hub", "--poll", "0.1", *args],
         cwd=REPO,
-        env=env,
+        env=worker_env(hub, w, lease=lease),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -199,3 +206,47 @@ def test_the_app_and_a_remote_worker_publish_concurrently_without_losing_a_run(
     sync.pull(client, fresh.data, fresh.subs)
     local = {r.run_id for r in runs.list_runs(fresh.data, include_superseded=True).runs}
     assert local == set(published)
+
+
+def test_a_judge_job_queued_by_a_submission_on_the_space_is_graded_by_a_remote_worker(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.submissions import service
+    from tests.support.submit import predictions_csv
+
+    space, gpu = replica("space"), replica("gpu")
+    build_demo_root(space.data, reported=False)
+    client = HubClient.from_env()
+    sync.push(client, space.data, space.subs, demo=True)
+    monkeypatch.setenv("FACTBOARD_DATA", str(space.data))
+    monkeypatch.setenv("FACTBOARD_SUBMISSIONS", str(space.subs))
+    monkeypatch.setenv("FACTBOARD_JUDGE", "openai:gpt-4o-mini")
+    res = service.submit(
+        predictions_csv(3, explanation="The summary adds a date."),
+        "preds.csv",
+        service.SubmissionMeta(benchmark="demo", model_name="Explained model"),
+        data_root=space.data,
+        submissions_root=space.subs,
+        resamples=50,
+    )
+    assert res.ok and res.job_id == f"judge-{res.submission_id}"
+    sync.push(client, space.data, space.subs)  # what the Space's background sync does
+
+    p = subprocess.run(
+        [sys.executable, "-m", "evaluator", "worker", "--hub", "--once"],
+        cwd=REPO,
+        env=worker_env(fake_hub, gpu, "register_judge"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    job = repo_jobs(fake_hub)[res.job_id]
+    assert job["status"] == "done", p.stderr
+    graded = job["result"]["run_id"]
+    assert repo_runs(fake_hub)[graded]["supersedes"] == res.run_id
+
+    sync.pull(client, space.data, space.subs)
+    board = {r.run_id for r in runs.list_runs(space.data).runs}
+    assert graded in board and res.run_id not in board  # the graded copy replaces it
+    assert queue.get(res.job_id, space.subs).status == "done"
