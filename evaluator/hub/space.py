@@ -2,11 +2,12 @@
 
 The Space is a Docker Space (Hugging Face's Streamlit template is Docker with app_port 8501).
 What is uploaded: the app and the engine (app.py, views/, explorer/, evaluator/), the published
-numbers (leaderboard_data/reported/), the demo's source (leaderboard_data/demo/), requirements.txt, pyproject.toml, the Dockerfile,
-.dockerignore, scripts/space_entrypoint.sh, and space/README.md as the Space's README.md (its
-front matter is the Space's configuration). With --results the Space variable FACTBOARD_HUB_REPO
-is set; with --set-token the current $HF_TOKEN becomes the Space secret HF_TOKEN (it is sent to
-the Hub's secrets endpoint only: never printed or written). See docs/ARCHITECTURE.md.
+numbers (leaderboard_data/reported/), the demo's source (leaderboard_data/demo/),
+requirements.txt, pyproject.toml, the Dockerfile, .dockerignore, scripts/space_entrypoint.sh,
+and space/README.md as the Space's README.md (its front matter is the Space's configuration).
+With --results the Space variable FACTBOARD_HUB_REPO is set; with --set-token the current
+$HF_TOKEN becomes the Space secret HF_TOKEN (it is sent to the Hub's secrets endpoint only:
+never printed or written). See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations

@@ -458,13 +458,16 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
         rep.pulled["runs"] = n
         bdir = layout.benchmarks_dir(local.data_root)
         bdir.mkdir(parents=True, exist_ok=True)
+        n = 0
         for name in p.pull_benchmarks:
             target = bdir / name
-            if target.exists():
-                old = staging / f"old-{name}"
-                os.rename(target, old)
-            os.rename(staging / H.BENCHMARKS / name, target)
-        rep.pulled["benchmarks"] = len(p.pull_benchmarks)
+            # another process (the worker beside the app) may be swapping the same benchmark
+            with contextlib.suppress(OSError):
+                if target.exists():
+                    os.rename(target, staging / f"old-{name}")
+                os.rename(staging / H.BENCHMARKS / name, target)
+                n += 1
+        rep.pulled["benchmarks"] = n
         if p.pull_reported:
             into = layout.reported_dir(local.data_root)
             into.mkdir(parents=True, exist_ok=True)

@@ -163,6 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw: bytes | None = None,
     ) -> None:
         data = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
+        with self.state.lock:  # before answering: a client may act on the answer at once
+            self.state.requests.append((self.command, urlparse(self.path).path, status))
         self.send_response(status)
         ctype = "application/octet-stream" if raw is not None else "application/json"
         self.send_header("Content-Type", ctype)
@@ -172,8 +174,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-        with self.state.lock:
-            self.state.requests.append((self.command, urlparse(self.path).path, status))
 
     def _error(self, status: int, message: str, code: str | None = None, **hdr: str) -> None:
         headers = {"X-Error-Message": message, **hdr}
