@@ -93,12 +93,14 @@ def main() -> int:
     hub.create(REPO_ID)
     os.environ.pop("HF_HUB_OFFLINE", None)
     hc.HF_HUB_OFFLINE = False
+    hc.HF_HUB_DISABLE_XET = True  # the fake Hub stores Parquet files through LFS, not Xet
     os.environ.update(
         HF_ENDPOINT=hub.url,
         HF_TOKEN=TOKEN,
         FACTBOARD_HUB_REPO=REPO_ID,
         HF_HOME=str(work / "hf_home"),
         HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_XET="1",
         FACTBOARD_HUB_POLL=str(args.poll),
         FACTBOARD_HUB_PUSH_EVERY=str(min(0.25, args.poll / 8)),
     )

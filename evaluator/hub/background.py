@@ -159,6 +159,9 @@ def start(data_root: Path | None = None, sub_root: Path | None = None) -> str | 
         syncer = _SYNCERS.get(key)
         fresh = syncer is None
         if syncer is None:
+            from huggingface_hub.utils import disable_progress_bars
+
+            disable_progress_bars()  # the app's log is no place for download bars
             syncer = Syncer(HubClient(cfg), data_root, sub_root)
             _SYNCERS[key] = syncer
             syncer.thread.start()

@@ -35,6 +35,7 @@ def hub_env(hub: FakeHub, token: str = WRITE_TOKEN) -> dict[str, str]:
         FACTBOARD_HUB_REPO=REPO_ID,
         FACTBOARD_HUB_BACKOFF="0.01",
         HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_XET="1",  # the fake Hub has LFS, not Xet storage
     )
     return env
 
@@ -50,6 +51,7 @@ def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHu
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hc, "HF_HUB_DISABLE_XET", True)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
     yield hub
     hub.stop()

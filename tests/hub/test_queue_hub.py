@@ -24,6 +24,9 @@ from tests.support.fake_hub import FakeHub
 from tests.support.submit import REPO, TESTS, wait_for
 from tests.support.testdata import add_run, build_demo_root
 
+# huggingface_hub's LFS upload passes raw bytes the way httpx now deprecates
+pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
+
 
 def repo_jobs(hub: FakeHub) -> dict[str, dict[str, Any]]:
     files = hub.repo(REPO_ID).files() or {}

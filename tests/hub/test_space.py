@@ -25,6 +25,9 @@ from tests.support.testdata import add_run, build_demo_root
 
 PAGE = "views/leaderboard.py"
 
+# huggingface_hub's LFS upload passes raw bytes the way httpx now deprecates
+pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
+
 
 @pytest.fixture(autouse=True)
 def _stop_background():

@@ -21,6 +21,9 @@ from tests.support.testdata import add_run, build_demo_root
 
 ADMIN = "a-maintainer-token-0123456789"
 
+# huggingface_hub's LFS upload passes raw bytes the way httpx now deprecates
+pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
+
 
 def run_ids(root: Path, hidden: bool = True) -> set[str]:
     return {r.run_id for r in runs.list_runs(root, include_hidden=hidden).runs}
@@ -47,6 +50,9 @@ def test_boot_with_an_empty_disk_pulls_every_run(fake_hub: FakeHub, replica) -> 
     files = repo_files(fake_hub)
     assert {p.split("/")[1] for p in files if p.startswith("runs/")} == run_ids(a.data)
     assert "README.md" in files and "reported/qags_paper.csv" in files
+    # the Parquet files went up as LFS objects, as on the Hub
+    assert fake_hub.count("POST", "/info/lfs/objects/batch") >= 1
+    assert len(fake_hub.lfs) == sum(1 for p in files if p.endswith(".parquet"))
 
     shutil.rmtree(b.data)  # nothing at all on disk
     rep = sync.pull(client, b.data, b.subs)
@@ -238,6 +244,7 @@ def test_wrong_or_read_only_tokens_are_clear_errors_never_printed(
     with pytest.raises(HubAuthError, match=words):
         sync.push(HubClient.from_env(), a.data, a.subs)
     refused = sum(1 for r in fake_hub.requests if r[2] in (401, 403))
+    capsys.readouterr()
     assert main(["hub", "push"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "HF_TOKEN" in err and "Traceback" not in err

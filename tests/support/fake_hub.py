@@ -2,10 +2,13 @@
 (point HF_ENDPOINT at `FakeHub.url`).
 
 It implements what FactBoard's Hub code calls: whoami, repo creation, repo info at a revision,
-the recursive tree listing, resolve (HEAD and GET, with X-Repo-Commit and ETag), preupload (every
-file "regular"), the NDJSON commit (file / deletedFile / deletedFolder) with `parentCommit`
-answered by 412 when the branch head moved, the Space secret and variable endpoints, and
-bearer-token auth (401 for an unknown token, 403 for a write with a read token). Every commit is
+the recursive tree listing, resolve (HEAD and GET, with X-Repo-Commit and ETag, plus X-Linked-Etag
+and X-Linked-Size for LFS files), preupload (Parquet files "lfs", like the Hub's .gitattributes,
+everything else "regular"), the LFS batch API with basic transfer (the client must run with
+HF_HUB_DISABLE_XET=1: there is no Xet storage here), the NDJSON commit (file / lfsFile /
+deletedFile / deletedFolder) with `parentCommit` answered by 412 when the branch head moved, the
+Space secret and variable endpoints, and bearer-token auth (401 for an unknown token, 403 for a
+write with a read token). Every commit is
 kept, so any past revision resolves. `fail_next(n, status, match)` makes the next n requests whose
 path contains `match` fail with that status (503s, 429s...).
 """
@@ -28,6 +31,21 @@ ZERO = "0" * 40
 def blob_oid(data: bytes) -> str:
     """The git blob id of `data` (what the Hub reports as a regular file's oid)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def is_lfs(path: str) -> bool:
+    return path.endswith(".parquet")
+
+
+def lfs_pointer(data: bytes) -> bytes:
+    sha = hashlib.sha256(data).hexdigest()
+    spec = "version https://git-lfs.github.com/spec/v1"
+    return f"{spec}\noid sha256:{sha}\nsize {len(data)}\n".encode()
+
+
+def oid_of(path: str, data: bytes) -> str:
+    """A file's oid in a tree listing: the blob id of its content, or of its LFS pointer."""
+    return blob_oid(lfs_pointer(data) if is_lfs(path) else data)
 
 
 @dataclass
@@ -62,6 +80,7 @@ class FakeHub:
         self.lock = threading.Lock()
         self.requests: list[tuple[str, str, int]] = []  # (method, path, status)
         self.auth_headers: list[str] = []
+        self.lfs: dict[str, bytes] = {}  # sha256 -> content uploaded through the LFS batch API
         self._faults: list[list[Any]] = []  # [remaining, status, match]
         self._n = 0
         self.server: ThreadingHTTPServer | None = None
@@ -242,6 +261,16 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._commit(repo)
                 if op in ("secrets", "variables"):
                     return self._kv(repo, op)
+            if parts[:1] == ["lfs-upload"] and len(parts) == 2:
+                return self._lfs_put(parts[1])
+            if parts[-4:] == ["info", "lfs", "objects", "batch"]:
+                head = parts[:-4]
+                rtype = _TYPES.get(head[0], "model")
+                name = "/".join(head[1:] if head[0] in _TYPES else head).removesuffix(".git")
+                repo = self._repo(rtype, name)
+                if repo is None:
+                    return
+                return self._lfs_batch()
             if len(parts) >= 5 and parts[0] in _TYPES and parts[3] == "resolve":
                 repo = self._repo(_TYPES[parts[0]], f"{parts[1]}/{parts[2]}")
                 if repo is None:
@@ -336,7 +365,19 @@ class _Handler(BaseHTTPRequestHandler):
                     out.append({"type": "directory", "oid": ZERO, "size": 0, "path": d})
             if recursive or len(segs) == 1:
                 data = files[p]
-                out.append({"type": "file", "oid": blob_oid(data), "size": len(data), "path": p})
+                entry: dict[str, Any] = {
+                    "type": "file",
+                    "oid": oid_of(p, data),
+                    "size": len(data),
+                    "path": p,
+                }
+                if is_lfs(p):
+                    entry["lfs"] = {
+                        "oid": hashlib.sha256(data).hexdigest(),
+                        "size": len(data),
+                        "pointerSize": len(lfs_pointer(data)),
+                    }
+                out.append(entry)
         if prefix and not out:
             return self._error(404, f"{prefix} does not exist", "EntryNotFound")
         self._send(200, out)
@@ -351,26 +392,33 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in files:
             return self._error(404, "Entry not found", "EntryNotFound", **{"X-Repo-Commit": sha})
         data = files[path]
-        self._send(
-            200,
-            raw=data,
-            headers={"X-Repo-Commit": sha, "ETag": f'"{blob_oid(data)}"'},
-        )
+        headers = {"X-Repo-Commit": sha, "ETag": f'"{oid_of(path, data)}"'}
+        if is_lfs(path):
+            headers["X-Linked-Etag"] = f'"{hashlib.sha256(data).hexdigest()}"'
+            headers["X-Linked-Size"] = str(len(data))
+        self._send(200, raw=data, headers=headers)
 
     def _preupload(self, repo: FakeRepo) -> None:
         body = json.loads(self._body() or b"{}")
         if not self._guard(write=True):
             return
         files = repo.files() or {}
-        out = [
-            {
-                "path": f["path"],
-                "uploadMode": "regular",
-                "shouldIgnore": False,
-                "oid": blob_oid(files[f["path"]]) if f["path"] in files else None,
-            }
-            for f in body.get("files", [])
-        ]
+        out = []
+        for f in body.get("files", []):
+            path = f["path"]
+            lfs = is_lfs(path) and int(f.get("size") or 0) > 0
+            old = files.get(path)
+            oid = None
+            if old is not None:  # what the client compares with its own, to skip no-ops
+                oid = hashlib.sha256(old).hexdigest() if lfs else blob_oid(old)
+            out.append(
+                {
+                    "path": path,
+                    "uploadMode": "lfs" if lfs else "regular",
+                    "shouldIgnore": False,
+                    "oid": oid,
+                }
+            )
         self._send(200, {"files": out})
 
     def _commit(self, repo: FakeRepo) -> None:
@@ -399,8 +447,11 @@ class _Handler(BaseHTTPRequestHandler):
                     for p in [p for p in files if p.startswith(pre)]:
                         del files[p]
                 elif key == "lfsFile":
-                    err = (400, "this fake Hub takes regular files only", None)
-                    break
+                    blob = self.state.lfs.get(value.get("oid", ""))
+                    if blob is None:
+                        err = (400, f"LFS object {value.get('oid')} was never uploaded", None)
+                        break
+                    files[value["path"]] = blob
             if err is None:
                 sha = self.state._sha()
                 repo.commits.append((sha, files, header.get("summary", "")))
@@ -414,6 +465,26 @@ class _Handler(BaseHTTPRequestHandler):
                 "pullRequestUrl": None,
             },
         )
+
+    def _lfs_batch(self) -> None:
+        body = json.loads(self._body() or b"{}")
+        if not self._guard(write=True):
+            return
+        objects = []
+        for obj in body.get("objects", []):
+            item: dict[str, Any] = {"oid": obj["oid"], "size": obj["size"]}
+            if obj["oid"] not in self.state.lfs:
+                item["actions"] = {"upload": {"href": f"{self.state.url}/lfs-upload/{obj['oid']}"}}
+            objects.append(item)
+        self._send(200, {"transfer": "basic", "objects": objects})
+
+    def _lfs_put(self, oid: str) -> None:
+        data = self._body()
+        if hashlib.sha256(data).hexdigest() != oid:
+            return self._error(400, "the uploaded bytes do not match their oid")
+        with self.state.lock:
+            self.state.lfs[oid] = data
+        self._send(200, {})
 
     def _kv(self, repo: FakeRepo, what: str) -> None:
         body = json.loads(self._body() or b"{}")
