@@ -164,6 +164,10 @@ class HubClient:
                 "access); use a token with write access to the repo"
             )
         if code == 404:
+            from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
+
+            if isinstance(e, EntryNotFoundError | RevisionNotFoundError):
+                return HubError(f"{what}: not in {where} (404: {msg})")
             return HubError(f"{what}: {where} was not found (404); is FACTBOARD_HUB_REPO right?")
         if code == 412:
             return StaleHead(f"{what}: the results repo moved on since it was read (412)")

@@ -357,3 +357,19 @@ def test_a_refused_push_backs_off_and_goes_through_once_the_token_is_fixed(
         assert background.start(a.data, a.subs) is None  # the notice is gone
     finally:
         background.stop_all()
+
+
+def test_a_missing_repo_or_file_says_which(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.hub.client import HubError
+
+    client = HubClient.from_env()
+    with pytest.raises(HubError, match="not in factboard/results"):
+        client.read("runs/nope/run.json", client.head())
+    monkeypatch.setenv("FACTBOARD_HUB_REPO", "factboard/no-such-repo")
+    with pytest.raises(HubError, match="is FACTBOARD_HUB_REPO right"):
+        HubClient.from_env().head()
+    monkeypatch.setenv("FACTBOARD_HUB_REPO", "not-a-repo-id")
+    with pytest.raises(HubError, match="owner/name"):
+        HubClient.from_env()
