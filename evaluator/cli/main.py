@@ -28,13 +28,14 @@ DESCRIPTION = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole `python -m evaluator` parser."""
-    from evaluator.cli import llm, submissions
+    from evaluator.cli import hub, llm, submissions
 
     p = argparse.ArgumentParser(prog="python -m evaluator", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
     register(sub)
     llm.register(sub)
     submissions.register(sub)
+    hub.register(sub)
     return p
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,11 @@ def register(sub: Any) -> None:
     w = sub.add_parser("worker", help="run queued jobs (judge grading, detector runs)")
     w.add_argument("--once", action="store_true", help="run every ready job, then exit")
     w.add_argument("--poll", type=float, default=2.0, help="seconds between queue scans (2)")
+    w.add_argument(
+        "--hub",
+        action="store_true",
+        help="take jobs from the results repo on the Hub ($FACTBOARD_HUB_REPO, $HF_TOKEN)",
+    )
     w.set_defaults(run=cmd_worker)
 
     q = sub.add_parser("queue", help="list queued, running, done and failed jobs")
@@ -130,7 +136,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, _stop)
     for entry in worker.load_plugins():
         print(f"worker: plugin {entry} loaded", file=sys.stderr, flush=True)
-    n = worker.run_worker(
+    run: Callable[..., int] = worker.run_worker
+    if args.hub:
+        from evaluator.hub.queue import run_hub_worker
+
+        run = run_hub_worker
+    n = run(
         once=args.once,
         poll=args.poll,
         stop=stop,

@@ -1,6 +1,7 @@
-"""The worker: `python -m evaluator worker [--once] [--poll SECONDS]`.
+"""The worker: `python -m evaluator worker [--once] [--poll SECONDS] [--hub]`.
 
-It takes jobs from the file queue (evaluator.jobs.queue) one at a time and runs the handler
+It takes jobs from the file queue (evaluator.jobs.queue), or with --hub from the results repo on
+the Hub (evaluator/hub/queue.py), one at a time and runs the handler
 registered for the job's kind. A handler is `handle(payload, report) -> dict`: `report(message,
 progress)` records a progress message and a fraction in 0..1 (or None) on the job; the dict it
 returns is stored as the job's result. The worker adds the job's id to the payload it passes (key

@@ -1,0 +1,79 @@
+"""Sub-commands for the results repo on the Hub and the hosted Space:
+
+  hub pull                          bring benchmarks, runs, reported tables, moderation,
+                                    submission records and the queue from $FACTBOARD_HUB_REPO
+  hub push [--reported] [--demo]    publish what the local root has and the repo lacks
+  hub status                        what differs, both ways (exit 0 either way)
+  space deploy --space OWNER/NAME [--results OWNER/NAME] [--set-token]
+                                    create or update the Space (Docker) from this checkout
+
+Auth is $HF_TOKEN, the endpoint $HF_ENDPOINT. A wrong or read-only token is a one-line error;
+the token itself is never printed. Exit codes: 0 done, 1 refused or failed, 2 bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    h = sub.add_parser("hub", help="pull from / push to the results repo on the Hub")
+    hs = h.add_subparsers(dest="hub_command", required=True)
+    hs.add_parser("pull", help="bring the repo's state into the local root")
+    push = hs.add_parser("push", help="publish local runs, benchmarks and records the repo lacks")
+    push.add_argument(
+        "--reported", action="store_true", help="also publish the reported/*.csv tables"
+    )
+    push.add_argument(
+        "--demo", action="store_true", help="also publish the built-in demo benchmark and runs"
+    )
+    hs.add_parser("status", help="show what differs between the local root and the repo")
+    h.set_defaults(run=cmd_hub)
+    for p in hs.choices.values():
+        p.add_argument("--repo", help="results dataset repo (default: $FACTBOARD_HUB_REPO)")
+
+    s = sub.add_parser("space", help="deploy FactBoard as a Hugging Face Space")
+    ss = s.add_subparsers(dest="space_command", required=True)
+    d = ss.add_parser("deploy", help="create or update the Space from this checkout")
+    d.add_argument("--space", required=True, help="the Space repo, owner/name")
+    d.add_argument("--results", help="results dataset repo to configure (FACTBOARD_HUB_REPO)")
+    d.add_argument(
+        "--set-token",
+        action="store_true",
+        help="store the current $HF_TOKEN as the Space's HF_TOKEN secret",
+    )
+    d.add_argument("--private", action="store_true", help="create the Space private")
+    s.set_defaults(run=cmd_space)
+
+
+def cmd_hub(args: argparse.Namespace) -> int:
+    from evaluator.hub import sync
+    from evaluator.hub.client import HubClient
+
+    client = HubClient.from_env(getattr(args, "repo", None))
+    if args.hub_command == "pull":
+        rep = sync.pull(client)
+        print(f"pulled from {client.repo}@{rep.head[:10]}: {rep.summary()}")
+        return 0
+    if args.hub_command == "push":
+        client.ensure_repo()
+        rep = sync.push(client, reported=args.reported, demo=args.demo)
+        print(f"pushed to {client.repo}@{rep.head[:10]}: {rep.summary()}")
+        return 0
+    plan = sync.status(client)
+    lines = plan.lines()
+    print(f"{client.repo}@{plan.head[:10]}: " + ("in step" if not lines else "differs"))
+    for line in lines:
+        print(f"  {line}")
+    return 0
+
+
+def cmd_space(args: argparse.Namespace) -> int:
+    from evaluator.hub.space import deploy
+
+    for line in deploy(
+        args.space, results=args.results, set_token=args.set_token, private=args.private
+    ):
+        print(line)
+    return 0

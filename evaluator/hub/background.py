@@ -1,0 +1,194 @@
+"""The app's link to the results repo: one background thread per process that pulls at start and
+every $FACTBOARD_HUB_POLL seconds (default 60), and pushes whatever the local root has that the
+repo lacks (accepted submissions, moderation, queued jobs) a few seconds after it appears.
+
+Nothing is queued in memory: the thread notices local changes by a cheap fingerprint of the data
+and submissions folders, and each push computes its outbox by comparing the local root with the
+repo (evaluator/hub/sync.py); a submission written just before the process died is pushed by the
+next process at its start. Failures (Hub down, 5xx, a wrong or read-only token) are retried with
+backoff, and `notice()` says what is wrong in one line for the page, without the token.
+
+`start()` is called by app.py on every script run; it is a no-op without $FACTBOARD_HUB_REPO.
+The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default 30) on an
+empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator.hub.client import HubAuthError, HubClient, HubError, config_from_env
+from evaluator.store import layout
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return max(0.01, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+@dataclass
+class State:
+    repo: str
+    last_pull: float = 0.0
+    last_push: float = 0.0
+    error: str | None = None
+    auth_error: bool = False
+    failures: int = 0
+
+
+class Syncer:
+    def __init__(self, client: HubClient, data_root: Path, sub_root: Path):
+        self.client = client
+        self.data_root, self.sub_root = data_root, sub_root
+        self.state = State(client.repo)
+        self.first = threading.Event()
+        self.stop = threading.Event()
+        self.wake = threading.Event()
+        self.poll = _env_float("FACTBOARD_HUB_POLL", 60.0)
+        self.tick = _env_float("FACTBOARD_HUB_PUSH_EVERY", min(5.0, self.poll))
+        self._pushed_print: tuple[int, ...] | None = None
+        self._next_try = 0.0
+        self.thread = threading.Thread(target=self._run, name="factboard-hub-sync", daemon=True)
+
+    def fingerprint(self) -> tuple[int, ...]:
+        """Changes when a run, record, job or moderation action is written locally."""
+        from evaluator.jobs import queue
+
+        paths = [
+            layout.runs_dir(self.data_root),
+            layout.benchmarks_dir(self.data_root),
+            self.sub_root / "records",
+            self.sub_root / "moderation.jsonl",
+            *(queue.queue_dir(self.sub_root) / s for s in queue.STATES),
+        ]
+        out = []
+        for p in paths:
+            try:
+                out.append(p.stat().st_mtime_ns)
+            except OSError:
+                out.append(0)
+        return tuple(out)
+
+    def once(self, force_pull: bool = False) -> None:
+        from evaluator.hub import sync
+
+        now = time.monotonic()
+        if not force_pull and now < self._next_try:
+            return  # backing off after a failure
+        due = force_pull or now - self.state.last_pull >= self.poll
+        changed = self.fingerprint() != self._pushed_print
+        if not due and not changed:
+            return
+        try:
+            if due:  # pull and push from one snapshot of the repo
+                _, pushed = sync.sync(self.client, self.data_root, self.sub_root)
+                self.state.last_pull = time.monotonic()
+                if pushed is not None:
+                    self.state.last_push = self.state.last_pull
+                # what the pull wrote is not news (a write racing it goes out with the next poll)
+                self._pushed_print = self.fingerprint()
+            else:
+                before = self.fingerprint()
+                sync.push(self.client, self.data_root, self.sub_root)
+                self.state.last_push = time.monotonic()
+                self._pushed_print = before
+            self.state.error, self.state.auth_error, self.state.failures = None, False, 0
+        except HubError as e:
+            self._failed(str(e), isinstance(e, HubAuthError))
+        except Exception as e:  # never let the thread die on a surprise
+            self._failed(f"{type(e).__name__}: {e}", False)
+        finally:
+            self.first.set()
+
+    def _failed(self, error: str, auth: bool) -> None:
+        """Record the failure and retry with backoff (1, 2, 4 ... s, at most one poll), pull
+        and push together."""
+        self.state.error, self.state.auth_error = error, auth
+        self.state.failures += 1
+        wait = min(self.poll, 2.0 ** min(self.state.failures - 1, 6))
+        self._next_try = time.monotonic() + wait
+        self.state.last_pull = 0.0  # the retry pulls too
+
+    def _run(self) -> None:
+        self.once(force_pull=True)
+        while not self.stop.is_set():
+            self.wake.wait(self.tick)
+            self.wake.clear()
+            if self.stop.is_set():
+                break
+            self.once()
+
+    def notice(self) -> str | None:
+        s = self.state
+        if not s.error:
+            return None
+        if s.auth_error:
+            return (
+                f"The results repo {s.repo} refused this Space's token: {s.error}. New "
+                "submissions are kept here and published once the token is fixed."
+            )
+        return (
+            f"The results repo {s.repo} cannot be reached right now ({s.error}). Showing the "
+            "local copy; retrying in the background."
+        )
+
+
+_LOCK = threading.Lock()
+_SYNCERS: dict[tuple[str, str, str], Syncer] = {}
+
+
+def start(data_root: Path | None = None, sub_root: Path | None = None) -> str | None:
+    """Start (once per process, data root and repo) the background sync; returns the notice to
+    show, or None when all is well or no results repo is configured."""
+    try:
+        cfg = config_from_env()
+    except HubError as e:
+        return str(e)
+    if cfg is None:
+        return None
+    data_root = data_root or layout.data_root()
+    sub_root = sub_root or layout.submissions_root()
+    key = (cfg.repo, str(data_root), str(sub_root))
+    with _LOCK:
+        syncer = _SYNCERS.get(key)
+        fresh = syncer is None
+        if syncer is None:
+            from huggingface_hub.utils import disable_progress_bars
+
+            disable_progress_bars()  # the app's log is no place for download bars
+            syncer = Syncer(HubClient(cfg), data_root, sub_root)
+            _SYNCERS[key] = syncer
+            syncer.thread.start()
+    if fresh:
+        # the first page waits for the first sync: the whole board on an empty disk (up to
+        # $FACTBOARD_HUB_BOOT_WAIT s), a short check when the entry script already pulled
+        wait = _env_float("FACTBOARD_HUB_BOOT_WAIT", 30.0)
+        syncer.first.wait(wait if not _has_runs(data_root) else min(wait, 3.0))
+    else:
+        syncer.wake.set()  # a rerun (e.g. after a submission): push soon
+    return syncer.notice()
+
+
+def _has_runs(data_root: Path) -> bool:
+    d = layout.runs_dir(data_root)
+    try:
+        return any(d.iterdir())
+    except OSError:
+        return False
+
+
+def stop_all() -> None:
+    """Stop every background sync of this process (tests)."""
+    with _LOCK:
+        for s in _SYNCERS.values():
+            s.stop.set()
+            s.wake.set()
+        for s in _SYNCERS.values():
+            s.thread.join(timeout=10)
+        _SYNCERS.clear()
