@@ -3,7 +3,7 @@ sanitized submission records and the job queue. See docs/ARCHITECTURE.md.
 
     README.md                                       what this repo is and how to query it
     benchmarks/<name>/{samples.parquet, benchmark.json}
-    runs/<run_id>/{run.json, predictions.parquet[, grades.parquet]}
+    runs/<run_id>/{run.json, predictions.parquet, labels.parquet[, grades.parquet]}
     reported/<table>.csv                            published numbers
     moderation/<run_id>.json                        {"run_id", "action": hide|show|delete, "at"}
     submissions/<submission_id>.json                submission records without the contact e-mail
