@@ -14,12 +14,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from evaluator.benchmarks import registry
 from evaluator.cli.main import main
 from evaluator.interop import eee
 from evaluator.interop.export import export_runs, run_ids
 from evaluator.interop.importer import ImportRefused, import_eee
 from evaluator.store import export as store_export
 from evaluator.store import ingested, runs
+from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer.store import Store
 from tests.support.testdata import build_demo_root
@@ -436,3 +438,28 @@ def test_per_sample_lines_from_another_harness_become_a_run_scored_here(
             want = 1
         assert preds.loc[sid, "label"] == want, (i, sid, answer)
     assert run.counts.predicted == len(test) and run.counts.missing == 0
+
+
+def test_the_board_shows_an_imported_run_with_its_badge_and_source(
+    root: Path, tmp_path: Path
+) -> None:
+    samples = ingested.load_samples("demo", root)
+    test = samples[samples["split"] == "test"]
+    answers = [
+        (sid, ["no", "yes"][int(g)], True)
+        for sid, g in zip(test["sample_id"], test["label"], strict=True)
+    ]
+    [item] = import_eee(_foreign_pair(tmp_path / "acme", "demo", answers), root=root)
+    assert item.path is not None
+    store = Store(root)
+    store.refresh()
+    board = L.build_board(
+        store.cursor(), L.BoardQuery("demo", "summary"), registry.get("demo"), store.version("demo")
+    )
+    rows = board.rows.set_index("run_id")
+    mine = rows.loc[item.path.name]
+    assert mine["origin"] == "📥 imported"
+    assert mine["source"] == "Acme leaderboard (via Every Eval Ever)"
+    assert mine["value"] == 1.0  # every answer right
+    others = rows.drop(index=item.path.name)
+    assert len(others) == 4 and set(others["source"]) == {"FactBoard run"}
