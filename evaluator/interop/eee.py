@@ -38,6 +38,7 @@ DATASTORE_DIR = "data"
 # the size beyond which a file is refused unread (imported files are untrusted)
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 MAX_SAMPLES_BYTES = 256 * 1024 * 1024
+MAX_LINES = 500_000  # lines of a samples file (one per prediction or grade)
 MAX_PROBLEMS = 20  # schema violations listed per file
 
 # FactBoard metric name -> EEE metric_id (a canonical global id where one exists)
@@ -190,16 +191,28 @@ def fmt_float(x: float) -> str:
     return repr(float(x))
 
 
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads(text: str) -> object:
+    """json.loads without NaN and Infinity (which JSON does not have)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
 def iter_jsonl(data: bytes, what: str) -> Iterator[tuple[int, object]]:
     """(line number, parsed object) for every non-empty line; FactBoardError names a bad line."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise FactBoardError(f"{what} is not UTF-8 ({e})") from None
-    for no, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:
+        raise FactBoardError(f"{what} has {len(lines):,} lines, over the {MAX_LINES:,} limit")
+    for no, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            yield no, json.loads(line)
-        except ValueError as e:
+            yield no, loads(line)
+        except (ValueError, RecursionError) as e:
             raise FactBoardError(f"{what} line {no} is not JSON ({e})") from None

@@ -183,7 +183,7 @@ def _refuse_unknown(names: list[str], known: str) -> str:
 def _json_detail(details: dict[str, Any], key: str) -> Any:
     try:
         return json.loads(details[key])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, RecursionError):
         raise FactBoardError(
             f"eval_library.additional_details.{key} is missing or not JSON"
         ) from None
@@ -262,8 +262,8 @@ def prepare(
     """Everything about one record short of storing it; FactBoardError says why it is refused."""
     data = _read_limited(rec_file, eee.MAX_RECORD_BYTES, "the record")
     try:
-        record = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+        record = eee.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise FactBoardError(f"the record is not JSON ({e})") from None
     eee.check_record(record, "the record")
     name = benchmark_of(record, benchmark)

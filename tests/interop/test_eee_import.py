@@ -170,6 +170,11 @@ def test_schema_violations_are_refused_with_where_they_are(
     bad.parent.mkdir()
     bad.write_text("{not json")
     _refused(bad, root, r"the record is not JSON")
+    bad.write_text("[" * 100_000 + "]" * 100_000)
+    _refused(bad, root, r"the record is not JSON")
+    rec = _copy(_records(base)[0], tmp_path / "d")
+    rec.write_text(rec.read_text().replace('"score": ', '"score": NaN, "x": ', 1))
+    _refused(rec, root, r"the record is not JSON \(NaN is not a JSON number")
 
 
 def test_a_record_of_50_mb_is_refused_unread(
@@ -196,6 +201,13 @@ def test_a_samples_file_that_is_missing_or_altered_is_refused(
     samples = rec.with_name(rec.stem + eee.SAMPLES_SUFFIX)
     samples.write_text(samples.read_text().replace('"fb_label": "1"', '"fb_label": "0"', 1))
     _refused(rec, root, r"does not match the record's checksum")
+
+
+def test_a_samples_file_over_the_line_limit_is_refused(
+    base: tuple[Path, Path], root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(eee, "MAX_LINES", 100)
+    _refused(_records(base)[0], root, r"has 294 lines, over the 100 limit")
 
 
 def test_one_bad_record_in_a_folder_stores_nothing_and_every_reason_is_given(
