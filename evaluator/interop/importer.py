@@ -262,10 +262,12 @@ def prepare(
     """Everything about one record short of storing it; FactBoardError says why it is refused."""
     data = _read_limited(rec_file, eee.MAX_RECORD_BYTES, "the record")
     try:
-        record = eee.loads(data.decode("utf-8"))
+        parsed = eee.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise FactBoardError(f"the record is not JSON ({e})") from None
-    eee.check_record(record, "the record")
+    eee.check_record(parsed, "the record")
+    assert isinstance(parsed, dict)  # the schema's top level is an object
+    record: dict[str, Any] = parsed
     name = benchmark_of(record, benchmark)
     spec = registry.get(name)
     meta = ingested.load_meta(name, root)
