@@ -120,6 +120,11 @@ def register(sub: Any) -> None:
         action="append",
         help="eee: a run to export (repeatable; default: the runs the board shows)",
     )
+    e.add_argument(
+        "--reported",
+        action="store_true",
+        help="eee: also the published numbers (of --benchmark, or all), as documentation records",
+    )
     e.add_argument("--metric", choices=V.metric_names(), help="only this metric (default: all)")
     e.add_argument(
         "--slice",

@@ -40,18 +40,23 @@ def cmd_import_eee(args: argparse.Namespace) -> int:
 
 
 def cmd_export_eee(args: argparse.Namespace) -> int:
-    """export --format eee [--run RUN_ID ...] [--benchmark B] -o DIR"""
-    from evaluator.interop.export import export_runs, run_ids
+    """export --format eee [--run RUN_ID ...] [--benchmark B] [--reported] -o DIR"""
+    from evaluator.interop.export import reported_files, run_files, run_ids, write_files
 
     if args.output is None:
         raise FactBoardError("--format eee writes a folder (data/... inside): give it with -o DIR")
     if args.output.exists() and not args.output.is_dir():
         raise FactBoardError(f"{args.output} is a file; --format eee writes a folder")
     ids = list(args.runs or []) or run_ids(args.benchmark)
-    if not ids:
+    files: dict[str, bytes] = {}
+    for rid in dict.fromkeys(ids):  # everything is built and validated before anything is written
+        files |= run_files(rid).files()
+    if args.reported:
+        files |= reported_files(args.benchmark)
+    if not files:
         raise FactBoardError(
-            "no run to export" + (f" for benchmark {args.benchmark}" if args.benchmark else "")
+            "nothing to export" + (f" for benchmark {args.benchmark}" if args.benchmark else "")
         )
-    for path in export_runs(ids, args.output):
+    for path in write_files(files, args.output):
         print(path)
     return 0

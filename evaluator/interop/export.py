@@ -1,10 +1,12 @@
-"""Stored runs -> Every Eval Ever records (one record and one samples file per run).
+"""Stored runs -> Every Eval Ever records (one record and one samples file per run); published
+numbers -> aggregate-only records.
 
 `run_files` builds the two files of one run in memory; `export_runs` writes them in the
-datastore's layout under a folder; `eee_zip` returns them as zip bytes (the download button of
-the leaderboard and of a run's view). Every file is validated against the EEE schemas before it
-leaves (evaluator.interop.eee). What each FactBoard field becomes is listed in README.md
-("Every Eval Ever") and docs/ARCHITECTURE.md.
+datastore's layout under a folder; `reported_files` turns the reported CSVs into records of
+source type 'documentation'; `eee_zip` returns runs (and a benchmark's published numbers) as zip
+bytes (the download button of the leaderboard and of a run's view). Every file is validated
+against the EEE schemas before it leaves (evaluator.interop.eee). What each FactBoard field
+becomes is listed in README.md ("Every Eval Ever") and docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from evaluator.core import vocabulary as V
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import RunRecord, SliceResult, ThresholdInfo
 from evaluator.interop import eee
-from evaluator.store import ingested, runs
+from evaluator.store import ingested, layout, runs
 
 # how the evaluator stands to the model, by origin
 RELATIONSHIP = {
@@ -181,7 +183,7 @@ def _model_info(rec: RunRecord, mid: str) -> dict[str, Any]:
     return info
 
 
-def _source_data(spec: BenchmarkSpec, version: str) -> dict[str, Any]:
+def _source_data(spec: BenchmarkSpec, version: str | None) -> dict[str, Any]:
     details = _strings(
         {
             "factboard_benchmark": spec.name,
@@ -558,6 +560,116 @@ def run_files(run_id: str, root: Path | None = None, retrieved: str | None = Non
     return EEEFiles(run_id, record_file, record, samples_file, body)
 
 
+# ------------------------------------------------------------------------------------------
+# published numbers -> aggregate-only records
+
+
+def _reported_result(bench: str, row: dict[Any, Any], source: dict[str, Any]) -> dict[str, Any]:
+    metric = str(row["metric"])
+    m = V.METRICS.find(metric)
+    lo, hi, unit = _bounds(metric)
+    kind, value = str(row["slice_kind"]), str(row["slice_value"] or "")
+    slice_name = "overall" if kind == "overall" else f"{kind}={value}"
+    out: dict[str, Any] = {
+        "evaluation_result_id": f"{row['split']}/{row['unit']}/{kind}={value}/{metric}",
+        "evaluation_name": f"{bench}/{row['split']}/{row['unit']}/{slice_name}",
+        "source_data": source,
+        "metric_config": {
+            "evaluation_description": m.title if m else metric,
+            "metric_id": eee.metric_id(metric),
+            "metric_name": V.metric_label(metric),
+            "metric_kind": _KINDS.get(metric, metric),
+            "metric_unit": unit,
+            "lower_is_better": V.lower_is_better(metric),
+            "score_type": "continuous",
+            "min_score": lo,
+            "max_score": hi,
+            "additional_details": _strings(
+                {
+                    "factboard_metric": metric,
+                    "split": str(row["split"]),
+                    "unit": str(row["unit"]),
+                    "slice_kind": kind,
+                    "slice_value": value,
+                    "coverage": as_text(row.get("coverage")) or None,
+                }
+            ),
+        },
+        "score_details": {"score": float(row["value"])},
+    }
+    n = _num(row.get("n"))
+    if n is not None:
+        out["score_details"]["uncertainty"] = {"num_samples": int(n)}
+    return out
+
+
+def reported_files(
+    benchmark: str | None = None, root: Path | None = None, retrieved: str | None = None
+) -> dict[str, bytes]:
+    """Published numbers (the reported CSVs the board shows beside the runs, in
+    `<data root>/reported`) as aggregate-only EEE records of source type 'documentation': one
+    per benchmark, model, source and configuration. Returns datastore path -> bytes, every
+    record validated."""
+    from evaluator.store.export import reported_rows
+
+    # the numbers the board shows: <data root>/reported (explorer.store)
+    df = reported_rows(root or layout.data_root(), benchmark)
+    df = df[pd.to_numeric(df["value"], errors="coerce").notna()]
+    retrieved = retrieved or str(int(time.time()))
+    out: dict[str, bytes] = {}
+    keys = ["benchmark", "model", "kind", "source", "note"]
+    for (bench, model, kind, src, note), g in df.fillna({k: "" for k in keys}).groupby(
+        keys, sort=True
+    ):
+        bench, model, kind, src, note = map(str, (bench, model, kind, src, note))
+        spec = registry.get(bench) if bench in registry.names() else None
+        source = (
+            _source_data(spec, None) if spec else {"dataset_name": bench, "source_type": "other"}
+        )
+        uid = eee.record_uuid("\x1f".join(("reported", bench, model, src, note)))
+        mid = f"unknown/{eee.path_part(model)}"
+        record = {
+            "schema_version": eee.SCHEMA_VERSION,
+            "evaluation_id": f"{bench}/{mid}/reported-{uid}",
+            "retrieved_timestamp": retrieved,
+            "source_metadata": {
+                "source_name": src,
+                "source_type": "documentation",
+                "source_organization_name": "FactBoard (transcribed)",
+                "evaluator_relationship": "other",
+                "additional_details": _strings(
+                    {
+                        "factboard_origin": "reported",
+                        "factboard_origin_meaning": V.ORIGIN_MEANINGS["reported"],
+                        "note": note or None,
+                    }
+                ),
+            },
+            "model_info": {
+                "name": model,
+                "id": mid,
+                "additional_details": {
+                    "deployment_type": "unknown",
+                    "model_availability": eee.AVAILABILITY.get(kind, "unknown"),
+                    "factboard_kind": kind,
+                },
+            },
+            "eval_library": {"name": "unknown", "version": "unknown"},
+            "evaluation_results": [
+                _reported_result(bench, row, source) for row in g.to_dict("records")
+            ],
+        }
+        eee.check_record(record, f"the record of {model} ({src}) on {bench}")
+        rel = eee.record_path(bench, "unknown", model, uid)
+        body = json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        out[rel] = body.encode("utf-8")
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# writing
+
+
 def run_ids(benchmark: str | None = None, root: Path | None = None) -> list[str]:
     """The runs the board shows (visible, not superseded), of one benchmark or all."""
     return [r.run_id for r in runs.list_runs(root, benchmark=benchmark).runs]
@@ -571,11 +683,8 @@ def _files(run_ids: Iterable[str], root: Path | None) -> dict[str, bytes]:
     return out
 
 
-def export_runs(run_ids: Sequence[str], out_dir: Path, root: Path | None = None) -> list[Path]:
-    """Write the EEE files of the runs under out_dir (data/... layout); returns the records."""
-    if not run_ids:
-        raise FactBoardError("no run to export")
-    files = _files(run_ids, root)  # everything is built (and validated) before anything is written
+def write_files(files: dict[str, bytes], out_dir: Path) -> list[Path]:
+    """Write datastore files under out_dir; returns the records (*.json) written."""
     written = []
     for rel, body in files.items():
         path = out_dir / rel
@@ -588,13 +697,26 @@ def export_runs(run_ids: Sequence[str], out_dir: Path, root: Path | None = None)
     return written
 
 
-def eee_zip(run_ids: Sequence[str], root: Path | None = None) -> bytes:
-    """The EEE files of the runs as a zip (data/... layout inside): what a download button
-    offers for the runs a page shows."""
+def export_runs(run_ids: Sequence[str], out_dir: Path, root: Path | None = None) -> list[Path]:
+    """Write the EEE files of the runs under out_dir (data/... layout); returns the records."""
     if not run_ids:
         raise FactBoardError("no run to export")
+    # everything is built (and validated) before anything is written
+    return write_files(_files(run_ids, root), out_dir)
+
+
+def eee_zip(
+    run_ids: Sequence[str], root: Path | None = None, reported_benchmark: str | None = None
+) -> bytes:
+    """The EEE files of the runs as a zip (data/... layout inside), with the published numbers
+    of `reported_benchmark` when given: what a download button offers for what a page shows."""
+    files = _files(run_ids, root)
+    if reported_benchmark:
+        files |= reported_files(reported_benchmark, root)
+    if not files:
+        raise FactBoardError("nothing to export")
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for rel, body in _files(run_ids, root).items():
+        for rel, body in files.items():
             z.writestr(rel, body)
     return buf.getvalue()

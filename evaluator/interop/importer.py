@@ -10,7 +10,7 @@ the EEE schemas, and matched against a benchmark FactBoard has ingested.
   FactBoard wrote carries its scoring settings (threshold policy, splits, bootstrap), so the
   imported run has the same per-slice numbers as the original.
 - A record with aggregates only becomes rows of a published-number CSV in the data root's
-  reported folder (evaluator.store.layout.reported_dir), with the record's source.
+  reported folder (`<data root>/reported`, which the board reads), with the record's source.
 
 Anything refused (unknown benchmark, sample ids or texts that do not match the benchmark, a
 schema violation, a file over the size limit, a record already imported) is named with its
@@ -555,6 +555,10 @@ def _reported_plan(
         if d.get("grader") and "/" in d["grader"]:
             judge, protocol = d["grader"].split("/", 1)
             pairs += [f"judge={judge}", f"protocol={protocol}"]
+        # a record of published numbers FactBoard wrote carries the original note
+        original = (sm.get("additional_details") or {}).get("note")
+        if original:
+            pairs.append(str(original))
         text = "imported from an Every Eval Ever record"
         if ci:
             text += f"; 95% CI [{ci['lower']:.4g}, {ci['upper']:.4g}]"
@@ -577,7 +581,9 @@ def _reported_plan(
         )
     item.rows = len(rows)
     digest = hashlib.sha256(item.evaluation_id.encode("utf-8")).hexdigest()[:12]
-    target = layout.reported_dir(root) / f"eee-{eee.path_part(spec.name)}-{digest}.csv"
+    # the folder the board reads: <data root>/reported (explorer.store)
+    folder = layout.reported_dir(root or layout.data_root())
+    target = folder / f"eee-{eee.path_part(spec.name)}-{digest}.csv"
     if target.exists():
         raise FactBoardError(
             f"evaluation {item.evaluation_id!r} is already imported ({target.name})"

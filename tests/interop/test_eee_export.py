@@ -18,14 +18,23 @@ import pytest
 from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.cli.main import main
+from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig, RunRecord
 from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGINS
 from evaluator.ingest import pipeline
 from evaluator.interop import eee
-from evaluator.interop.export import eee_zip, export_runs, run_files, run_ids
+from evaluator.interop.export import (
+    eee_zip,
+    export_runs,
+    reported_files,
+    run_files,
+    run_ids,
+    write_files,
+)
 from evaluator.interop.importer import import_eee
-from evaluator.store import ingested, runs
+from evaluator.store import export as store_export
+from evaluator.store import ingested, layout, runs
 from tests.support.testdata import add_run, build_demo_root, human_grades, judge_grades
 
 SCHEMAS = Path(eee.__file__).resolve().parent / "schemas"
@@ -341,3 +350,108 @@ def test_explanation_grades_round_trip_on_a_detection_and_explanation_run(
     a, b = runs.read_grades(path), runs.read_grades(item.path)
     assert a is not None and b is not None
     pd.testing.assert_frame_equal(a, b)
+
+
+# ------------------------------------------------------------------------------------------
+# published numbers
+
+
+def test_published_numbers_export_as_documentation_records_that_validate() -> None:
+    repo_data = layout.REPO_ROOT / "leaderboard_data"
+    files = reported_files(root=repo_data, retrieved="1732400000")
+    rows = store_export.reported_rows(repo_data)
+    rows = rows[pd.to_numeric(rows["value"], errors="coerce").notna()]
+    results = 0
+    for rel, body in files.items():
+        assert rel.startswith("data/") and rel.endswith(".json") and len(rel.split("/")) == 5
+        record = json.loads(body)
+        RECORD.validate(record)
+        assert record["source_metadata"]["source_type"] == "documentation"
+        assert "detailed_evaluation_results" not in record
+        results += len(record["evaluation_results"])
+    assert results == len(rows) > 1000
+    assert len(files) == len(rows.groupby(["benchmark", "model", "kind", "source", "note"]))
+
+
+def test_published_numbers_round_trip(tmp_path: Path) -> None:
+    root = build_demo_root(tmp_path / "a", reported=False)
+    (root / "reported").mkdir()
+    published = pd.DataFrame(
+        {
+            "model": ["GPT-4", "GPT-4", "SummaC"],
+            "kind": ["proprietary-llm", "proprietary-llm", "non-llm"],
+            "benchmark": "demo",
+            "split": "test",
+            "unit": "summary",
+            "slice_kind": ["overall", "domain", "overall"],
+            "slice_value": ["", "news", ""],
+            "metric": ["balanced_accuracy", "balanced_accuracy", "fpr"],
+            "value": [0.81, 0.775, 0.3],
+            "n": [210, 70, None],
+            "coverage": ["news;meeting;science", "", ""],
+            "source": ["Demo paper, Table 1", "Demo paper, Table 1", "Demo paper, Table 2"],
+            "note": ["prompt=ZS; zero-shot", "prompt=ZS; zero-shot", ""],
+        }
+    )
+    published.to_csv(root / "reported" / "demo_paper.csv", index=False)
+    out = tmp_path / "eee"
+    records = write_files(reported_files("demo", root), out)
+    assert len(records) == 2
+    fresh = build_demo_root(tmp_path / "b", reported=False)
+    items = import_eee(out, root=fresh)
+    assert [i.kind for i in items] == ["reported", "reported"]
+    back = store_export.reported_rows(fresh, "demo").sort_values(["model", "slice_value"])
+    want = store_export.reported_rows(root, "demo").sort_values(["model", "slice_value"])
+    same = ["model", "kind", "split", "unit", "slice_kind", "slice_value", "metric", "value", "n"]
+    pd.testing.assert_frame_equal(
+        back[same].reset_index(drop=True), want[same].reset_index(drop=True), check_dtype=False
+    )
+    assert back["coverage"].tolist() == want["coverage"].tolist()
+    assert back["source"].tolist() == [
+        "Demo paper, Table 1 (Every Eval Ever record)",
+        "Demo paper, Table 1 (Every Eval Ever record)",
+        "Demo paper, Table 2 (Every Eval Ever record)",
+    ]
+    assert all("prompt=ZS" in n for n in back["note"].iloc[:2])
+
+
+def test_the_zip_can_carry_the_published_numbers_shown(demo: Path, tmp_path: Path) -> None:
+    root = build_demo_root(tmp_path / "a", reported=False)
+    (root / "reported").mkdir()
+    pd.DataFrame(
+        [["GPT-4", "proprietary-llm", "demo", "test", "summary", "overall", "", "accuracy", 0.8]],
+        columns=["model", "kind", "benchmark", "split", "unit", "slice_kind", "slice_value"]
+        + ["metric", "value"],
+    ).to_csv(root / "reported" / "x.csv", index=False)
+    z = zipfile.ZipFile(io.BytesIO(eee_zip(run_ids("demo", root)[:1], root, "demo")))
+    assert len(z.namelist()) == 3
+    assert sum("/unknown/GPT-4/" in n for n in z.namelist()) == 1
+    assert eee_zip([], root, "demo")
+    with pytest.raises(FactBoardError, match="nothing to export"):
+        eee_zip([], root)
+
+
+def test_cli_export_eee_with_published_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    root = build_demo_root(tmp_path / "a", reported=False)
+    (root / "reported").mkdir()
+    pd.DataFrame(
+        [["GPT-4", "proprietary-llm", "demo", "test", "summary", "overall", "", "accuracy", 0.8]],
+        columns=["model", "kind", "benchmark", "split", "unit", "slice_kind", "slice_value"]
+        + ["metric", "value"],
+    ).assign(source="Demo paper, Table 1", note="").to_csv(root / "reported" / "x.csv", index=False)
+    monkeypatch.setenv("FACTBOARD_DATA", str(root))
+    out = tmp_path / "o"
+    assert (
+        main(["export", "--format", "eee", "--benchmark", "demo", "--reported", "-o", str(out)])
+        == 0
+    )
+    written = capsys.readouterr().out.split()
+    assert len(written) == 5
+    documentation = [
+        json.loads(Path(p).read_text())
+        for p in written
+        if json.loads(Path(p).read_text())["source_metadata"]["source_type"] == "documentation"
+    ]
+    assert [d["source_metadata"]["source_name"] for d in documentation] == ["Demo paper, Table 1"]

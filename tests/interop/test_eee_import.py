@@ -257,6 +257,12 @@ def test_cli_import_eee(
     assert err.startswith("error: 1 record(s) refused; nothing was imported")
     assert main(["import-eee", str(root / "nowhere")]) == 1
     assert "no such file or folder" in capsys.readouterr().err
+    # published numbers go where the board reads them: <data root>/reported
+    rec = root / "acme.json"
+    rec.write_text(json.dumps(_foreign_record("demo", [("accuracy", 0.7, {})])))
+    assert main(["import-eee", str(rec)]) == 0
+    assert "demo published numbers (1 rows)" in capsys.readouterr().out
+    assert [p.name.startswith("eee-demo-") for p in (root / "reported").iterdir()] == [True]
 
 
 # ------------------------------------------------------------------------------------------
