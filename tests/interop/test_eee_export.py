@@ -296,6 +296,7 @@ def _judged_run(root: Path, benchmark: str) -> Path:
     return add_run(root, benchmark, "Judged LLM", explanations=True, grades=grades)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["qags", "longsciverify", "summedits", "tofueval", "factcc_explanations"]
 )
@@ -455,3 +456,24 @@ def test_cli_export_eee_with_published_numbers(
         if json.loads(Path(p).read_text())["source_metadata"]["source_type"] == "documentation"
     ]
     assert [d["source_metadata"]["source_name"] for d in documentation] == ["Demo paper, Table 1"]
+
+
+def test_an_export_that_would_not_validate_is_an_error_not_a_file(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.interop import export as X
+
+    real = X.sample_lines
+
+    def broken(*args: Any) -> list[dict[str, Any]]:
+        lines = real(*args)
+        lines[7]["answer_attribution"][0]["turn_idx"] = -1
+        return lines
+
+    monkeypatch.setattr(X, "sample_lines", broken)
+    with pytest.raises(
+        eee.SchemaViolation,
+        match=r"(?s)line 8 of the samples file .*turn_idx: -1 is less than the minimum of 0",
+    ):
+        export_runs(run_ids("demo", demo)[:1], tmp_path / "o", demo)
+    assert not (tmp_path / "o").exists()
