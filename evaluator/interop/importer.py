@@ -27,7 +27,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 from pydantic import ValidationError
@@ -164,7 +164,7 @@ def benchmark_of(record: dict[str, Any], override: str | None = None) -> str:
             unknown.append(str(given))
     known = ", ".join(registry.names())
     if unknown:
-        return _refuse_unknown(unknown, known)
+        _refuse_unknown(unknown, known)
     if len(found) != 1:
         raise FactBoardError(
             f"the record's results name {len(found)} benchmarks ({', '.join(sorted(found))}); "
@@ -173,7 +173,7 @@ def benchmark_of(record: dict[str, Any], override: str | None = None) -> str:
     return found.pop()
 
 
-def _refuse_unknown(names: list[str], known: str) -> str:
+def _refuse_unknown(names: list[str], known: str) -> NoReturn:
     raise FactBoardError(
         f"unknown benchmark {', '.join(map(repr, names[:SHOW_FIRST]))}; known: {known} "
         "(pass --benchmark if the record is about one of them under another name)"
