@@ -15,6 +15,7 @@ ORIGIN_COLORS = {
     "evaluated": "#2ca02c",
     "reproduced": "#9467bd",
     "released": "#ff7f0e",
+    "imported": "#17becf",
 }
 TYPE_ORDER = ["correct", "partially_correct", "incorrect", "unrelated", "no_explanation"]
 TYPE_COLORS = ["#2ca02c", "#a6d96a", "#d62728", "#ff9896", "#bdbdbd"]

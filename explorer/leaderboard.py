@@ -12,6 +12,7 @@ only reads widgets and renders (docs/ARCHITECTURE.md).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -168,7 +169,9 @@ def _run_rows(runs: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> pd.
             "coverage_set": [";".join(sorted(as_list(c) or [])) for c in sel["coverage"]],
             "split": sel["split"],
             "config": "",
-            "source": "FactBoard run",
+            "source": [
+                run_source(o, s) for o, s in zip(sel["origin"], sel["submission"], strict=True)
+            ],
             "note": _run_notes(sel["missing"], sel["unparsable"]),
             "org": sel["model_org"],
             "params": sel["model_params"],
@@ -183,6 +186,20 @@ def _run_rows(runs: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> pd.
         }
     )
     return out.reset_index(drop=True)
+
+
+def run_source(origin: str, submission: object) -> str:
+    """'FactBoard run', or for an imported run the source its Every Eval Ever record names."""
+    if origin != "imported" or not isinstance(submission, str):
+        return "FactBoard run"
+    try:
+        sub = json.loads(submission)
+    except ValueError:
+        sub = None
+    if not isinstance(sub, dict):
+        return "FactBoard run"
+    who = sub.get("source_name") or sub.get("source_organization_name") or "a record"
+    return f"{who} (via Every Eval Ever)"
 
 
 def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:

@@ -1,8 +1,9 @@
 """`python -m evaluator ...`: the one command-line parser.
 
 This module builds the parser and its engine sub-commands (benchmarks, ingest, score, runs, export,
-demo, run); evaluator/cli/llm.py (judge, grade-judges, prompts) and evaluator/cli/submissions.py
-(submit, worker, queue, moderate) add theirs with `register(subparsers)`. Each sub-command stores
+demo, run); evaluator/cli/llm.py (judge, grade-judges, prompts), evaluator/cli/submissions.py
+(submit, worker, queue, moderate) and evaluator/interop/cli.py (import-eee; export --format eee)
+add theirs with `register(subparsers)`. Each sub-command stores
 its function as `args.run`. Choices come from the vocabulary (evaluator.core.vocabulary): model
 kinds, origins, metrics.
 
@@ -29,6 +30,7 @@ DESCRIPTION = (
 def build_parser() -> argparse.ArgumentParser:
     """The whole `python -m evaluator` parser."""
     from evaluator.cli import hub, llm, submissions
+    from evaluator.interop import cli as interop
 
     p = argparse.ArgumentParser(prog="python -m evaluator", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     llm.register(sub)
     submissions.register(sub)
     hub.register(sub)
+    interop.register(sub)
     return p
 
 
@@ -99,7 +102,8 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--origin",
         default="submitted",
-        choices=[o for o in V.ORIGINS if o != "released"],  # released runs come from ingest
+        # released runs come from ingest, imported ones from import-eee
+        choices=[o for o in V.ORIGINS if o not in ("released", "imported")],
     )
     s.set_defaults(run=cmd_score)
 
@@ -109,8 +113,19 @@ def register(sub: Any) -> None:
     r.set_defaults(run=cmd_runs)
 
     e = sub.add_parser("export", help="export leaderboard results")
-    e.add_argument("--format", required=True, choices=["csv", "json", "latex"])
+    e.add_argument("--format", required=True, choices=["csv", "json", "latex", "eee"])
     e.add_argument("--benchmark")
+    e.add_argument(
+        "--run",
+        dest="runs",
+        action="append",
+        help="eee: a run to export (repeatable; default: the runs the board shows)",
+    )
+    e.add_argument(
+        "--reported",
+        action="store_true",
+        help="eee: also the published numbers (of --benchmark, or all), as documentation records",
+    )
     e.add_argument("--metric", choices=V.metric_names(), help="only this metric (default: all)")
     e.add_argument(
         "--slice",
@@ -118,7 +133,9 @@ def register(sub: Any) -> None:
         default="overall",
         help="slice kind (default overall; 'all' for every slice)",
     )
-    e.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+    e.add_argument(
+        "--output", "-o", type=Path, help="file to write (default: stdout); eee: a folder"
+    )
     e.set_defaults(run=cmd_export)
 
     d = sub.add_parser("demo", help="(re)build the built-in synthetic demo benchmark and runs")
@@ -293,6 +310,11 @@ def _primary(rec: object) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from evaluator.store.export import export_results
+
+    if args.format == "eee":  # Every Eval Ever records, one folder per run
+        from evaluator.interop.cli import cmd_export_eee
+
+        return cmd_export_eee(args)
 
     text = export_results(
         args.format, benchmark=args.benchmark, metric=args.metric, slice_kind=args.slice_kind

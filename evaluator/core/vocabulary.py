@@ -304,13 +304,14 @@ MODEL_KIND_LABELS: dict[str, str] = {
 MODEL_KINDS: tuple[str, ...] = tuple(MODEL_KIND_LABELS)
 
 # where a run came from; "reported" is a published number, not a run
-Origin = Literal["submitted", "evaluated", "reproduced", "released"]
+Origin = Literal["submitted", "evaluated", "reproduced", "released", "imported"]
 ORIGIN_BADGES: dict[str, str] = {
     "reported": "📄 reported",
     "submitted": "📤 submitted",
     "evaluated": "🧪 evaluated",
     "reproduced": "🔁 reproduced",
     "released": "📦 released",
+    "imported": "📥 imported",
 }
 ORIGIN_MEANINGS: dict[str, str] = {
     "reported": "published in a paper or leaderboard, transcribed, not recomputed",
@@ -318,8 +319,9 @@ ORIGIN_MEANINGS: dict[str, str] = {
     "evaluated": "run by FactBoard",
     "reproduced": "a published model re-run here",
     "released": "per-sample outputs released with the benchmark, scored here",
+    "imported": "per-sample outputs from an Every Eval Ever record, scored here",
 }
-ORIGINS: tuple[str, ...] = ("submitted", "evaluated", "reproduced", "released")
+ORIGINS: tuple[str, ...] = ("submitted", "evaluated", "reproduced", "released", "imported")
 ORIGIN_HELP = " · ".join(f"{ORIGIN_BADGES[o]}: {ORIGIN_MEANINGS[o]}" for o in ORIGIN_BADGES)
 
 

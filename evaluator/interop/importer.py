@@ -1,0 +1,681 @@
+"""Every Eval Ever records -> FactBoard: runs scored here, or published-number rows.
+
+`import_eee(path)` reads one record (`{uuid}.json`) or every record under a folder (a datastore
+checkout). Each record is untrusted: it is refused unread beyond a size limit, validated against
+the EEE schemas, and matched against a benchmark FactBoard has ingested.
+
+- A record with per-sample results (`detailed_evaluation_results`: the `_samples.jsonl` beside
+  it) becomes a run with origin "imported": its predictions are scored by FactBoard's own scorer
+  (evaluator.scorer), and the record's source is kept in the run's `submission` field. A record
+  FactBoard wrote carries its scoring settings (threshold policy, splits, bootstrap), so the
+  imported run has the same per-slice numbers as the original.
+- A record with aggregates only becomes rows of a published-number CSV in the data root's
+  reported folder (`<data root>/reported`, which the board reads), with the record's source.
+
+Anything refused (unknown benchmark, sample ids or texts that do not match the benchmark, a
+schema violation, a file over the size limit, a record already imported) is named with its
+reason, and nothing of the whole import is stored. See README.md ("Every Eval Ever").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, NoReturn
+
+import pandas as pd
+from pydantic import ValidationError
+
+from evaluator.benchmarks import registry
+from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core import vocabulary as V
+from evaluator.core.errors import FactBoardError
+from evaluator.core.scoring import ScoreOptions
+from evaluator.core.types import (
+    GRADE_COLUMNS,
+    PREDICTION_COLUMNS,
+    ModelInfo,
+    RunConfig,
+    RunRecord,
+    ThresholdInfo,
+)
+from evaluator.interop import eee
+from evaluator.store import ingested, layout, runs
+
+REPORTED_COLUMNS = [
+    "model",
+    "kind",
+    "benchmark",
+    "split",
+    "unit",
+    "slice_kind",
+    "slice_value",
+    "metric",
+    "value",
+    "n",
+    "coverage",
+    "source",
+    "note",
+]
+SHOW_FIRST = 5
+
+
+class ImportRefused(FactBoardError):
+    """One or more records were refused; `reasons` names each file and why. Nothing was stored."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = reasons
+        lines = "\n".join(f"  - {r}" for r in reasons)
+        super().__init__(f"{len(reasons)} record(s) refused; nothing was imported:\n{lines}")
+
+
+@dataclass
+class Imported:
+    """What one record became."""
+
+    record: Path
+    evaluation_id: str
+    benchmark: str
+    kind: str  # "run" | "reported"
+    path: Path | None = None  # the run folder or the CSV
+    rows: int = 0  # predictions (run) or published numbers (reported)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _RunPlan:
+    item: Imported
+    spec: BenchmarkSpec
+    version: str
+    samples: pd.DataFrame
+    predictions: pd.DataFrame
+    grades: pd.DataFrame | None
+    model: ModelInfo
+    config: RunConfig
+    options: ScoreOptions
+    submission: dict[str, Any]
+    expected: dict[str, float]  # evaluation_result_id -> score, from a record FactBoard wrote
+
+
+@dataclass
+class _ReportedPlan:
+    item: Imported
+    rows: pd.DataFrame
+    target: Path
+
+
+# ------------------------------------------------------------------------------------------
+# reading
+
+
+def record_files(path: Path) -> list[Path]:
+    """The record(s) at `path`: the file itself, or every `*.json` under a folder."""
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*.json") if p.is_file())
+        if not found:
+            raise FactBoardError(f"no EEE record (*.json) under {path}")
+        return found
+    raise FactBoardError(f"no such file or folder: {path}")
+
+
+def _read_limited(path: Path, limit: int, what: str) -> bytes:
+    size = path.stat().st_size
+    if size > limit:
+        raise FactBoardError(
+            f"{what} is {size / 2**20:.1f} MiB, over the {limit / 2**20:.0f} MiB limit; "
+            "refused unread"
+        )
+    return path.read_bytes()
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.casefold())
+
+
+def benchmark_of(record: dict[str, Any], override: str | None = None) -> str:
+    """The FactBoard benchmark a record is about: --benchmark, else the name FactBoard wrote,
+    else the dataset names (or Hub ids) of its results, which must all name one benchmark."""
+    if override:
+        return registry.get(override).name
+    lib = record["eval_library"].get("additional_details") or {}
+    if lib.get("factboard_benchmark"):
+        return registry.get(str(lib["factboard_benchmark"])).name
+    by_key = {_key(n): n for n in registry.names()}
+    by_hub = {s.hub_id: s.name for s in registry.specs() if s.hub_id}
+    found: set[str] = set()
+    unknown: list[str] = []
+    for r in record["evaluation_results"]:
+        sd = r["source_data"]
+        given = (sd.get("additional_details") or {}).get("factboard_benchmark") or sd[
+            "dataset_name"
+        ]
+        name = by_key.get(_key(str(given))) or by_hub.get(sd.get("hf_repo") or "")
+        if name:
+            found.add(name)
+        elif given not in unknown:
+            unknown.append(str(given))
+    known = ", ".join(registry.names())
+    if unknown:
+        _refuse_unknown(unknown, known)
+    if len(found) != 1:
+        raise FactBoardError(
+            f"the record's results name {len(found)} benchmarks ({', '.join(sorted(found))}); "
+            "import one benchmark at a time with --benchmark"
+        )
+    return found.pop()
+
+
+def _refuse_unknown(names: list[str], known: str) -> NoReturn:
+    raise FactBoardError(
+        f"unknown benchmark {', '.join(map(repr, names[:SHOW_FIRST]))}; known: {known} "
+        "(pass --benchmark if the record is about one of them under another name)"
+    )
+
+
+def _json_detail(details: dict[str, Any], key: str) -> Any:
+    try:
+        return json.loads(details[key])
+    except (KeyError, TypeError, ValueError, RecursionError):
+        raise FactBoardError(
+            f"eval_library.additional_details.{key} is missing or not JSON"
+        ) from None
+
+
+def _pydantic(model: type, data: object, what: str) -> Any:
+    try:
+        return model.model_validate(data)  # type: ignore[attr-defined]
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise FactBoardError(f"{what}: field {loc!r}: {first['msg']}") from None
+
+
+def _written_by_factboard(record: dict[str, Any]) -> bool:
+    lib = record["eval_library"]
+    return lib["name"] == eee.LIBRARY and "factboard_threshold" in (
+        lib.get("additional_details") or {}
+    )
+
+
+def _model(record: dict[str, Any]) -> ModelInfo:
+    if _written_by_factboard(record):
+        data = _json_detail(record["eval_library"]["additional_details"], "factboard_model")
+        return _pydantic(ModelInfo, data, "the record's model")  # type: ignore[no-any-return]
+    mi = record["model_info"]
+    details = mi.get("additional_details") or {}
+    kind = details.get("factboard_kind") or eee.KIND_OF_AVAILABILITY.get(
+        str(details.get("model_availability")), "non-llm"
+    )
+    return _pydantic(  # type: ignore[no-any-return]
+        ModelInfo,
+        {"name": mi["name"], "kind": kind, "org": mi.get("developer")},
+        "the record's model_info",
+    )
+
+
+def _source(record: dict[str, Any], rec_file: Path, data: bytes) -> dict[str, Any]:
+    sm = record["source_metadata"]
+    lib = record["eval_library"]
+    out = {
+        "source": "Every Eval Ever record",
+        "evaluation_id": record["evaluation_id"],
+        "source_name": sm.get("source_name"),
+        "source_organization_name": sm["source_organization_name"],
+        "source_organization_url": sm.get("source_organization_url"),
+        "source_type": sm["source_type"],
+        "evaluator_relationship": sm["evaluator_relationship"],
+        "eval_library": f"{lib['name']} {lib['version']}",
+        "model_id": record["model_info"]["id"],
+        "record_file": rec_file.name,
+        "record_sha256": hashlib.sha256(data).hexdigest(),
+    }
+    details = sm.get("additional_details") or {}
+    for k in ("factboard_run_id", "factboard_origin"):
+        if k in details:
+            out["original_" + k.removeprefix("factboard_")] = details[k]
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _already_imported(evaluation_id: str, root: Path | None) -> str | None:
+    listing = runs.list_runs(root, include_hidden=True, include_superseded=True)
+    for r in listing.runs:
+        if r.origin == "imported" and (r.submission or {}).get("evaluation_id") == evaluation_id:
+            return r.run_id
+    return None
+
+
+# ------------------------------------------------------------------------------------------
+# one record
+
+
+def prepare(
+    rec_file: Path, benchmark: str | None = None, root: Path | None = None
+) -> _RunPlan | _ReportedPlan:
+    """Everything about one record short of storing it; FactBoardError says why it is refused."""
+    data = _read_limited(rec_file, eee.MAX_RECORD_BYTES, "the record")
+    try:
+        parsed = eee.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise FactBoardError(f"the record is not JSON ({e})") from None
+    eee.check_record(parsed, "the record")
+    assert isinstance(parsed, dict)  # the schema's top level is an object
+    record: dict[str, Any] = parsed
+    name = benchmark_of(record, benchmark)
+    spec = registry.get(name)
+    meta = ingested.load_meta(name, root)
+    item = Imported(rec_file, str(record["evaluation_id"]), name, "run")
+    if record.get("detailed_evaluation_results"):
+        return _run_plan(record, rec_file, data, spec, meta["version"], item, root)
+    item.kind = "reported"
+    return _reported_plan(record, spec, item, root)
+
+
+def _run_plan(
+    record: dict[str, Any],
+    rec_file: Path,
+    data: bytes,
+    spec: BenchmarkSpec,
+    version: str,
+    item: Imported,
+    root: Path | None,
+) -> _RunPlan:
+    ours = _written_by_factboard(record)
+    done = _already_imported(item.evaluation_id, root)
+    if done:
+        raise FactBoardError(f"evaluation {item.evaluation_id!r} is already imported as run {done}")
+    pointer = record["detailed_evaluation_results"]
+    # the samples file sits beside the record (datastore layout); only its name is used
+    sfile = rec_file.parent / PurePosixPath(pointer["file_path"]).name
+    if not sfile.is_file():
+        raise FactBoardError(
+            f"its samples file {sfile.name} (detailed_evaluation_results) is not beside it"
+        )
+    body = _read_limited(sfile, eee.MAX_SAMPLES_BYTES, f"the samples file {sfile.name}")
+    algo, checksum = pointer.get("hash_algorithm"), pointer.get("checksum")
+    if algo and checksum and hashlib.new(algo, body).hexdigest() != checksum:
+        raise FactBoardError(f"the samples file {sfile.name} does not match the record's checksum")
+    lines = _lines(body, sfile.name, item.evaluation_id)
+    if pointer.get("total_rows") is not None and pointer["total_rows"] != len(lines):
+        raise FactBoardError(
+            f"the samples file {sfile.name} has {len(lines)} lines; the record says "
+            f"{pointer['total_rows']}"
+        )
+    samples = ingested.load_samples(spec.name, root)
+    preds, grades = (
+        _factboard_rows(lines) if ours else _foreign_rows(lines, spec, samples, sfile.name)
+    )
+    _match_samples(spec, samples, lines, preds, grades, ours, version)
+    item.rows = len(preds)
+    lib = record["eval_library"].get("additional_details") or {}
+    if ours:
+        config = _pydantic(RunConfig, _json_detail(lib, "factboard_config"), "the run's config")
+        options = _options(lib, config)
+        if lib.get("factboard_benchmark_version") not in (None, version):
+            item.notes.append(
+                f"scored against {spec.name} version {version}; the record was made on version "
+                f"{lib['factboard_benchmark_version']} (the samples it uses are unchanged)"
+            )
+    else:
+        config = RunConfig(extra={"eee_model_id": record["model_info"]["id"]})
+        options = ScoreOptions()
+    expected = (
+        {
+            r["evaluation_result_id"]: float(r["score_details"]["score"])
+            for r in record["evaluation_results"]
+            if r.get("evaluation_result_id")
+        }
+        if ours
+        else {}
+    )
+    return _RunPlan(
+        item,
+        spec,
+        version,
+        samples,
+        preds,
+        grades,
+        _model(record),
+        config,
+        options,
+        _source(record, rec_file, data),
+        expected,
+    )
+
+
+def _lines(body: bytes, name: str, evaluation_id: str) -> list[dict[str, Any]]:
+    validator = eee.instance_validator()
+    out = []
+    for no, obj in eee.iter_jsonl(body, f"the samples file {name}"):
+        found = eee.problems(validator, obj)
+        if found:
+            raise eee.SchemaViolation(f"line {no} of the samples file {name}", found)
+        assert isinstance(obj, dict)
+        if obj["evaluation_id"] != evaluation_id:
+            raise FactBoardError(
+                f"line {no} of {name} belongs to evaluation {obj['evaluation_id']!r}, not "
+                f"{evaluation_id!r}"
+            )
+        out.append(obj)
+    if not out:
+        raise FactBoardError(f"the samples file {name} has no lines")
+    return out
+
+
+def _float(text: str | None) -> float | None:
+    if text is None:
+        return None
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(text)
+    return x
+
+
+def _factboard_rows(lines: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Predictions and grades exactly as the exporting FactBoard stored them."""
+    preds, grades = [], []
+    for i, line in enumerate(lines, 1):
+        m = line.get("metadata") or {}
+        try:
+            if m.get("fb_line", "prediction") == "grade":
+                grades.append(
+                    {
+                        "sample_id": line["sample_id"],
+                        "judge": m["fb_judge"],
+                        "protocol": m["fb_protocol"],
+                        "grade": _float(m.get("fb_grade")),
+                        "rationale": m.get("fb_rationale"),
+                        "raw_output": m.get("fb_judge_output"),
+                    }
+                )
+                continue
+            raw = line["output"]["raw"] if line.get("output") else []
+            preds.append(
+                {
+                    "sample_id": line["sample_id"],
+                    "score": _float(m.get("fb_score")),
+                    "label": int(m["fb_label"]) if m.get("fb_label") is not None else None,
+                    "explanation": m.get("fb_explanation"),
+                    "raw_output": raw[0]
+                    if m.get("fb_raw_output") == "output.raw[0]" and raw
+                    else None,
+                }
+            )
+        except (KeyError, ValueError) as e:
+            raise FactBoardError(f"line {i}: FactBoard field {e} is missing or malformed") from None
+    p = pd.DataFrame(preds, columns=list(PREDICTION_COLUMNS))
+    p["score"] = p["score"].astype(float)
+    g = pd.DataFrame(grades, columns=list(GRADE_COLUMNS)) if grades else None
+    if g is not None:
+        g["grade"] = g["grade"].astype(float)
+    return p, g
+
+
+def _foreign_rows(
+    lines: list[dict[str, Any]], spec: BenchmarkSpec, samples: pd.DataFrame, name: str
+) -> tuple[pd.DataFrame, None]:
+    """Predictions from another harness's instance records: the terminal extracted answer as a
+    label (or a score on correlation benchmarks); failing that, `is_correct` against the gold
+    label. One prediction per sample; repeated lines must agree."""
+    from evaluator.submissions.validation import parse_label
+
+    gold = dict(zip(samples["sample_id"].astype(str), samples["label"], strict=True))
+    rows: dict[str, dict[str, Any]] = {}
+    for i, line in enumerate(lines, 1):
+        sid = str(line["sample_id"])
+        terminal = [a for a in line["answer_attribution"] if a["is_terminal"]]
+        answer = terminal[-1]["extracted_value"] if terminal else None
+        raw = (line.get("output") or {}).get("raw") or []
+        row: dict[str, Any] = {"sample_id": sid, "raw_output": raw[0] if raw else None}
+        if spec.task == "correlation":
+            row["score"] = float(line["evaluation"]["score"])
+        else:
+            try:
+                row["label"] = parse_label(answer)
+            except ValueError:
+                row["label"] = None
+            g = gold.get(sid)
+            if row["label"] is None and g is not None and not pd.isna(g):
+                row["label"] = int(g) if line["evaluation"]["is_correct"] else 1 - int(g)
+            if row["label"] is None:
+                raise FactBoardError(
+                    f"line {i} of {name}: no label in the extracted answer {answer!r}"
+                )
+        if sid in rows and rows[sid] != row:
+            raise FactBoardError(f"line {i} of {name}: sample {sid!r} has two different answers")
+        rows[sid] = row
+    p = pd.DataFrame(list(rows.values()))
+    for c in PREDICTION_COLUMNS:
+        if c not in p:
+            p[c] = None
+    return p[list(PREDICTION_COLUMNS)], None
+
+
+def _match_samples(
+    spec: BenchmarkSpec,
+    samples: pd.DataFrame,
+    lines: list[dict[str, Any]],
+    preds: pd.DataFrame,
+    grades: pd.DataFrame | None,
+    ours: bool,
+    version: str,
+) -> None:
+    """Every sample id must be one of the benchmark's; a record FactBoard wrote must also have
+    the same texts and gold answers (sample_hash)."""
+    known = set(samples["sample_id"].astype(str))
+    ids = preds["sample_id"].astype(str)
+    dup = ids[ids.duplicated()].unique().tolist()
+    if dup:
+        raise FactBoardError(
+            f"{len(dup)} sample id(s) have two predictions, e.g. {', '.join(map(repr, dup[:5]))}"
+        )
+    all_ids = list(ids) + ([] if grades is None else list(grades["sample_id"].astype(str)))
+    unknown = list(dict.fromkeys(i for i in all_ids if i not in known))
+    if unknown:
+        raise FactBoardError(
+            f"{len(unknown)} sample id(s) are not in benchmark {spec.name} (version {version}), "
+            f"e.g. {', '.join(map(repr, unknown[:SHOW_FIRST]))}"
+        )
+    if not ours:
+        return
+    from evaluator.interop.export import as_text, sample_reference
+
+    by_id = samples.set_index(samples["sample_id"].astype(str))
+    differ = []
+    for line in lines:
+        if (line.get("metadata") or {}).get("fb_line") == "grade" or not line.get("sample_hash"):
+            continue
+        s: dict[Any, Any] = by_id.loc[str(line["sample_id"])].to_dict()
+        raw = as_text(s.get("summary")) or ""
+        if eee.sample_hash(raw, sample_reference(spec, s)) != line["sample_hash"]:
+            differ.append(str(line["sample_id"]))
+    if differ:
+        raise FactBoardError(
+            f"{len(differ)} sample(s) differ from {spec.name} version {version} (text or gold "
+            f"answer), e.g. {', '.join(map(repr, differ[:SHOW_FIRST]))}: the record was made on "
+            "another version of the benchmark"
+        )
+
+
+def _options(lib: dict[str, Any], config: RunConfig) -> ScoreOptions:
+    """The scoring settings of the run a FactBoard record was exported from."""
+    t = _pydantic(ThresholdInfo, _json_detail(lib, "factboard_threshold"), "the run's threshold")
+    splits = _json_detail(lib, "factboard_splits")
+    boot = _json_detail(lib, "factboard_bootstrap") or {}
+    if not isinstance(splits, list) or not isinstance(boot, dict):
+        raise FactBoardError("factboard_splits must be a list and factboard_bootstrap an object")
+    policy = {"none": "auto"}.get(t.policy, t.policy)
+    try:
+        return ScoreOptions(
+            policy=policy,
+            threshold=t.threshold if policy == "fixed" else None,
+            splits=tuple(str(s) for s in splits) or None,
+            resamples=int(boot.get("resamples", 1000)),
+            seed=int(boot.get("seed", 0)),
+            level=float(boot.get("level", 0.95)),
+            labels_given=bool(config.extra.get("labels_given")),
+        )
+    except (TypeError, ValueError) as e:
+        raise FactBoardError(f"the run's scoring settings are malformed ({e})") from None
+
+
+def _reported_plan(
+    record: dict[str, Any], spec: BenchmarkSpec, item: Imported, root: Path | None
+) -> _ReportedPlan:
+    model = _model(record)
+    sm = record["source_metadata"]
+    who = sm.get("source_name") or sm["source_organization_name"]
+    source = f"{who} (Every Eval Ever record)"
+    eid = re.sub(r"[;\s]+", "_", item.evaluation_id)
+    rows = []
+    for i, r in enumerate(record["evaluation_results"]):
+        mc = r["metric_config"]
+        d = mc.get("additional_details") or {}
+        metric = d.get("factboard_metric") or eee.metric_from_id(
+            mc.get("metric_id") or mc.get("metric_name") or ""
+        )
+        if V.METRICS.find(metric) is None:
+            raise FactBoardError(
+                f"evaluation_results[{i}]: metric {metric!r} is not one FactBoard knows; known: "
+                f"{', '.join(V.metric_names())}"
+            )
+        value = float(r["score_details"]["score"])
+        if not math.isfinite(value):
+            raise FactBoardError(f"evaluation_results[{i}]: the score is not a finite number")
+        unc = r["score_details"].get("uncertainty") or {}
+        ci = unc.get("confidence_interval")
+        pairs = [f"eee_id={eid}", f"relationship={sm['evaluator_relationship']}"]
+        if d.get("grader") and "/" in d["grader"]:
+            judge, protocol = d["grader"].split("/", 1)
+            pairs += [f"judge={judge}", f"protocol={protocol}"]
+        # a record of published numbers FactBoard wrote carries the original note
+        original = (sm.get("additional_details") or {}).get("note")
+        if original:
+            pairs.append(str(original))
+        text = "imported from an Every Eval Ever record"
+        if ci:
+            text += f"; 95% CI [{ci['lower']:.4g}, {ci['upper']:.4g}]"
+        rows.append(
+            {
+                "model": model.name,
+                "kind": model.kind,
+                "benchmark": spec.name,
+                "split": d.get("split") or ("test" if "test" in spec.splits else spec.splits[0]),
+                "unit": d.get("unit") or spec.units[0],
+                "slice_kind": d.get("slice_kind") or "overall",
+                "slice_value": d.get("slice_value") or "",
+                "metric": metric,
+                "value": value,
+                "n": unc.get("num_samples"),
+                "coverage": d.get("coverage") or "",
+                "source": source,
+                "note": "; ".join([*pairs, text]),
+            }
+        )
+    item.rows = len(rows)
+    digest = hashlib.sha256(item.evaluation_id.encode("utf-8")).hexdigest()[:12]
+    # the folder the board reads: <data root>/reported (explorer.store)
+    folder = layout.reported_dir(root or layout.data_root())
+    target = folder / f"eee-{eee.path_part(spec.name)}-{digest}.csv"
+    if target.exists():
+        raise FactBoardError(
+            f"evaluation {item.evaluation_id!r} is already imported ({target.name})"
+        )
+    df = pd.DataFrame(rows, columns=REPORTED_COLUMNS)
+    df["n"] = df["n"].astype("Int64")
+    return _ReportedPlan(item, df, target)
+
+
+# ------------------------------------------------------------------------------------------
+# the import
+
+
+def import_eee(
+    path: Path, benchmark: str | None = None, root: Path | None = None
+) -> list[Imported]:
+    """Import the EEE record(s) at `path`; every record is checked before anything is stored,
+    and a refusal of any record stores nothing (ImportRefused lists every reason)."""
+    from evaluator import scorer
+
+    files = record_files(Path(path))
+    plans: list[_RunPlan | _ReportedPlan] = []
+    reasons: list[str] = []
+    seen: dict[str, Path] = {}
+    for f in files:
+        try:
+            plan = prepare(f, benchmark, root)
+        except FactBoardError as e:
+            reasons.append(f"{f}: {e}")
+            continue
+        first = seen.setdefault(plan.item.evaluation_id, f)
+        if first != f:
+            reasons.append(f"{f}: evaluation {plan.item.evaluation_id!r} is also in {first}")
+            continue
+        plans.append(plan)
+    if reasons:
+        raise ImportRefused(reasons)
+    written_runs: list[str] = []
+    written_files: list[Path] = []
+    try:
+        for plan in plans:
+            if isinstance(plan, _RunPlan):
+                d = scorer.score_to_run(
+                    plan.spec,
+                    plan.version,
+                    plan.samples,
+                    plan.predictions,
+                    plan.model,
+                    "imported",
+                    plan.config,
+                    plan.options,
+                    plan.grades,
+                    root,
+                    plan.submission,
+                )
+                written_runs.append(d.name)
+                plan.item.path = d
+                plan.item.notes += _differences(runs.read_record(d), plan.expected)
+            else:
+                _write_csv(plan.rows, plan.target)
+                written_files.append(plan.target)
+                plan.item.path = plan.target
+    except FactBoardError as e:
+        for rid in written_runs:
+            runs.delete_run(rid, root)
+        for f in written_files:
+            f.unlink(missing_ok=True)
+        raise ImportRefused([f"{plan.item.record}: {e}"]) from None
+    return [p.item for p in plans]
+
+
+def _differences(rec: RunRecord, expected: dict[str, float]) -> list[str]:
+    """A note when the numbers scored here differ from those the record states."""
+    from evaluator.interop.export import result_id
+
+    if not expected:
+        return []
+    got = {result_id(r): r.value for r in rec.results if r.value is not None}
+    off = [k for k, v in expected.items() if k not in got or abs(got[k] - v) > 1e-9]
+    if not off:
+        return [f"all {len(expected)} numbers of the record reproduced"]
+    return [
+        f"{len(off)} of the record's {len(expected)} numbers differ from those scored here, e.g. "
+        + ", ".join(off[:SHOW_FIRST])
+    ]
+
+
+def _write_csv(df: pd.DataFrame, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(3)}.tmp")
+    try:
+        df.to_csv(tmp, index=False)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
