@@ -8,6 +8,8 @@ sanitized submission records and the job queue. See docs/ARCHITECTURE.md.
     moderation/<run_id>.json                        {"run_id", "action": hide|show|delete, "at"}
     submissions/<submission_id>.json                submission records without the contact e-mail
     queue/<job_id>.json                             jobs: the queue's job fields (status inside)
+    eee/data/<benchmark>/<developer>/<model>/<uuid>{.json,_samples.jsonl}
+                                                    each run as an Every Eval Ever record
 
 Runs and benchmarks keep their local file names, so `runs/*/predictions.parquet` can be read
 with DuckDB or pandas straight from a download of the repo.
@@ -16,6 +18,7 @@ with DuckDB or pandas straight from a download of the repo.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 RUNS = "runs"
 BENCHMARKS = "benchmarks"
@@ -24,6 +27,7 @@ MODERATION = "moderation"
 SUBMISSIONS = "submissions"
 QUEUE = "queue"
 README = "README.md"
+EEE = "eee"
 
 # fields of a submission record that never leave the machine that received it
 PRIVATE_RECORD_FIELDS = ("email",)
@@ -97,3 +101,22 @@ duckdb.sql(f"select run_id, count(*) from read_parquet('{{root}}/runs/*/predicti
            "filename=true, hive_partitioning=false) group by all")
 ```
 """
+
+
+def eee_file(datastore_path: str) -> str:
+    """Where an Every Eval Ever file (a path in the datastore layout, data/...) goes in the repo."""
+    return f"{EEE}/{datastore_path}"
+
+
+def eee_files_of(run_id: str, files: Iterable[str]) -> list[str]:
+    """The repo's Every Eval Ever files of one run (its record and samples file: their names
+    carry the uuid derived from the run id)."""
+    from evaluator.interop.eee import record_uuid
+
+    uid = record_uuid(run_id)
+    return sorted(
+        f
+        for f in files
+        if f.startswith(f"{EEE}/")
+        and f.rsplit("/", 1)[-1] in (f"{uid}.json", f"{uid}_samples.jsonl")
+    )

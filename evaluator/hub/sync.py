@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.errors import FactBoardError
 from evaluator.hub import layout as H
 from evaluator.hub.client import HubClient, blob_oid
 from evaluator.store import layout, runs
@@ -567,6 +568,7 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
     rep = Report(remote.head)
     adds: dict[str, bytes | Path] = {}
     folders: list[str] = []
+    deletes: list[str] = []
     if H.README not in remote.files:
         adds[H.README] = H.CARD.replace("{repo}", client.repo).encode()
     for rid in p.push_runs:
@@ -574,6 +576,7 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
         for f in (runs.RUN_FILE, runs.PREDICTIONS_FILE, runs.GRADES_FILE, layout.LABELS_FILE):
             if (d / f).is_file():
                 adds[H.run_file(rid, f)] = (d / f).read_bytes()
+        adds.update(_eee_files(rid, local, rep))
     for name in p.push_benchmarks:
         d = layout.benchmark_dir(name, local.data_root)
         for f in (layout.SAMPLES_FILE, layout.META_FILE):
@@ -586,6 +589,7 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
         if entry["action"] == "delete":
             if any(path.startswith(f"{H.RUNS}/{rid}/") for path in remote.files):
                 folders.append(f"{H.RUNS}/{rid}")
+            deletes += H.eee_files_of(rid, remote.files)
         else:
             run_json = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
             if run_json.is_file():
@@ -596,14 +600,17 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
     for j in p.push_jobs:
         with contextlib.suppress(OSError):
             adds[H.job_file(j)] = l_jobs[j][1].read_bytes()
-    if list(adds) == [H.README] and not folders and remote.files:
+    if list(adds) == [H.README] and not folders and not deletes and remote.files:
         adds = {}
-    if adds or folders:
+    if adds or folders or deletes:
         items = sorted(adds.items())
         for i in range(0, max(1, len(items)), MAX_FILES_PER_COMMIT):
             chunk = dict(items[i : i + MAX_FILES_PER_COMMIT])
             rep.head = client.commit(
-                chunk, delete_folders=folders if i == 0 else (), message=message
+                chunk,
+                deletes=deletes if i == 0 else (),
+                delete_folders=folders if i == 0 else (),
+                message=message,
             )
     rep.pushed = {
         "runs pushed": len(p.push_runs),
@@ -614,6 +621,20 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
         "jobs pushed": len(p.push_jobs),
     }
     return rep
+
+
+def _eee_files(run_id: str, local: Local, rep: Report) -> dict[str, bytes | Path]:
+    """The run's Every Eval Ever record and samples file, under eee/ in the datastore layout, so
+    the community datastore can take them as they are. A run whose record cannot be built here
+    (its benchmark is not ingested on this replica) is published without one, and said so."""
+    from evaluator.interop.export import run_files
+
+    try:
+        files = run_files(run_id, local.data_root).files()
+    except FactBoardError as e:
+        rep.notes.append(f"run {run_id}: no Every Eval Ever record ({e})")
+        return {}
+    return {H.eee_file(path): body for path, body in files.items()}
 
 
 def status(client: HubClient, data_root: Path | None = None, sub_root: Path | None = None) -> Plan:

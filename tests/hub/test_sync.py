@@ -11,6 +11,7 @@ import pytest
 
 from evaluator.cli.main import main
 from evaluator.hub import background, sync
+from evaluator.hub import layout as H
 from evaluator.hub.client import HubAuthError, HubClient, HubUnavailable
 from evaluator.store import ingested, runs
 from evaluator.submissions import moderation, service
@@ -195,6 +196,34 @@ def test_hide_and_delete_propagate_to_a_second_replica(
     sync.push(client, b.data, b.subs)
     sync.pull(client, a.data, a.subs)
     assert not runs.read_record(a.data / "runs" / hide).hidden
+
+
+def test_published_runs_carry_their_every_eval_ever_records(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.interop import eee
+
+    a = replica("a")
+    client = seed(a, extra=1)
+    files = repo_files(fake_hub)
+    ids = run_ids(a.data)
+    records = {
+        p: json.loads(b) for p, b in files.items() if p.startswith("eee/") and p.endswith(".json")
+    }
+    samples = [p for p in files if p.startswith("eee/") and p.endswith("_samples.jsonl")]
+    # one record and one samples file per run, in the datastore layout, each valid
+    assert len(records) == len(samples) == len(ids)
+    for path, rec in records.items():
+        assert path.startswith("eee/data/demo/")
+        assert eee.problems(eee.record_validator(), rec) == []
+    # a deleted run's record leaves the repo with the run
+    gone = sorted(ids)[0]
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("delete", gone, ADMIN, a.data, a.subs)
+    sync.push(client, a.data, a.subs)
+    left = repo_files(fake_hub)
+    assert H.eee_files_of(gone, left) == []
+    assert len([p for p in left if p.startswith("eee/") and p.endswith(".json")]) == len(ids) - 1
 
 
 def test_503s_are_retried_with_backoff(fake_hub: FakeHub, replica) -> None:
