@@ -48,21 +48,6 @@ from evaluator.core.types import (
 from evaluator.interop import eee
 from evaluator.store import ingested, layout, runs
 
-REPORTED_COLUMNS = [
-    "model",
-    "kind",
-    "benchmark",
-    "split",
-    "unit",
-    "slice_kind",
-    "slice_value",
-    "metric",
-    "value",
-    "n",
-    "coverage",
-    "source",
-    "note",
-]
 SHOW_FIRST = 5
 
 
@@ -588,7 +573,7 @@ def _reported_plan(
         raise FactBoardError(
             f"evaluation {item.evaluation_id!r} is already imported ({target.name})"
         )
-    df = pd.DataFrame(rows, columns=REPORTED_COLUMNS)
+    df = pd.DataFrame(rows, columns=list(layout.REPORTED_COLUMNS))
     df["n"] = df["n"].astype("Int64")
     return _ReportedPlan(item, df, target)
 

@@ -24,6 +24,23 @@ LABELS_FILE = "labels.parquet"
 SAMPLES_FILE = "samples.parquet"
 META_FILE = "benchmark.json"
 
+# the columns of a published-numbers table (reported/*.csv): one row per published number
+REPORTED_COLUMNS: tuple[str, ...] = (
+    "model",
+    "kind",
+    "benchmark",
+    "split",
+    "unit",
+    "slice_kind",
+    "slice_value",
+    "metric",
+    "value",
+    "n",
+    "coverage",
+    "source",
+    "note",
+)
+
 
 def data_root() -> Path:
     """leaderboard_data/ (or $FACTBOARD_DATA)."""

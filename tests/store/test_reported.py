@@ -21,24 +21,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evaluator.store import layout
+
 ROOT = Path(__file__).resolve().parents[2]
 REPORTED = ROOT / "leaderboard_data" / "reported"
 
-HEADER = [
-    "model",
-    "kind",
-    "benchmark",
-    "split",
-    "unit",
-    "slice_kind",
-    "slice_value",
-    "metric",
-    "value",
-    "n",
-    "coverage",
-    "source",
-    "note",
-]
+HEADER = list(layout.REPORTED_COLUMNS)
 FILES = {
     "summedits_paper.csv": "SummEdits paper, ",
     "summedits_readme.csv": "SummEdits repo README leaderboard (2023-12-14)",
