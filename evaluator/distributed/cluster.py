@@ -73,14 +73,18 @@ def connect(address: str | None) -> Any:
     """Make sure this process is connected to Ray; returns the ray module.
 
     Already connected (a notebook or a test that called ray.init): that connection is used.
-    address None: a Ray is started on this machine for the process. "auto": the cluster
+    address None: $RAY_ADDRESS when set, else a Ray started on this machine for the process.
+    "auto": the cluster
     `ray start` left on this machine, or $RAY_ADDRESS. Anything else is probed first. A remote
     cluster receives the evaluator package with the job (runtime_env py_modules): its nodes need
     the same third-party packages (requirements-detectors.txt, requirements-llm.txt), not this
     checkout."""
+    if address is None and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]
     if address and address != "auto":
         probe(address)
     ray = require_ray()
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
     if ray.is_initialized():
         return ray
     kwargs: dict[str, Any] = {"namespace": NAMESPACE, "logging_level": logging.WARNING}
