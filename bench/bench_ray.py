@@ -73,7 +73,7 @@ def _score(rows: Any, engine: Any, ckpt: str, root: Path) -> tuple[list[float], 
     from evaluator.detectors.runner import _actor_spec, _score, build_detector
 
     det = build_detector("minicheck", checkpoint=ckpt, device="cpu", batch_size=16)
-    spec = _actor_spec("minicheck", det, ckpt, "cpu", 16, {}, False)
+    spec = _actor_spec("minicheck", det, ckpt, "cpu", 16, {})
     key = {"bench": time.time_ns(), "engine": engine.name}  # never resume between phases
     t0 = time.perf_counter()
     scores, _, store = _score(

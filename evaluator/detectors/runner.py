@@ -222,7 +222,7 @@ def run_detector(
         det,
         rows,
         engine,
-        spec=_actor_spec(name, det, checkpoint, device, batch_size, det_options, needs_fit),
+        spec=_actor_spec(name, det, checkpoint, device, batch_size, det_options),
         key={
             "detector": name,
             "checkpoint": checkpoint,
@@ -300,15 +300,16 @@ def _actor_spec(
     device: str | None,
     batch_size: int | None,
     options: Mapping[str, Any],
-    fitted: bool,
 ) -> Any:
-    """How a Ray actor builds the same detector; a detector trained here (SummaC-Conv) travels
-    as its weights file."""
+    """How a Ray actor builds the same detector. SummaC-Conv's weights (trained here, or read
+    here from --option conv_weights) travel with it as the text of that file, for nodes that do
+    not share this machine's disk."""
     from evaluator.distributed.detectors import DetectorSpec
 
     files: dict[str, str] = {}
-    if fitted and getattr(det, "state", None) is not None:
-        files["conv_weights"] = json.dumps(det.state)
+    state = getattr(det, "state", None)
+    if state is not None and "conv_weights" in getattr(det, "OPTIONS", {}):
+        files["conv_weights"] = json.dumps(state)
     return DetectorSpec(name, checkpoint, device, batch_size, dict(options), files)
 
 

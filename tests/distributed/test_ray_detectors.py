@@ -198,3 +198,24 @@ def test_engine_options_are_checked() -> None:
         Engine("spark").check()
     with pytest.raises(FactBoardError, match="block size must be at least 1"):
         Engine("ray", block_size=0).check()
+
+
+def test_summac_conv_weights_trained_on_the_driver_travel_to_the_actors(
+    tiny: dict[str, str], demo: Path
+) -> None:
+    """What each actor runs (DetectorSpec.build), in this process: the weights trained here go
+    as file text, so an actor on another node scores with them without training again."""
+    from evaluator.detectors.runner import _actor_spec
+    from evaluator.store import ingested
+
+    dev = ingested.load_samples("demo").query("split == 'dev'").head(16)
+    det = build_detector(
+        "summac-conv", checkpoint=tiny["nli"], device="cpu", options={"epochs": "5"}
+    )
+    det.fit(dev["document"].tolist(), dev["summary"].tolist(), [int(v) for v in dev["label"]])
+    spec = _actor_spec("summac-conv", det, tiny["nli"], "cpu", None, {"epochs": "5"})
+    assert set(spec.files) == {"conv_weights"}
+    twin = spec.build()
+    assert not twin.needs_fit and twin.state == det.state
+    docs, sums = dev["document"].tolist()[:6], dev["summary"].tolist()[:6]
+    assert det.score(docs, sums) == twin.score(docs, sums)
