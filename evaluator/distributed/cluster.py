@@ -84,7 +84,6 @@ def connect(address: str | None) -> Any:
     if address and address != "auto":
         probe(address)
     ray = require_ray()
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
     if ray.is_initialized():
         return ray
     kwargs: dict[str, Any] = {"namespace": NAMESPACE, "logging_level": logging.WARNING}

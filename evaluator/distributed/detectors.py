@@ -117,8 +117,13 @@ def score_on_ray(
     if todo.empty:
         return
     connect(address)
+    import logging
+
     import ray.data
     from ray.data import ActorPoolStrategy
+
+    # Ray Data sets up its loggers on import: its per-run notices are not the run's business
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
 
     check_resources(ray, workers, gpus_per_worker)
     ctx = ray.data.DataContext.get_current()

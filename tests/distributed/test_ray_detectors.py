@@ -219,3 +219,19 @@ def test_summac_conv_weights_trained_on_the_driver_travel_to_the_actors(
     assert not twin.needs_fit and twin.state == det.state
     docs, sums = dev["document"].tolist()[:6], dev["summary"].tolist()[:6]
     assert det.score(docs, sums) == twin.score(docs, sums)
+
+
+def test_a_queued_detector_run_job_runs_on_ray(ray_local: Any, demo: Path) -> None:
+    from evaluator.jobs import queue, worker
+
+    payload = {"detector": "rouge-2", "benchmark": "demo", "engine": "ray", "workers": 2}
+    queue.enqueue("detector-run", payload, job_id="ray-detector-1")
+    claimed = queue.claim()
+    assert claimed is not None
+    worker.execute(claimed)
+    done = queue.get("ray-detector-1")
+    assert done is not None and done.status == "done", done.last_message
+    path = runs.find_run(done.result["run_id"])  # type: ignore[index]
+    assert runs.read_record(path).config.extra["engine"]["name"] == "ray"
+    local = run_detector("rouge-2", "demo")
+    assert np.array_equal(_scores(local).to_numpy(), _scores(path).to_numpy())
