@@ -2,9 +2,10 @@
 named, detached actor (`factboard-llm-limit:<endpoint>` in the `factboard` namespace) that every
 worker's requests pass through (RayGate, the distributed evaluator.llm.execute.Gate).
 
-A slot is a lease: a worker killed while it holds one does not hold it forever; the lease ends
-after `lease_s` seconds (longer than any single request with the clients' timeouts) and the slot
-is free again.
+The limit is the `--concurrency` of the run that started last (two runs against one endpoint at
+once share it). A slot is a lease: a worker killed while it holds one does not hold it forever;
+the lease ends after `lease_s` seconds (longer than any single request with the clients'
+timeouts) and the slot is free again.
 """
 
 from __future__ import annotations
