@@ -5,11 +5,18 @@ with the engine -> write an immutable run folder.
 
 `write_run_once` writes a run unless one with its id exists: a queued job that is run twice (its
 worker died after writing) finds its run instead of writing a second one.
+
+`Engine` says where the predictions are made: `local` (this process) or `ray` (a Ray cluster,
+evaluator.distributed; Ray is imported only when that engine runs). Both engines run the same
+detector and LLM code on the same blocks of samples, so they give the same scores; the run
+records which engine made it (`Engine.record`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+import platform
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,99 @@ from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Scored, ScoreOptions, score
 from evaluator.core.types import ModelInfo, RunConfig, RunRecord
 from evaluator.store import ingested, layout, runs
+
+ENGINES = ("local", "ray")
+DEFAULT_BLOCK_SIZE = 256  # samples per block: the unit a worker scores and a checkpoint holds
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where a run makes its predictions.
+
+    name: "local" (this process) or "ray" (a Ray cluster).
+    address: ray only: "auto" (the cluster this machine belongs to, as `ray start` left it, or
+        $RAY_ADDRESS), "ray://host:port" (Ray Client) or "host:port" (a head's GCS); None starts
+        a Ray on this machine for the run.
+    workers: ray only: detector actors (each builds the detector once) or LLM tasks in flight.
+    gpus_per_worker: ray only: GPUs each detector actor asks Ray for (fractions share a GPU).
+    block_size: samples per block, for both engines: a detector scores one block per call
+        (deduplication and length-sorted batching happen inside it) and a finished block is
+        checkpointed, so an interrupted run resumes at the first unfinished block."""
+
+    name: str = "local"
+    address: str | None = None
+    workers: int = 1
+    gpus_per_worker: float = 0.0
+    block_size: int = DEFAULT_BLOCK_SIZE
+
+    def check(self, error: type[FactBoardError] = FactBoardError) -> Engine:
+        """Self, every field checked; a bad value is an error naming it."""
+        if self.name not in ENGINES:
+            raise error(f"unknown engine {self.name!r}; engines: {', '.join(ENGINES)}")
+        if self.workers < 1:
+            raise error(f"workers must be at least 1, got {self.workers}")
+        if not math.isfinite(self.gpus_per_worker) or self.gpus_per_worker < 0:
+            raise error(f"gpus per worker must be a number >= 0, got {self.gpus_per_worker}")
+        if self.block_size < 1:
+            raise error(f"block size must be at least 1, got {self.block_size}")
+        if self.name == "local":
+            given = [
+                f
+                for f, v in (
+                    ("--ray-address", self.address),
+                    ("--workers", self.workers != 1),
+                    ("--gpus-per-worker", self.gpus_per_worker),
+                )
+                if v
+            ]
+            if given:
+                verb = "needs" if len(given) == 1 else "need"
+                raise error(f"{', '.join(given)} {verb} --engine ray")
+        return self
+
+    @property
+    def is_ray(self) -> bool:
+        return self.name == "ray"
+
+    def record(self) -> dict[str, Any]:
+        """What a run stores about its engine: name, workers, block size and versions (the
+        address only as host:port, never credentials in it)."""
+        import sys
+
+        versions = {"python": platform.python_version()}
+        out: dict[str, Any] = {"name": self.name, "block_size": self.block_size}
+        if self.is_ray:
+            from evaluator.distributed.cluster import public_address
+
+            ray = sys.modules.get("ray")
+            if ray is not None:
+                versions["ray"] = str(getattr(ray, "__version__", "?"))
+            out.update(
+                {
+                    "address": public_address(self.address),
+                    "workers": self.workers,
+                    "gpus_per_worker": self.gpus_per_worker,
+                }
+            )
+        out["versions"] = versions
+        return out
+
+
+def engine_from(fields: Mapping[str, Any], error: type[FactBoardError] = FactBoardError) -> Engine:
+    """An Engine from the CLI's or a job payload's fields (engine, ray_address, workers,
+    gpus_per_worker, block_size; absent ones take their defaults), checked."""
+
+    def get(key: str, default: Any) -> Any:
+        v = fields.get(key)
+        return default if v is None else v
+
+    return Engine(
+        name=str(get("engine", "local")),
+        address=fields.get("ray_address") or None,
+        workers=int(get("workers", 1)),
+        gpus_per_worker=float(get("gpus_per_worker", 0.0)),
+        block_size=int(get("block_size", DEFAULT_BLOCK_SIZE)),
+    ).check(error)
 
 
 @dataclass
@@ -131,8 +231,12 @@ def write_run_once(
 
 
 __all__: list[Any] = [
+    "DEFAULT_BLOCK_SIZE",
+    "ENGINES",
+    "Engine",
     "Inputs",
     "check_limit",
+    "engine_from",
     "load_inputs",
     "requested_splits",
     "score_and_write",

@@ -17,6 +17,7 @@ HEAVY = (
     "rouge_score",
     "bert_score",
     "longdocfactscore",
+    "ray",
 )
 
 

@@ -1,9 +1,10 @@
 """Sub-commands for LLM judges and prompts, registered on the parser of evaluator/cli/main.py:
 
   judge --run RUN --judge PROVIDER:MODEL [--protocol EvalV4] [--concurrency N] [--limit N]
-        [--option KEY=VALUE]          grade a run's explanations; writes a run superseding RUN
+        [--option KEY=VALUE] [--engine local|ray ...]
+                                      grade a run's explanations; writes a run superseding RUN
   grade-judges --judge PROVIDER:MODEL [--judge ...] [--protocol EvalV1 ...] [--benchmark B]
-        [--concurrency N] [--limit N] [--option KEY=VALUE]
+        [--concurrency N] [--limit N] [--option KEY=VALUE] [--engine local|ray ...]
                                       judge the FactCC explanation study and report agreement
                                       with the human grades beside SummExecEdit Table 4
   prompts [ID] [--kind detector|judge]
@@ -19,7 +20,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evaluator.cli.main import add_option_argument, options
+from evaluator.cli.main import add_engine_arguments, add_option_argument, engine, options
 
 
 def register(sub: Any) -> None:
@@ -32,6 +33,7 @@ def register(sub: Any) -> None:
     j.add_argument("--concurrency", type=int, default=8)
     j.add_argument("--limit", type=int, help="grade only the first N explanations (smoke run)")
     add_option_argument(j, "judge client option")
+    add_engine_arguments(j)
     j.set_defaults(run=cmd_judge)
 
     g = sub.add_parser(
@@ -52,6 +54,7 @@ def register(sub: Any) -> None:
     g.add_argument("--concurrency", type=int, default=8)
     g.add_argument("--limit", type=int, help="grade only the first N explanations of each run")
     add_option_argument(g, "judge client option")
+    add_engine_arguments(g)
     g.set_defaults(run=cmd_grade_judges)
 
     p = sub.add_parser("prompts", help="list the LLM prompt ids, or show one")
@@ -72,6 +75,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         options=options(args.option),
         limit=args.limit,
         progress=True,
+        engine=engine(args),
     )
     rec = runs.read_record(path)
     print(f"run {rec.run_id} written to {path} (supersedes {rec.supersedes})")
@@ -97,6 +101,7 @@ def cmd_grade_judges(args: argparse.Namespace) -> int:
 
     protocols = args.protocols or ["EvalV1"]
     opts = options(args.option)
+    eng = engine(args)
     tables = []
     for judge in args.judges:
         rep = grade_the_grader(
@@ -107,6 +112,7 @@ def cmd_grade_judges(args: argparse.Namespace) -> int:
             options=opts,
             limit=args.limit,
             progress=True,
+            engine=eng,
         )
         print(f"{judge}: {len(rep.paths)} runs written")
         tables.append(rep.table)

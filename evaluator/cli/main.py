@@ -47,6 +47,36 @@ def add_option_argument(p: argparse.ArgumentParser, help: str | None = None) -> 
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """--engine local|ray and the Ray engine's settings (read back with `engine`)."""
+    g = p.add_argument_group("engine (README, 'Scale-out on Ray')")
+    g.add_argument(
+        "--engine", choices=["local", "ray"], default="local", help="where to run (default local)"
+    )
+    g.add_argument(
+        "--ray-address",
+        metavar="auto|ray://HOST:PORT",
+        help="ray: the cluster (auto: the one `ray start` made here, or $RAY_ADDRESS; default: "
+        "start a Ray on this machine)",
+    )
+    g.add_argument("--workers", type=int, default=1, help="ray: detector actors or LLM tasks")
+    g.add_argument(
+        "--gpus-per-worker", type=float, default=0.0, help="ray: GPUs per detector actor"
+    )
+    g.add_argument(
+        "--block-size",
+        type=int,
+        help="samples per block (the unit scored, scheduled and checkpointed; default 256)",
+    )
+
+
+def engine(args: argparse.Namespace) -> Any:
+    """The evaluator.runner.Engine the command line asks for, checked."""
+    from evaluator.runner import engine_from
+
+    return engine_from(vars(args))
+
+
 def options(pairs: list[str]) -> dict[str, str]:
     """--option KEY=VALUE arguments as a dict (a later KEY wins)."""
     out: dict[str, str] = {}
@@ -163,6 +193,7 @@ def register(sub: Any) -> None:
     x.add_argument("--limit", type=int, help="only the first N samples (a smoke run)")
     x.add_argument("--model-name", help="name on the board (default: derived)")
     add_option_argument(x, "detector or provider option")
+    add_engine_arguments(x)
     x.set_defaults(run=cmd_run)
 
 
@@ -351,6 +382,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             model_name=args.model_name,
             options=opts,
             progress=sys.stderr.isatty(),
+            engine=engine(args),
         )
         _print_run(path)
         return 0
@@ -368,6 +400,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         model_name=args.model_name,
         options=opts,
         progress=sys.stderr.isatty(),
+        engine=engine(args),
     )
     for path in paths:
         _print_run(path)

@@ -7,15 +7,21 @@ needs (the dev split too when the threshold is tuned on it, and for SummaC-Conv,
 its convolution on dev), the scores go through the engine like any submitted file (dev-tuned
 threshold, AUROC, correlations), and the run records the detector, checkpoint, device, options,
 how many inputs were truncated, and SummaC-Conv's trained weights.
+
+Where the scoring runs is the engine's choice (evaluator.runner.Engine): `local` scores the
+blocks of evaluator.distributed.blocks one after the other in this process, `ray` on Ray actors
+(evaluator.distributed.detectors); the blocks, and so the scores, are the same, finished blocks
+are checkpointed for both, and the run records the engine.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,7 @@ from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.registry import get_detector
+from evaluator.distributed import blocks as B
 
 # options the runner itself takes (the rest go to the detector)
 RUNNER_OPTIONS = {
@@ -129,11 +136,17 @@ def run_detector(
     progress: bool = False,
     root: Path | None = None,
     run_id: str | None = None,
+    engine: runner.Engine | None = None,
+    factory: Callable[[], Any] | None = None,
 ) -> Path:
     """Score `benchmark` with detector `name` and store the run; returns its folder.
 
-    run_id: the id to store the run under (a queued job derives it from its job id)."""
+    run_id: the id to store the run under (a queued job derives it from its job id).
+    engine: where to score (default: local, blocks of runner.DEFAULT_BLOCK_SIZE).
+    factory: builds the detector that scores, in this process or in each Ray actor, instead of
+    the registry (a test wraps a detector); the run is still described by the registry's."""
     t0 = time.perf_counter()
+    engine = (engine or runner.Engine()).check(DetectorError)
     spec = registry.get(benchmark)
     get_detector(name)  # unknown names fail before anything is read
     if spec.task == "explanation-grading":
@@ -203,11 +216,30 @@ def run_detector(
             "unit": unit,
             "n": int(len(dev)),
         }
-    if hasattr(det, "reset_stats"):
-        det.reset_stats()
-    scores = det.score(rows["document"].tolist(), rows["summary"].tolist())
-    if len(scores) != len(rows):
-        raise DetectorError(f"detector {name} returned {len(scores)} scores for {len(rows)} pairs")
+    if hasattr(det, "progress"):
+        det.progress = False  # the run's bar counts pairs across blocks (and engines)
+    scores, metas, store = _score(
+        det,
+        rows,
+        engine,
+        spec=_actor_spec(name, det, checkpoint, device, batch_size, det_options),
+        key={
+            "detector": name,
+            "checkpoint": checkpoint,
+            "device": device,
+            "batch_size": batch_size,
+            "options": det_options,
+            "benchmark": benchmark,
+            "version": inputs.version,
+            "unit": unit,
+            "block_size": engine.block_size,
+            "trained": getattr(det, "state", None) if needs_fit else None,
+        },
+        root=root,
+        progress=progress,
+        desc=f"{name} on {benchmark}",
+        factory=factory,
+    )
     clean = [None if (v is None or not math.isfinite(float(v))) else float(v) for v in scores]
     preds = pd.DataFrame({"sample_id": rows["sample_id"].astype(str).tolist(), "score": clean})
     preds["score"] = preds["score"].astype("float64")
@@ -216,6 +248,14 @@ def run_detector(
         raise DetectorError(f"detector {name} gave no defined score on {benchmark}")
 
     info = det.describe() if hasattr(det, "describe") else {}
+    scored_by: dict[str, Any] = next((m["describe"] for m in metas if m.get("describe")), {})
+    for k in ("device", "dtype"):  # as the detector that scored resolved them
+        if scored_by.get(k) is not None:
+            info[k] = scored_by[k]
+    versions = _versions()
+    for m in metas:
+        for k, v in (m.get("versions") or {}).items():
+            versions.setdefault(k, v)
     extra.update(
         {
             "device": info.get("device"),
@@ -226,9 +266,10 @@ def run_detector(
             "splits_run": sorted(set(rows["split"])),
             "limit": limit,
             "samples_without_document": no_document,
-            "stats": info.get("stats"),
+            "stats": B.merge_stats(m.get("stats") for m in metas),
             "elapsed_s": round(time.perf_counter() - t0, 2),
-            "versions": _versions(),
+            "versions": versions,
+            "engine": engine.record(),
         }
     )
     if info.get("summac_conv") is not None:
@@ -247,4 +288,84 @@ def run_detector(
         threshold=threshold,
         splits=tuple(requested) if requested else None,
     )
-    return runner.score_and_write(inputs, preds, model, config, opts, root, run_id)
+    path = runner.score_and_write(inputs, preds, model, config, opts, root, run_id)
+    store.clear()  # the run is written: its checkpoints have served
+    return path
+
+
+def _actor_spec(
+    name: str,
+    det: Any,
+    checkpoint: str | None,
+    device: str | None,
+    batch_size: int | None,
+    options: Mapping[str, Any],
+) -> Any:
+    """How a Ray actor builds the same detector. SummaC-Conv's weights (trained here, or read
+    here from --option conv_weights) travel with it as the text of that file, for nodes that do
+    not share this machine's disk."""
+    from evaluator.distributed.detectors import DetectorSpec
+
+    files: dict[str, str] = {}
+    state = getattr(det, "state", None)
+    if state is not None and "conv_weights" in getattr(det, "OPTIONS", {}):
+        files["conv_weights"] = json.dumps(state)
+    return DetectorSpec(name, checkpoint, device, batch_size, dict(options), files)
+
+
+def _score(
+    det: Any,
+    rows: pd.DataFrame,
+    engine: runner.Engine,
+    *,
+    spec: Any,
+    key: Mapping[str, Any],
+    root: Path | None,
+    progress: bool,
+    desc: str,
+    factory: Callable[[], Any] | None,
+) -> tuple[list[float], list[dict[str, Any]], B.BlockStore]:
+    """Scores in row order, the scored blocks' metadata, and the run's checkpoint store.
+    Blocks checkpointed by an earlier, interrupted run of the same key are not scored again."""
+    ids = rows["sample_id"].astype(str).tolist()
+    planned = B.plan(ids, rows["document"].tolist(), rows["summary"].tolist(), engine.block_size)
+    store = B.BlockStore(B.checkpoint_root(root) / B.run_key(key, ids))
+    results: dict[int, B.BlockResult] = {}
+    for b, g in B.by_block(planned):
+        r = store.load(b, g["sample_id"].tolist())
+        if r is not None:
+            results[b] = r
+    todo = planned[~planned["block"].isin(list(results))]
+    bar = B.PairProgress(len(planned), len(planned) - len(todo), desc, progress)
+
+    def finished(r: B.BlockResult) -> None:
+        store.save(r)
+        results[r.block] = r
+        bar.update(len(r.sample_ids))
+
+    try:
+        if engine.is_ray:
+            from evaluator.distributed.detectors import score_on_ray
+
+            score_on_ray(
+                todo,
+                spec,
+                address=engine.address,
+                workers=engine.workers,
+                gpus_per_worker=engine.gpus_per_worker,
+                on_block=finished,
+                factory=factory,
+            )
+        else:
+            scorer = factory() if factory is not None else det
+            for b, g in B.by_block(todo):
+                finished(B.score_block(scorer, b, g))
+    finally:
+        bar.close()
+    by_id: dict[str, float] = {}
+    for r in results.values():
+        by_id.update(zip(r.sample_ids, r.scores, strict=True))
+    if len(by_id) != len(ids):
+        raise DetectorError(f"{len(by_id)} scores for {len(ids)} pairs")
+    metas = [results[b].meta for b in sorted(results)]
+    return [by_id[i] for i in ids], metas, store

@@ -1,7 +1,10 @@
 """The worker's "detector-run" job: the same as `python -m evaluator run --detector ...`.
 
 payload: {"detector": NAME, "benchmark": B, "checkpoint": ID|PATH|null, "device": ...,
-"batch_size": N, "splits": [...], "limit": N, "model_name": ..., "options": {KEY: VALUE}}.
+"batch_size": N, "splits": [...], "limit": N, "model_name": ..., "options": {KEY: VALUE},
+"engine": "local"|"ray", "ray_address": ..., "workers": N, "gpus_per_worker": G,
+"block_size": N} (the engine fields as the CLI's --engine options; a worker on a cluster's head
+runs its jobs on the cluster).
 `report(message)` receives progress lines. Failures worth retrying (out of memory on the
 accelerator or the host, a network error while fetching a checkpoint) raise
 evaluator.jobs.queue.TransientJobError; bad payloads and every FactBoardError are permanent.
@@ -25,6 +28,12 @@ FIELDS = {
     "limit": int,
     "model_name": str,
     "options": dict,
+    # the engine (evaluator.runner.Engine): a queued job can run on a Ray cluster
+    "engine": str,
+    "ray_address": str,
+    "workers": int,
+    "gpus_per_worker": float,
+    "block_size": int,
     "job_id": str,  # added by the worker: the run's id derives from it
 }
 REQUIRED = ("detector", "benchmark")
@@ -33,12 +42,23 @@ REQUIRED = ("detector", "benchmark")
 def check_payload(payload: Any) -> dict[str, Any]:
     """The payload's fields, type-checked; every problem named."""
     from evaluator.jobs.queue import check_payload as check
+    from evaluator.runner import engine_from
 
-    out = check("detector-run", payload, FIELDS, REQUIRED, DetectorError)
+    out = check("detector-run", gpus_as_float(payload), FIELDS, REQUIRED, DetectorError)
     for s in out.get("splits", []):
         if not isinstance(s, str):
             raise DetectorError(f"detector-run payload: split {s!r} is not a string")
+    engine_from(out, DetectorError)
     return out
+
+
+def gpus_as_float(payload: Any) -> Any:
+    """A whole number of GPUs (JSON 1) is a number of GPUs like 1.0."""
+    if isinstance(payload, dict):
+        g = payload.get("gpus_per_worker")
+        if isinstance(g, int) and not isinstance(g, bool):
+            return {**payload, "gpus_per_worker": float(g)}
+    return payload
 
 
 def _transient(exc: BaseException) -> bool:
@@ -57,6 +77,7 @@ def handle(payload: dict[str, Any], report: Callable[[str], None] | None = None)
     from evaluator.detectors.runner import run_detector
     from evaluator.jobs import queue
     from evaluator.jobs.queue import TransientJobError
+    from evaluator.runner import engine_from
     from evaluator.store import layout, runs
 
     say = report or (lambda _msg: None)
@@ -85,6 +106,7 @@ def handle(payload: dict[str, Any], report: Callable[[str], None] | None = None)
             options=p.get("options"),
             progress=False,
             run_id=run_id,
+            engine=engine_from(p, DetectorError),
         )
     except Exception as e:
         if _transient(e):

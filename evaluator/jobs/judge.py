@@ -1,7 +1,9 @@
 """The worker's "judge" job: the same as `python -m evaluator judge --run RUN ...`.
 
 payload: {"run_id": RUN, "judge": "PROVIDER:MODEL", "protocol": "EvalV4" (default),
-"concurrency": N, "limit": N, "options": {KEY: VALUE}}; the worker adds "job_id".
+"concurrency": N, "limit": N, "options": {KEY: VALUE}, "engine": "local"|"ray", "ray_address":
+..., "workers": N, "gpus_per_worker": G, "block_size": N}; the worker adds "job_id". With the ray
+engine the grade requests go out from Ray tasks, `concurrency` at once for the whole cluster.
 
 The new run's id is derived from the job id (queue.run_id_for_job), so a job run twice finds the
 run it wrote instead of writing a second one. Grade requests that fail for good (after the
@@ -26,18 +28,27 @@ FIELDS: dict[str, type] = {
     "concurrency": int,
     "limit": int,
     "options": dict,
+    # the engine (evaluator.runner.Engine): a queued job can run on a Ray cluster
+    "engine": str,
+    "ray_address": str,
+    "workers": int,
+    "gpus_per_worker": float,
+    "block_size": int,
     "job_id": str,
 }
 REQUIRED = ("run_id", "judge")
 
 
 def check_payload(payload: Any) -> dict[str, Any]:
+    from evaluator.jobs.detector_run import gpus_as_float
     from evaluator.jobs.queue import check_payload as check
+    from evaluator.runner import engine_from
 
-    out = check("judge", payload, FIELDS, REQUIRED)
+    out = check("judge", gpus_as_float(payload), FIELDS, REQUIRED)
     for k, v in out.get("options", {}).items():
         if not isinstance(k, str) or not isinstance(v, str | int | float):
             raise FactBoardError(f"judge payload: option {k!r}={v!r} is not KEY: text or number")
+    engine_from(out)
     return out
 
 
@@ -45,6 +56,7 @@ def handle(payload: dict[str, Any], report: Callable[[str, float | None], None])
     from evaluator.jobs import queue
     from evaluator.llm.execute import Tally
     from evaluator.llm.judges import JudgeIncomplete, judge_run
+    from evaluator.runner import engine_from
     from evaluator.store import runs
 
     p = check_payload(payload)
@@ -74,6 +86,7 @@ def handle(payload: dict[str, Any], report: Callable[[str, float | None], None])
             new_run_id=new_id,
             fail_on_failed=True,
             on_progress=on_progress,
+            engine=engine_from(p),
         )
     except JudgeIncomplete as e:
         raise queue.TransientJobError(str(e)) from None

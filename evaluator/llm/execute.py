@@ -5,7 +5,9 @@
 - TransientLLMError (429, 5xx, timeouts, dropped connections, truncated replies) is retried with
   exponential backoff and full jitter, up to `max_attempts` attempts in all; when the server sent
   Retry-After, the wait is at least that long, and every other worker also holds its next
-  request until then (a rate limit applies to the whole batch).
+  request until then (a rate limit applies to the whole batch). Both go through a Gate:
+  LocalGate in this process, evaluator.distributed.limiter.RayGate across a Ray cluster (the
+  ray engine sends the cache's misses from Ray tasks, evaluator.distributed.llm).
 - A request that keeps failing, or fails for good (e.g. HTTP 400), becomes a failed outcome for
   its sample: the caller records it and the run says how many failed.
 - LLMConfigError (no key, key refused, unknown model: every request would fail) stops everything.
@@ -21,10 +23,10 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from evaluator.core.errors import FactBoardError
 from evaluator.llm.cache import ResponseCache, request_key
@@ -160,6 +162,156 @@ class Tally:
 Progress = Callable[[Tally], None]
 
 
+class Gate(Protocol):
+    """What every request passes through besides the thread pool: a concurrency limit and a
+    shared pause (a server's Retry-After holds every sender, not only the one that was told).
+    LocalGate holds them for this process; evaluator.distributed.limiter.RayGate for a whole Ray
+    cluster, so that a per-provider limit is one limit however many workers send."""
+
+    def hold(self) -> float:
+        """Seconds to wait before sending (0 when no pause is on)."""
+        ...
+
+    def pause(self, seconds: float) -> None:
+        """Hold every sender for `seconds` from now."""
+        ...
+
+    def acquire(self) -> None:
+        """Take a slot (blocks while the limit is reached)."""
+        ...
+
+    def release(self) -> None: ...
+
+
+class LocalGate:
+    """The gate of one process: the thread pool bounds concurrency; the pause is shared by its
+    threads."""
+
+    def __init__(self) -> None:
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def hold(self) -> float:
+        with self._lock:
+            return self._until - time.monotonic()
+
+    def pause(self, seconds: float) -> None:
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+    def acquire(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+
+def send_all(
+    client: ChatClient,
+    requests: Sequence[ChatRequest],
+    todo: Sequence[int],
+    *,
+    concurrency: int,
+    retry: RetryPolicy,
+    tally: Tally,
+    on_done: Callable[[int, Outcome], None],
+    gate: Gate | None = None,
+    cache: ResponseCache | None = None,
+    keys: Sequence[str] | None = None,
+) -> None:
+    """Send requests[i] for each i in `todo` on a pool of `concurrency` threads, with retries,
+    through `gate`; `on_done(i, outcome)` as each one ends (in this thread). With `cache`, a
+    reply is cached as soon as it arrives. LLMConfigError stops everything and is raised."""
+    gate = gate or LocalGate()
+    ident = client.identity()
+    stop = threading.Event()
+
+    def one(i: int) -> Outcome:
+        req = requests[i]
+        attempt = 0
+        backed_off = False  # this request has just waited out its own backoff
+        while True:
+            if stop.is_set():
+                return Outcome(error="cancelled", attempts=attempt)
+            if not backed_off:
+                hold = gate.hold()
+                if hold > 0:
+                    retry.sleep(hold)
+            backed_off = False
+            attempt += 1
+            with tally._lock:
+                tally.sent += 1
+            gate.acquire()
+            try:
+                resp = client.complete(req)
+            except LLMConfigError:
+                raise
+            except TransientLLMError as exc:
+                transient: TransientLLMError | None = exc
+            except LLMError as e:
+                return Outcome(error=redact(str(e)), attempts=attempt)
+            else:
+                transient = None
+            finally:
+                gate.release()
+            if transient is not None:
+                err = transient
+                if attempt >= retry.max_attempts:
+                    return Outcome(
+                        error=f"gave up after {attempt} attempts: {redact(str(err))}",
+                        attempts=attempt,
+                    )
+                if err.retry_after is not None and err.retry_after > retry.max_retry_after:
+                    return Outcome(
+                        error=(
+                            f"server asked to retry after {err.retry_after:.0f} s (more than "
+                            f"{retry.max_retry_after:.0f} s): {redact(str(err))}"
+                        ),
+                        attempts=attempt,
+                    )
+                with tally._lock:
+                    tally.retries += 1
+                wait = retry.delay(attempt, err.retry_after)
+                if err.retry_after is not None:
+                    gate.pause(err.retry_after)
+                retry.sleep(wait)
+                backed_off = True
+                continue
+            if cache is not None and keys is not None:
+                cache.put(keys[i], ident, resp)
+            with tally._lock:
+                if resp.input_tokens is None or resp.output_tokens is None:
+                    tally.tokens_unknown += 1
+                tally.input_tokens += resp.input_tokens or 0
+                tally.output_tokens += resp.output_tokens or 0
+            return Outcome(response=resp, attempts=attempt)
+
+    if not todo:
+        return
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool:
+        pending: dict[Future[Outcome], int] = {}
+        it = iter(todo)
+        # keep at most 2x concurrency in flight so an interrupt stops promptly
+        for i in it:
+            pending[pool.submit(one, i)] = i
+            if len(pending) >= 2 * concurrency:
+                break
+        try:
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    i = pending.pop(fut)
+                    on_done(i, fut.result())
+                    nxt = next(it, None)
+                    if nxt is not None:
+                        pending[pool.submit(one, nxt)] = nxt
+        except BaseException:
+            stop.set()
+            for fut in pending:
+                fut.cancel()
+            raise
+
+
 def run_batch(
     client: ChatClient,
     requests: Sequence[ChatRequest],
@@ -171,10 +323,20 @@ def run_batch(
     progress: bool = False,
     desc: str = "LLM",
     on_progress: Progress | None = None,
+    engine: Any = None,
+    client_spec: tuple[str, Mapping[str, str]] | None = None,
 ) -> tuple[list[Outcome], Tally]:
-    """One Outcome per request, in order, and the batch's tally."""
+    """One Outcome per request, in order, and the batch's tally.
+
+    engine: an evaluator.runner.Engine; with `ray`, the requests the cache does not answer are
+    sent from Ray tasks (evaluator.distributed.llm), each building its client from
+    `client_spec` (the "provider:model" and client options), with `concurrency` requests in
+    flight across the whole cluster. The cache is read and written here, in the driver."""
     if concurrency < 1:
         raise FactBoardError(f"concurrency must be at least 1, got {concurrency}")
+    on_ray = engine is not None and getattr(engine, "is_ray", False)
+    if on_ray and client_spec is None:
+        raise FactBoardError("the ray engine needs the client's provider:model and options")
     retry = retry or RetryPolicy()
     ident = client.identity()
     tally = Tally(client.provider, client.model, price, total=len(requests))
@@ -211,95 +373,42 @@ def run_batch(
     else:
         todo = list(range(len(requests)))
 
-    stop = threading.Event()
-    # a server that sends Retry-After is rate-limiting all of us: every worker holds its next
-    # request until then, not only the one that was told
-    pause = {"until": 0.0}
-    pause_lock = threading.Lock()
-
-    def one(i: int) -> Outcome:
-        req = requests[i]
-        attempt = 0
-        backed_off = False  # this request has just waited out its own backoff
-        while True:
-            if stop.is_set():
-                return Outcome(error="cancelled", attempts=attempt)
-            if not backed_off:
-                with pause_lock:
-                    hold = pause["until"] - time.monotonic()
-                if hold > 0:
-                    retry.sleep(hold)
-            backed_off = False
-            attempt += 1
+    def done(i: int, out: Outcome) -> None:
+        outcomes[i] = out
+        if out.error is not None:
             with tally._lock:
-                tally.sent += 1
-            try:
-                resp = client.complete(req)
-            except LLMConfigError:
-                raise
-            except TransientLLMError as e:
-                if attempt >= retry.max_attempts:
-                    return Outcome(
-                        error=f"gave up after {attempt} attempts: {redact(str(e))}",
-                        attempts=attempt,
-                    )
-                if e.retry_after is not None and e.retry_after > retry.max_retry_after:
-                    return Outcome(
-                        error=(
-                            f"server asked to retry after {e.retry_after:.0f} s (more than "
-                            f"{retry.max_retry_after:.0f} s): {redact(str(e))}"
-                        ),
-                        attempts=attempt,
-                    )
-                with tally._lock:
-                    tally.retries += 1
-                wait = retry.delay(attempt, e.retry_after)
-                if e.retry_after is not None:
-                    with pause_lock:
-                        pause["until"] = max(pause["until"], time.monotonic() + e.retry_after)
-                retry.sleep(wait)
-                backed_off = True
-                continue
-            except LLMError as e:
-                return Outcome(error=redact(str(e)), attempts=attempt)
-            if cache is not None:
-                cache.put(keys[i], ident, resp)
-            with tally._lock:
-                if resp.input_tokens is None or resp.output_tokens is None:
-                    tally.tokens_unknown += 1
-                tally.input_tokens += resp.input_tokens or 0
-                tally.output_tokens += resp.output_tokens or 0
-            return Outcome(response=resp, attempts=attempt)
+                tally.failed += 1
+        tick()
 
     try:
-        if todo:
-            with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool:
-                pending: dict[Future[Outcome], int] = {}
-                it = iter(todo)
-                # keep at most 2x concurrency in flight so an interrupt stops promptly
-                for i in it:
-                    pending[pool.submit(one, i)] = i
-                    if len(pending) >= 2 * concurrency:
-                        break
-                try:
-                    while pending:
-                        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in finished:
-                            i = pending.pop(fut)
-                            out = fut.result()
-                            outcomes[i] = out
-                            if out.error is not None:
-                                with tally._lock:
-                                    tally.failed += 1
-                            tick()
-                            nxt = next(it, None)
-                            if nxt is not None:
-                                pending[pool.submit(one, nxt)] = nxt
-                except BaseException:
-                    stop.set()
-                    for fut in pending:
-                        fut.cancel()
-                    raise
+        if on_ray and todo:
+            from evaluator.distributed.llm import send_on_ray
+
+            assert client_spec is not None
+            send_on_ray(
+                client_spec,
+                requests,
+                todo,
+                engine=engine,
+                concurrency=concurrency,
+                retry=retry,
+                tally=tally,
+                on_done=done,
+                cache=cache,
+                keys=keys,
+            )
+        else:
+            send_all(
+                client,
+                requests,
+                todo,
+                concurrency=concurrency,
+                retry=retry,
+                tally=tally,
+                on_done=done,
+                cache=cache,
+                keys=keys,
+            )
     finally:
         bar.close()
     return [o if o is not None else Outcome(error="not run") for o in outcomes], tally

@@ -176,6 +176,7 @@ def _grade(
     root: Path | None,
     retry: RetryPolicy | None,
     on_progress: Any = None,
+    engine: Any = None,
 ) -> tuple[Graded, dict[str, Any]]:
     bad = sorted(set(options or {}) & set(_NOT_FOR_JUDGES))
     if bad:
@@ -207,6 +208,8 @@ def _grade(
         progress=progress,
         desc=f"judge {model}",
         on_progress=on_progress,
+        engine=engine,
+        client_spec=(judge, cfg.client_options),
     )
     rows: list[dict[str, Any]] = []
     reports: dict[tuple[str, str], dict[str, Any]] = {}
@@ -276,11 +279,19 @@ def _grade(
     grades = pd.DataFrame(rows, columns=["run_id", *GRADE_COLUMNS])
     grades["grade"] = grades["grade"].astype(float)
     meta = {"client": client_record(client), "usage": tally.record(), "tally": tally}
+    if engine is not None:
+        meta["engine"] = engine.record()
     return Graded(grades, reports, outcomes), meta
 
 
 # --------------------------------------------------------------------------------------------
 # writing the superseding run
+
+
+def _engine(engine: Any) -> Any:
+    from evaluator.runner import Engine
+
+    return (engine or Engine()).check()
 
 
 def _score_options(rec: RunRecord) -> ScoreOptions:
@@ -405,12 +416,15 @@ def judge_run(
     new_run_id: str | None = None,
     fail_on_failed: bool = False,
     on_progress: Any = None,
+    engine: Any = None,
 ) -> Path:
     """Grade a run's explanations with `judge` under `protocol`; returns the new run's folder.
 
     new_run_id: the id of the run to write (the worker derives it from the job id); when that run
     already exists it is returned as it is. fail_on_failed: raise JudgeIncomplete instead of
-    writing when some grade requests failed for good."""
+    writing when some grade requests failed for good. engine: an evaluator.runner.Engine
+    (default local): with `ray`, the grade requests are sent from Ray tasks."""
+    engine = _engine(engine)
     _protocol(protocol)
     split_provider_model(judge)
     if new_run_id is not None and (layout.runs_dir(root) / new_run_id / runs.RUN_FILE).is_file():
@@ -427,6 +441,7 @@ def judge_run(
         root=root,
         retry=retry,
         on_progress=on_progress,
+        engine=engine,
     )
     report = graded.reports[(rec.run_id, protocol)]
     if fail_on_failed and report["failed"]:
@@ -444,6 +459,7 @@ def judge_run(
             f"failed, {report['unparsable']} unparsable; e.g. {first}); nothing was written"
         )
     entry = _judge_entry(judge, protocol, report, meta["client"], limit)
+    entry["engine"] = meta["engine"]
     history = list(rec.config.extra.get("judges", []))
     grades = _merge_grades(old_grades, graded.grades)
     path = write_superseding(
@@ -557,11 +573,14 @@ def grade_the_grader(
     limit: int | None = None,
     resamples: int = 1000,
     seed: int = 0,
+    engine: Any = None,
 ) -> GraderReport:
     """Judge every human-graded explanation of `benchmark` under each protocol; store the
     grades in runs superseding the released ones, with the judge's agreement with the humans.
 
-    limit: grade only the first N explanations of each run (a smoke run)."""
+    limit: grade only the first N explanations of each run (a smoke run).
+    engine: an evaluator.runner.Engine (default local), as for judge_run."""
+    engine = _engine(engine)
     protocols = list(dict.fromkeys(protocols))
     if not protocols:
         raise FactBoardError("give at least one protocol (EvalV1..EvalV4)")
@@ -590,6 +609,7 @@ def grade_the_grader(
         progress=progress,
         root=root,
         retry=retry,
+        engine=engine,
     )
     answered = sum(r["graded"] + r["unparsable"] for r in graded.reports.values())
     if answered == 0 and any(not t.empty for t in targets):
@@ -651,9 +671,8 @@ def grade_the_grader(
             sel = asked[(asked["run_id"] == rec.run_id) & (asked["protocol"] == p)]
             h, j = pairs(sel)
             per_run[p] = agreement(h, j, resamples=resamples, seed=seed)
-            entries.append(
-                _judge_entry(judge, p, graded.reports[(rec.run_id, p)], meta["client"], limit)
-            )
+            entry = _judge_entry(judge, p, graded.reports[(rec.run_id, p)], meta["client"], limit)
+            entries.append({**entry, "engine": meta["engine"]})
         prev = dict(rec.config.extra.get("judge_agreement", {}))
         prev[judge] = {p: {"pooled": pooled[p], "this_run": per_run[p]} for p in protocols}
         update = {

@@ -11,7 +11,10 @@ sentence is); summary prompts per summary. The reply is parsed into a label (1 c
 is counted; a request that keeps failing is left out of the predictions and counted as failed.
 Samples that lack a field the prompt needs (TofuEval without its documents) are left out and
 counted too. Replies are cached, so rerunning the same command sends only what is missing.
-The steps every run shares (load, select, score, write) are evaluator.runner's.
+The steps every run shares (load, select, score, write) are evaluator.runner's; with the `ray`
+engine the requests the cache does not answer are sent from Ray tasks, with `concurrency`
+requests in flight for the whole cluster (evaluator.distributed.llm), and the run records the
+engine.
 """
 
 from __future__ import annotations
@@ -297,8 +300,12 @@ def run_llm(
     progress: bool = False,
     root: Path | None = None,
     retry: RetryPolicy | None = None,
+    engine: runner.Engine | None = None,
 ) -> list[Path]:
-    """Run a prompted LLM detector; one run folder per repeat (returned in order)."""
+    """Run a prompted LLM detector; one run folder per repeat (returned in order).
+
+    engine: where the requests are sent from (default: this process)."""
+    engine = (engine or runner.Engine()).check()
     spec = registry.get(benchmark)
     if not prompt_id:
         raise FactBoardError(f"--prompt is required for --llm; prompts: {prompt_help(benchmark)}")
@@ -356,6 +363,8 @@ def run_llm(
         price=cfg.price,
         progress=progress,
         desc=f"{model} {prompt_id} on {benchmark}",
+        engine=engine,
+        client_spec=(provider_model, cfg.client_options),
     )
     n = len(texts)
     per_repeat = [outcomes[r * n : (r + 1) * n] for r in range(repeats)]
@@ -386,6 +395,7 @@ def run_llm(
             "unit": prompt.unit,
             "max_tokens": max_tokens,
             "concurrency": concurrency,
+            "engine": engine.record(),
             "repeat": r + 1,
             "repeats": repeats,
             "limit": limit,

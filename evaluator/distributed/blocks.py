@@ -1,0 +1,233 @@
+"""Blocks of samples: the unit both engines score and checkpoint.
+
+A detector run cuts its samples into blocks of `block_size` (samples of one document kept
+together, so the detector's per-document deduplication works inside a block) and scores each
+block with one `detector.score` call, whose length-sorted batching then happens inside the block.
+The local engine scores the blocks one after the other, the Ray engine on its actors; the blocks
+are the same, so the scores are the same (a row's score can depend on which rows share its padded
+batch, in the last bit on the CPU).
+
+A finished block is written to a checkpoint folder (one Parquet file per block: sample ids,
+scores, and the detector's statistics and description in the file's metadata, written to a
+temporary name and renamed). A run started again with the same detector, checkpoint, options,
+benchmark version, samples and block size scores only the blocks that are missing; the folder is
+removed once the run is written. Pure pandas and pyarrow: no Ray here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evaluator.store import layout
+
+META_KEY = b"factboard.block"
+
+
+def checkpoint_root(root: Path | None = None) -> Path:
+    """<data root>/.cache/blocks (ignored by git, like the LLM cache)."""
+    return (root or layout.data_root()) / ".cache" / "blocks"
+
+
+def run_key(fields: Mapping[str, Any], sample_ids: Sequence[str]) -> str:
+    """The checkpoint folder name: a hash of what determines the scores."""
+    h = hashlib.sha256()
+    h.update(json.dumps(dict(fields), sort_keys=True, default=str).encode("utf-8"))
+    for sid in sample_ids:
+        h.update(b"\0" + str(sid).encode("utf-8"))
+    return h.hexdigest()[:24]
+
+
+def plan(
+    sample_ids: Sequence[str],
+    documents: Sequence[str],
+    summaries: Sequence[str],
+    block_size: int,
+) -> pd.DataFrame:
+    """Columns block, pos (row in the input), sample_id, document, summary: the rows grouped by
+    document in order of first appearance (input order within a document), cut every
+    `block_size` rows."""
+    first: dict[str, int] = {}
+    key = [first.setdefault(d, i) for i, d in enumerate(documents)]
+    order = sorted(range(len(documents)), key=lambda i: (key[i], i))
+    return pd.DataFrame(
+        {
+            "block": [j // block_size for j in range(len(order))],
+            "pos": order,
+            "sample_id": [str(sample_ids[i]) for i in order],
+            "document": [documents[i] for i in order],
+            "summary": [summaries[i] for i in order],
+        }
+    )
+
+
+@dataclass
+class BlockResult:
+    block: int
+    sample_ids: list[str]
+    scores: list[float]
+    meta: dict[str, Any]  # {"stats": ..., "describe": ...} from the detector that scored it
+
+
+class BlockStore:
+    """The checkpoint folder of one run: block-NNNNN.parquet per finished block."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+
+    def _path(self, block: int) -> Path:
+        return self.directory / f"block-{block:05d}.parquet"
+
+    def load(self, block: int, sample_ids: Sequence[str]) -> BlockResult | None:
+        """The block's checkpoint, or None when there is none or it does not hold exactly
+        these samples (a damaged or foreign file is rescored)."""
+        p = self._path(block)
+        if not p.is_file():
+            return None
+        try:
+            table = pq.read_table(p)
+            meta = json.loads((table.schema.metadata or {}).get(META_KEY, b"{}"))
+        except (OSError, ValueError, pa.ArrowException):
+            return None
+        ids = [str(v) for v in table.column("sample_id").to_pylist()]
+        if ids != [str(s) for s in sample_ids]:
+            return None
+        scores = [
+            float("nan") if v is None else float(v) for v in table.column("score").to_pylist()
+        ]
+        return BlockResult(block, ids, scores, meta)
+
+    def save(self, result: BlockResult) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        table = pa.table(
+            {
+                "sample_id": pa.array(result.sample_ids, pa.string()),
+                "score": pa.array(result.scores, pa.float64()),
+            }
+        ).replace_schema_metadata({META_KEY: json.dumps(result.meta, default=str).encode()})
+        p = self._path(result.block)
+        tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            pq.write_table(table, tmp)
+            os.replace(tmp, p)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    def clear(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def by_block(frame: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
+    """(block, its rows) in block order."""
+    return [(int(cast(Any, b)), g) for b, g in frame.groupby("block", sort=True)]
+
+
+def score_block(det: Any, block: int, rows: pd.DataFrame) -> BlockResult:
+    """One detector call on one block, with that call's statistics (the same function runs in
+    this process for the local engine and in each actor for the Ray engine)."""
+    if hasattr(det, "reset_stats"):
+        det.reset_stats()
+    # a detector that keeps results across calls (SummaC's NLI pair cache) starts each block
+    # afresh: a block's scores must not depend on which blocks its worker scored before
+    memo = getattr(det, "_cache", None)
+    if isinstance(memo, dict):
+        memo.clear()
+    scores = det.score(rows["document"].tolist(), rows["summary"].tolist())
+    if len(scores) != len(rows):
+        from evaluator.detectors.base import DetectorError
+
+        raise DetectorError(f"detector returned {len(scores)} scores for {len(rows)} pairs")
+    from evaluator.detectors.runner import _versions
+
+    info = det.describe() if hasattr(det, "describe") else {}
+    stats = info.pop("stats", None)
+    meta = {"stats": stats, "describe": _jsonable(info), "versions": _versions()}
+    out = [float("nan") if v is None else float(v) for v in scores]
+    return BlockResult(block, rows["sample_id"].astype(str).tolist(), out, meta)
+
+
+def _jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(json.loads(json.dumps(dict(d), default=str)))
+
+
+def merge_stats(parts: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """One statistics record (evaluator.detectors.base.Stats.as_dict) from the blocks': counts
+    and seconds added up (seconds: detector time summed over workers), limits and notes joined."""
+    given = [dict(p) for p in parts if p]
+    if not given:
+        return None
+    out: dict[str, Any] = {}
+    for k in (
+        "samples",
+        "model_inputs",
+        "inputs_truncated",
+        "samples_truncated",
+        "undefined_scores",
+    ):
+        out[k] = sum(int(p.get(k) or 0) for p in given)
+    limits: dict[str, int] = {}
+    notes: list[str] = []
+    for p in given:
+        limits.update(p.get("max_input_tokens") or {})
+        notes.extend(n for n in p.get("notes") or [] if n not in notes)
+    seconds = sum(float(p.get("seconds") or 0.0) for p in given)
+    out["max_input_tokens"] = limits
+    out["seconds"] = round(seconds, 3)
+    out["inputs_per_second"] = round(out["model_inputs"] / seconds, 2) if seconds > 0 else None
+    out["notes"] = notes
+    return {
+        k: out[k]
+        for k in (
+            "samples",
+            "model_inputs",
+            "inputs_truncated",
+            "samples_truncated",
+            "max_input_tokens",
+            "undefined_scores",
+            "seconds",
+            "inputs_per_second",
+            "notes",
+        )
+    }
+
+
+class PairProgress:
+    """The run's bar: pairs scored, pairs/s and ETA (tqdm on stderr), the same for both
+    engines; checkpointed pairs count as done from the start."""
+
+    def __init__(self, total: int, done: int, desc: str, enabled: bool):
+        self.bar: Any = None
+        if enabled and total > 0:
+            import sys
+
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total,
+                initial=done,
+                desc=desc,
+                unit="pair",
+                file=sys.stderr,
+                dynamic_ncols=True,
+                leave=True,
+            )
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
