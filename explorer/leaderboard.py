@@ -13,6 +13,7 @@ only reads widgets and renders (docs/ARCHITECTURE.md).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
 from evaluator.core.vocabulary import (
     MODEL_KIND_LABELS,
     ORIGIN_BADGES,
+    canonical_model,
     kind_label,
     label_metrics,
     lower_is_better,
@@ -106,6 +108,13 @@ class Board:
     notes: list[str] = field(default_factory=list)
     paired_runs: list[str] = field(default_factory=list)
     other_metrics: list[str] = field(default_factory=list)
+    # p-values of the paired test between the best paired runs (row/column: run_id), and
+    # each one's point value; empty when fewer than two runs are paired
+    pairwise: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pairwise_values: dict[str, float] = field(default_factory=dict)
+
+
+PAIRWISE_TOP = 10
 
 
 BOARD_COLUMNS = [
@@ -280,6 +289,38 @@ def _other_metrics(
     return rows, names
 
 
+def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per published number: rows of the same model (its canonical name,
+    evaluator.core.vocabulary.canonical_model) with the same split, coverage and value from
+    two sources (a paper and its repository's README) become one row naming both sources."""
+    rep = rows["origin_code"] == "reported"
+    if rep.sum() < 2:
+        return rows
+    r = rows[rep]
+    key = (
+        r["model"].astype(str).map(canonical_model)
+        + "\x1f"
+        + r["split"].astype(str)
+        + "\x1f"
+        + r["coverage_set"].astype(str)
+        + "\x1f"
+        + r["value"].round(4).astype(str)
+    )
+    if not key.duplicated().any():
+        return rows
+    keep: list[int] = []
+    for _, g in r.groupby(key, sort=False):
+        first = g.index[0]
+        keep.append(first)
+        if len(g) > 1:
+            for col in ("source", "config"):
+                parts = [str(x) for x in g[col] if isinstance(x, str) and x]
+                rows.at[first, col] = "; ".join(dict.fromkeys(parts))
+            rows.at[first, "model"] = canonical_model(str(g["model"].iloc[0]))
+    out = pd.concat([rows[~rep], rows.loc[keep]])
+    return out.sort_index().reset_index(drop=True)
+
+
 def build_board(
     con: Q.Con,
     q: BoardQuery,
@@ -298,6 +339,7 @@ def build_board(
         [_run_rows(runs, q, declared), _reported_rows(rep, q, declared)], ignore_index=True
     )
     rows, others = _other_metrics(runs, rep, q, rows)
+    rows = fold_published(rows)
     rows["kind"] = rows["kind_code"].map(kind_label)
     rows["origin"] = rows["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
     sizes = [params_to_float(p, m) for p, m in zip(rows["params"], rows["model"], strict=True)]
@@ -306,6 +348,8 @@ def build_board(
     rows["paired"] = False
     rows["label"] = row_labels(rows)
     rows["rank"] = pd.array([pd.NA] * len(rows), dtype="Int64")
+    for c in ("delta", "delta_low", "delta_high", "delta_p"):
+        rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
     _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {})
     board.notes = _notes(rows, q, declared)
@@ -336,15 +380,20 @@ def _rank(
     lo = rows.loc[idx, "ci_low"].to_numpy(float)
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
     lower = lower_is_better(q.metric)
-    paired_local, point, pvals, why = _paired(
+    paired_local, point, pvals, why, boot = _paired(
         con, rows.loc[idx], q, spec, version, resamples, seed, memo
     )
     sb = R.significance_matrix(vals, lo, hi, lower, paired_local, point, pvals)
     rk = R.ranks(list(-vals if lower else vals), sb)
     rows.loc[idx, "rank"] = rk
+    sign = -1.0 if lower else 1.0
+    lead = int(np.argmax(sign * vals))
+    rows.loc[idx, "delta"] = vals - vals[lead]
     if paired_local is not None and len(paired_local):
         rows.loc[idx[paired_local], "paired"] = True
         board.paired_runs = rows.loc[idx[paired_local], "run_id"].tolist()
+        if point is not None and pvals is not None and boot is not None:
+            _leader_and_pairs(board, idx[paired_local], idx[lead], point, pvals, boot, sign)
     n_paired = len(board.paired_runs)
     n_ci = len(idx) - n_paired
     parts = [
@@ -363,6 +412,35 @@ def _rank(
     board.method = " ".join(parts)
 
 
+def _leader_and_pairs(
+    board: Board,
+    at: np.ndarray,
+    leader_at: int,
+    point: np.ndarray,
+    pvals: np.ndarray,
+    boot: np.ndarray,
+    sign: float,
+) -> None:
+    """The paired difference to the leader (its 95% percentile CI and p) for the paired runs,
+    when the leader is one of them, and the p-value matrix of the best paired runs."""
+    rows = board.rows
+    where = np.flatnonzero(at == leader_at)
+    if len(where):
+        li = int(where[0])
+        d = boot - boot[:, [li]]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanpercentile(d, [2.5, 97.5], axis=0)
+        rows.loc[at, "delta_low"] = lo
+        rows.loc[at, "delta_high"] = hi
+        rows.loc[at, "delta_p"] = pvals[li]
+        rows.loc[leader_at, ["delta_low", "delta_high", "delta_p"]] = np.nan
+    top = np.argsort(-sign * point, kind="stable")[:PAIRWISE_TOP]
+    ids = rows.loc[at[top], "run_id"].astype(str).tolist()
+    board.pairwise = pd.DataFrame(pvals[np.ix_(top, top)], index=ids, columns=ids)
+    board.pairwise_values = dict(zip(ids, point[top].tolist(), strict=True))
+
+
 def _paired(
     con: Q.Con,
     runs: pd.DataFrame,
@@ -372,16 +450,17 @@ def _paired(
     resamples: int,
     seed: int,
     memo: dict[object, object],
-) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str]:
-    """Indices (into runs) compared by the paired bootstrap, their point values and p-values."""
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
+    """Indices (into runs) compared by the paired bootstrap, their point values, p-values, why
+    some runs are not, and the bootstrap values (resamples × runs)."""
     if q.metric not in label_metrics():
-        return None, None, None, f"{metric_label(q.metric)} is not a function of labels"
+        return None, None, None, f"{metric_label(q.metric)} is not a function of labels", None
     if spec is None:
-        return None, None, None, "benchmark not ingested"
+        return None, None, None, "benchmark not ingested", None
     ok = (runs["version"] == version) & (runs["missing"] == 0) & (runs["unparsable"] == 0)
     ok_pos = np.flatnonzero(ok.to_numpy())
     if len(ok_pos) < 2:
-        return None, None, None, "fewer than two complete runs on this benchmark version"
+        return None, None, None, "fewer than two complete runs on this benchmark version", None
     split = runs.iloc[ok_pos]["split"].mode().iloc[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
@@ -393,26 +472,26 @@ def _paired(
     cached: tuple[pd.DataFrame, list[str], np.ndarray] = memo[key]  # type: ignore[assignment]
     frame, order, full = cached
     if frame.empty:
-        return None, None, None, "no samples"
+        return None, None, None, "no samples", None
     mkey = ("masks", q.benchmark, q.unit, split, q.slice_kind)
     if mkey not in memo:
         memo[mkey] = _slice_masks(spec, frame, q.slice_kind)
     mask = memo[mkey].get(q.slice_value)  # type: ignore[attr-defined]
     if mask is None or not mask.any():
-        return None, None, None, "slice not found in the samples"
+        return None, None, None, "slice not found in the samples", None
     pos = {r: i for i, r in enumerate(order)}
     P = full[[pos[r] for r in run_ids]][:, mask]
     complete = (P >= 0).all(axis=1)
     y = frame["label"].to_numpy()[mask]
     if np.isnan(y.astype(float)).any():
-        return None, None, None, "samples without gold labels"
+        return None, None, None, "samples without gold labels", None
     y = y.astype(np.int8)
     domains = frame["domain"].fillna("").astype(str).to_numpy()[mask]
     stratify = spec.overall == "mean_over_domains"
     mean_dom = stratify and q.slice_kind == "overall" and q.metric in MEAN_OVER_DOMAINS
     keep = np.flatnonzero(complete)
     if len(keep) < 2:
-        return None, None, None, "per-sample labels missing"
+        return None, None, None, "per-sample labels missing", None
     wkey = ("weights", q.benchmark, q.unit, split, stratify, resamples, seed)
     if wkey not in memo:
         all_domains = frame["domain"].fillna("").astype(str).to_numpy()
@@ -423,14 +502,14 @@ def _paired(
     stored = runs.iloc[ok_pos[keep]]["value"].to_numpy(float)
     agree = np.isclose(sb.point, stored, rtol=0, atol=1e-9)
     if agree.sum() < 2:
-        return None, None, None, "per-sample labels do not reproduce the stored numbers"
+        return None, None, None, "per-sample labels do not reproduce the stored numbers", None
     use = keep[agree]
     boot = sb.boot[:, agree]
     pvals = R.paired_p_values(boot)
     why = "" if agree.all() else "labels do not reproduce the stored number"
     if len(use) < len(runs):
         why = why or "incomplete predictions, another benchmark version or split"
-    return ok_pos[use], sb.point[agree], pvals, why
+    return ok_pos[use], sb.point[agree], pvals, why, boot
 
 
 def _slice_masks(spec: BenchmarkSpec, frame: pd.DataFrame, kind: str) -> dict[str, np.ndarray]:
@@ -479,8 +558,8 @@ def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[s
         )
     if rows["config"].str.contains("suspect=yes", regex=False).any():
         notes.append(
-            "Rows marked suspect=yes are printed that way in the paper but contradict "
-            "the paper's own numbers (see leaderboard_data/reported/README.md)."
+            "Rows flagged ⚠ suspect in the Check column are printed that way in the paper "
+            "but contradict the paper's own other numbers; hover the flag for the reason."
         )
     return notes
 
@@ -679,8 +758,75 @@ def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd
     return shown
 
 
+SIGNIFICANCE_TITLES = {
+    "ci_bar": "95% CI",
+    "delta": "Δ to leader",
+    "delta_ci": "Δ 95% CI (paired)",
+    "delta_p": "p vs leader",
+    "flag": "Check",
+}
+
+
+def ci_bars(rows: pd.DataFrame, width: int = 24) -> list[str]:
+    """Each row's 95% CI as a bar on the scale shared by the table (a text forest plot):
+    '░' outside the CI, '▓' inside, '█' at the value; '' for a number without a CI."""
+    lo_all = np.nanmin(np.r_[rows["ci_low"].to_numpy(float), rows["value"].to_numpy(float)])
+    hi_all = np.nanmax(np.r_[rows["ci_high"].to_numpy(float), rows["value"].to_numpy(float)])
+    if not np.isfinite(lo_all) or not np.isfinite(hi_all) or hi_all <= lo_all:
+        return ["" for _ in range(len(rows))]
+    span = hi_all - lo_all
+
+    def cell(x: float) -> int:
+        return int(min(width - 1, max(0, round((x - lo_all) / span * (width - 1)))))
+
+    out = []
+    for v, lo, hi in zip(rows["value"], rows["ci_low"], rows["ci_high"], strict=True):
+        if not (np.isfinite(v) and np.isfinite(lo) and np.isfinite(hi)):
+            out.append("")
+            continue
+        bar = ["░"] * width
+        for i in range(cell(lo), cell(hi) + 1):
+            bar[i] = "▓"
+        bar[cell(v)] = "█"
+        out.append("".join(bar))
+    return out
+
+
+def p_text(p: float, resamples: int = 1000) -> str:
+    if p != p:
+        return ""
+    return f"< {1 / resamples:.0e}".replace("e-0", "e-") if p <= 0 else f"{p:.3g}"
+
+
+def suspect_reason(config: object, note: object) -> str:
+    """Why a published number is flagged: the note of a row marked suspect=yes, else ''."""
+    if not isinstance(config, str) or "suspect=yes" not in config:
+        return ""
+    return str(note) if isinstance(note, str) and note else "flagged by the transcriber"
+
+
 def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -> pd.DataFrame:
-    """The board as shown (and downloaded): fixed columns, then the chosen extra ones."""
+    """The board as shown (and downloaded): fixed columns, the significance columns (CI bar,
+    paired difference to the leader with its CI and p, a check flag on suspect published
+    numbers), then the chosen extra ones."""
+    rows = rows.copy()
+    rows["ci_bar"] = ci_bars(rows)
+    rows["delta_ci"] = [
+        f"[{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+        for lo, hi in zip(
+            rows.get("delta_low", pd.Series(np.nan, index=rows.index)).astype(float),
+            rows.get("delta_high", pd.Series(np.nan, index=rows.index)).astype(float),
+            strict=True,
+        )
+    ]
+    for c in ("delta", "delta_p"):
+        if c not in rows.columns:
+            rows[c] = np.nan
+    rows["delta_p"] = [p_text(float(p)) for p in rows["delta_p"].astype(float)]
+    rows["flag"] = [
+        "⚠ suspect" if suspect_reason(c, n) else ""
+        for c, n in zip(rows["config"], rows["note"], strict=True)
+    ]
     cols = [
         "rank",
         "model",
@@ -691,11 +837,56 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
         "ci_high",
         "n",
         "coverage",
+        "ci_bar",
+        "delta",
+        "delta_ci",
+        "delta_p",
+        "flag",
         *[c for c in extra if c in rows.columns],
     ]
-    names = {**COLUMN_TITLES, "value": metric_title}
+    names = {**COLUMN_TITLES, **SIGNIFICANCE_TITLES, "value": metric_title}
     names.update({c: metric_label(c[2:]) for c in extra if c.startswith("m:")})
     return rows[cols].rename(columns=names).reset_index(drop=True)
+
+
+def suspect_notes(rows: pd.DataFrame) -> list[str]:
+    """Each displayed row's reason for its check flag ('' when none), for hover text."""
+    return [suspect_reason(c, n) for c, n in zip(rows["config"], rows["note"], strict=True)]
+
+
+def pairwise_table(board: Board, labels: dict[str, str], lower: bool) -> pd.DataFrame:
+    """The paired-test matrix of the best runs as shown: cell (row, column) reads '▲ p' when
+    the row's run is significantly better (95%), '▼ p' when worse, '≈ p' when tied."""
+    m = board.pairwise
+    if m.empty:
+        return pd.DataFrame()
+    vals = board.pairwise_values
+    sign = -1.0 if lower else 1.0
+    out = {}
+    for col in m.columns:
+        cells = []
+        for row in m.index:
+            if row == col:
+                cells.append("—")
+                continue
+            p = float(m.at[row, col])
+            better = sign * (vals[row] - vals[col]) > 0
+            mark = "≈" if not p < 0.05 else ("▲" if better else "▼")
+            cells.append(f"{mark} {p_text(p)}")
+        out[labels.get(col, col)] = cells
+    return pd.DataFrame(out, index=[labels.get(r, r) for r in m.index])
+
+
+ROW_SETS = {"all": "all rows", "runs": "FactBoard runs", "published": "published numbers"}
+
+
+def rows_of(rows: pd.DataFrame, which: str) -> pd.DataFrame:
+    """'runs' keeps FactBoard's runs, 'published' the papers' numbers, 'all' both."""
+    if which == "runs":
+        return rows[rows["origin_code"] != "reported"]
+    if which == "published":
+        return rows[rows["origin_code"] == "reported"]
+    return rows
 
 
 def file_stem(benchmark: str, unit: str, kind: str, value: str, metric: str) -> str:

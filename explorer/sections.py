@@ -88,20 +88,41 @@ def board_filters(board: L.Board, page: str) -> L.Look:
     return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns))
 
 
-def board_table(table: pd.DataFrame, method: str) -> None:
-    """The board as shown (L.display_table), numbers with 3 decimals."""
-    number = st.column_config.NumberColumn(format="%.3f")
+def board_table(table: pd.DataFrame, method: str, hover: list[str] | None = None) -> None:
+    """The board as shown (L.display_table): numbers with 3 decimals, "—" where a number is
+    not given (a paper's missing CI, n or rank), the check flag's reason on hover."""
+    styled = table.style.format(na_rep="—", precision=3)
+    if hover is not None and "Check" in table.columns:
+        tips = pd.DataFrame("", index=table.index, columns=table.columns)
+        tips["Check"] = hover
+        styled = styled.set_tooltips(tips)
     st.dataframe(
-        table,
+        styled,
         hide_index=True,
         width="stretch",
         height=min(38 + 35 * max(len(table), 1), 640),
         column_config={
             "Rank": st.column_config.NumberColumn(help=method, width="small"),
             "Model": st.column_config.TextColumn(width="medium"),
-            "n": st.column_config.NumberColumn(format="%d"),
             "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
-            **{c: number for c in table.columns if table[c].dtype.kind == "f"},
+            "95% CI": st.column_config.TextColumn(
+                help="The 95% CI as a bar on the scale shared by the table (▓ the CI, █ the "
+                "value); published numbers carry no CI"
+            ),
+            "Δ to leader": st.column_config.NumberColumn(
+                help="The run's number minus the best run's", format="%+.3f"
+            ),
+            "Δ 95% CI (paired)": st.column_config.TextColumn(
+                help="95% CI of the difference to the leader by a paired bootstrap on the "
+                "same samples (runs with complete per-sample predictions)"
+            ),
+            "p vs leader": st.column_config.TextColumn(
+                help="Two-sided paired-bootstrap p-value of the difference to the leader"
+            ),
+            "Check": st.column_config.TextColumn(
+                help="Published numbers that contradict the paper's own other numbers; hover "
+                "a flag for the reason"
+            ),
         },
     )
 
@@ -120,6 +141,13 @@ def run_card(
         )
         return
     labels = dict(zip(run_rows["run_id"], run_rows["label"], strict=True))
+    gone = ui.missing_from_url("run", list(run_rows["run_id"]))
+    if gone:
+        st.warning(
+            f"The run {ui.md_escape(gone[:120])} named by this link is not in this view "
+            "(deleted, hidden, or left out by the filters above).",
+            icon="🔗",
+        )
     pick = ui.url_selectbox(
         "Run",
         ["", *run_rows["run_id"]],

@@ -9,6 +9,13 @@ first time a page needs them (`ensure_labels`), then never again, with the final
 scorer stored (labels.parquet); a run stored before final labels were kept gets them from the
 engine (evaluator.core.scoring.final_labels), never from SQL.
 
+A run folder the engine would reject never reaches the board: its run.json is validated by the
+engine (`evaluator.store.runs.read_record`, the pydantic RunRecord) and the footers of its
+Parquet files are read (cheap: no data) to check that they are whole and of the right column
+types. A file that still fails when its rows are loaded (`ensure_labels`) takes its run off the
+board. Either way the folder is listed in `problems` (folder -> why) until its files change,
+and no page goes down.
+
 `token(benchmark)` changes whenever anything about that benchmark changes; derived results
 cached elsewhere (st.cache_data) are keyed on it.
 """
@@ -27,9 +34,11 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core import scoring
+from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import LABEL_SCHEMA, ThresholdInfo
 from evaluator.store import layout, runs
 from evaluator.store.layout import (
@@ -48,6 +57,44 @@ class _RunFiles:
     mtime: int
     grades: bool
     labels: bool  # the scorer's final labels are stored (runs written before that have none)
+    files: tuple[int | None, ...] = ()  # mtimes of predictions, labels and grades
+
+
+# the column types a run's Parquet files must have for the explorer to read them
+_PARQUET_TYPES: dict[str, dict[str, Any]] = {
+    PREDICTIONS_FILE: {
+        "sample_id": pa.types.is_string,
+        "score": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t),
+        "label": lambda t: pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t),
+    },
+    LABELS_FILE: {
+        "sample_id": pa.types.is_string,
+        "unit": pa.types.is_string,
+        "final_label": lambda t: (
+            pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
+        ),
+    },
+    GRADES_FILE: {
+        "sample_id": pa.types.is_string,
+        "grade": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t),
+    },
+}
+
+
+def parquet_problem(path: Path) -> str | None:
+    """Why a run's Parquet file cannot be read (truncated, not Parquet, a column missing or of
+    the wrong type), from its footer alone; None when it looks whole."""
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as e:
+        return f"{path.name} is unreadable ({str(e).splitlines()[0][:200]})"
+    for col, ok in _PARQUET_TYPES.get(path.name, {}).items():
+        i = schema.get_field_index(col)
+        if i < 0:
+            return f"{path.name} has no column {col!r}"
+        if not ok(schema.field(i).type):
+            return f"{path.name}: column {col!r} has type {schema.field(i).type}"
+    return None
 
 
 def _number(v: object) -> float | None:
@@ -81,6 +128,8 @@ class Store:
         self._reported_files: tuple[tuple[str, int], ...] = ()
         self._gen: dict[str, int] = {}
         self.problems: dict[str, str] = {}  # run folder -> why it is not shown
+        self._broken: dict[str, _RunFiles] = {}  # run folders left off, as they were seen
+        self._seen_state: dict[str, _RunFiles] = {}
         self.memo: dict[object, object] = {}  # derived arrays, keyed with token(benchmark)
 
     # ----------------------------------------------------------------------------------------
@@ -164,14 +213,17 @@ class Store:
                     if not (d / PREDICTIONS_FILE).is_file():
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    seen[e.name] = _RunFiles(
-                        m, (d / GRADES_FILE).is_file(), (d / LABELS_FILE).is_file()
-                    )
+                    mt = tuple(_mtime(d / f) for f in (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE))
+                    seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
                 del self.problems[f]
+        for f in [f for f, s in self._broken.items() if seen.get(f) != s]:
+            del self._broken[f]  # gone or changed: look at it again
         gone = [f for f in self._runs if f not in seen]
-        changed = [f for f, s in seen.items() if self._runs.get(f) != s]
+        changed = [
+            f for f, s in seen.items() if self._runs.get(f) != s and self._broken.get(f) != s
+        ]
         if not gone and not changed:
             return
         drop = gone + [f for f in changed if f in self._runs]
@@ -188,11 +240,18 @@ class Store:
         Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
+        self._seen_state = seen
         files = [str(rdir / f / RUN_FILE) for f in folders]
         meta, bad = Q.stage_run_files(self.con, files)
         for f in bad:
-            self.problems[f] = f"{RUN_FILE} is not valid JSON"
-        good = self._check_runs(meta)
+            self._set_broken(f, f"{RUN_FILE} is not valid JSON", seen[f])
+        good = []
+        for f, benchmark in self._check_runs(meta):
+            why = self._engine_check(rdir / f, seen[f])
+            if why:
+                self._set_broken(f, why, seen[f])
+            else:
+                good.append((f, benchmark))
         Q.insert_staged_runs(self.con, [f for f, _ in good])
         Q.drop_staged_runs(self.con)
         for f, benchmark in good:
@@ -201,14 +260,40 @@ class Store:
             self.problems.pop(f, None)
             self._bump(benchmark)
 
+    def _set_broken(self, folder: str, why: str, state: _RunFiles | None) -> None:
+        self.problems[folder] = why
+        if state is not None:
+            self._broken[folder] = state
+
+    @staticmethod
+    def _engine_check(run_dir: Path, state: _RunFiles) -> str | None:
+        """What the engine rejects in a run folder: run.json by its pydantic RunRecord, the
+        Parquet files by their footers."""
+        try:
+            runs.read_record(run_dir)
+        except CorruptRunError as e:
+            return e.problem
+        for name, present in (
+            (PREDICTIONS_FILE, True),
+            (LABELS_FILE, state.labels),
+            (GRADES_FILE, state.grades),
+        ):
+            why = parquet_problem(run_dir / name) if present else None
+            if why:
+                return why
+        return None
+
     def _check_runs(self, meta: pd.DataFrame) -> list[tuple[str, str]]:
         good = []
         for row in meta.itertuples(index=False):
             folder = str(row.folder)
+            state = self._seen_state.get(folder)
             if row.run_id != folder:
-                self.problems[folder] = f"run_id {row.run_id!r} does not match the folder name"
+                self._set_broken(
+                    folder, f"run_id {row.run_id!r} does not match the folder name", state
+                )
             elif not row.benchmark or not row.model_name or not row.origin:
-                self.problems[folder] = f"{RUN_FILE} lacks benchmark, model.name or origin"
+                self._set_broken(folder, f"{RUN_FILE} lacks benchmark, model.name or origin", state)
             else:
                 good.append((folder, str(row.benchmark)))
         return good
@@ -257,21 +342,65 @@ class Store:
             new = [f for f in folders if f not in self._predictions_loaded]
             rdir = layout.runs_dir(self.root)
             if new:
-                Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in new])
-                Q.load_grades(
-                    self.con, [str(rdir / f / GRADES_FILE) for f in new if self._runs[f].grades]
+                loaded = self._load_each(
+                    new, self._load_run_rows, lambda fs: Q.delete_predictions(self.con, fs)
                 )
-                self._predictions_loaded.update(new)
+                self._predictions_loaded.update(loaded)
+                folders = [f for f in folders if f in self._runs]
             todo = [f for f in folders if f not in self._labelled]
             if not todo or not has_samples:
                 return
             Q.delete_labels(self.con, todo)
             stored = [f for f in todo if self._runs[f].labels]
-            Q.load_labels(self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in stored])
+            self._load_each(
+                stored,
+                lambda fs: Q.load_labels(
+                    self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in fs]
+                ),
+                lambda fs: Q.delete_labels(self.con, fs),
+            )
+            todo = [f for f in todo if f in self._runs]
             older = [f for f in todo if not self._runs[f].labels]
             if older:
                 self._make_labels(older, benchmark)
             self._labelled.update(todo)
+
+    def _load_run_rows(self, folders: list[str]) -> None:
+        rdir = layout.runs_dir(self.root)
+        Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in folders])
+        Q.load_grades(
+            self.con, [str(rdir / f / GRADES_FILE) for f in folders if self._runs[f].grades]
+        )
+
+    def _load_each(self, folders: list[str], load: Any, clear: Any) -> list[str]:
+        """load(folders) at once; if a file fails, clear(folders) and load folder by folder:
+        the folders whose files fail leave the board (listed in problems). Returns the folders
+        loaded."""
+        if not folders:
+            return []
+        try:
+            load(folders)
+            return folders
+        except duckdb.Error:
+            clear(folders)
+        ok = []
+        for f in folders:
+            try:
+                load([f])
+                ok.append(f)
+            except duckdb.Error as e:
+                self._drop_broken_run(f, f"unreadable: {str(e).splitlines()[0][:200]}")
+        return ok
+
+    def _drop_broken_run(self, folder: str, why: str) -> None:
+        state = self._runs.pop(folder, None)
+        self._set_broken(folder, why, state)
+        b = self._run_benchmark.pop(folder, None)
+        self._predictions_loaded.discard(folder)
+        self._labelled.discard(folder)
+        Q.delete_runs(self.con, [folder])
+        if b:
+            self._bump(b)
 
     def _make_labels(self, run_ids: list[str], benchmark: str) -> None:
         """Final labels of runs stored without them, by the engine's rule."""

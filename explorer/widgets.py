@@ -45,6 +45,13 @@ def benchmark_picker(
     pool = [n for n in preferred if n in opts] or opts
     start = ui.sticky_benchmark(pool, default if default in pool else pool[0])
     if in_url:
+        gone = ui.missing_from_url("benchmark", opts)
+        if gone:
+            st.warning(
+                f"This link names the benchmark “{ui.md_escape(gone[:80])}”, which is not on "
+                "this board; pick one below.",
+                icon="🔗",
+            )
         bench = ui.url_selectbox(
             label,
             opts,

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from evaluator.core.vocabulary import lower_is_better as lower
 from evaluator.core.vocabulary import metric_label
 from evaluator.core.vocabulary import slice_label as slice_title
 from explorer import leaderboard as L
@@ -16,6 +17,7 @@ ui.header(
     "it comes from. Every number of a run carries its 95% bootstrap CI and n.",
 )
 
+ui.problems_notice(s)
 ingested = s.benchmarks()
 names = L.benchmark_order(ingested, *ui.board_benchmarks(str(s.root), s.token()))
 if not names:
@@ -75,7 +77,16 @@ b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
 look = sections.board_filters(b, PAGE)
-shown = L.filter_rows(rows, metric, look)
+which = ui.url_radio(
+    "Show",
+    list(L.ROW_SETS),
+    "rows",
+    PAGE,
+    format_func=L.ROW_SETS.__getitem__,
+    horizontal=True,
+    label_visibility="collapsed",
+)
+shown = L.filter_rows(L.rows_of(rows, which), metric, look)
 mlabel = metric_label(metric, grader)
 table = L.display_table(shown, look.columns, mlabel)
 
@@ -87,8 +98,18 @@ st.markdown(
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-sections.board_table(table, b.method)
+sections.board_table(table, b.method, L.suspect_notes(shown))
 widgets.download_buttons(table, L.file_stem(bench, unit, kind, value, metric), PAGE)
+
+pairs = L.pairwise_table(b, dict(zip(rows["run_id"], rows["label"], strict=False)), lower(metric))
+if not pairs.empty:
+    with st.expander(f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)"):
+        st.caption(
+            "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
+            "≈ not distinguishable; the number is the two-sided paired-bootstrap p-value on "
+            "the same samples."
+        )
+        st.dataframe(pairs, width="stretch")
 
 sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])

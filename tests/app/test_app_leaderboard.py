@@ -66,7 +66,18 @@ def test_default_board_on_the_demo(data: Path) -> None:
     assert t["Rank"].min() == 1
     assert "paired bootstrap" in at.caption[1].value
     assert [b.label for b in at.download_button] == ["⬇️ CSV", "⬇️ JSON", "⬇️ LaTeX"]
-    assert dict(at.query_params) == {}  # everything at its default
+    # every widget that changes the view is in the URL, defaults included: a copied link
+    # shows the same view in a browser with another session
+    assert dict(at.query_params) == {
+        "benchmark": "demo",
+        "unit": "summary",
+        "slice": "overall",
+        "metric": "balanced_accuracy",
+        "sort": "value",
+        "rows": "all",
+        "cols": ["threshold", "m:accuracy", "m:roc_auc"],
+        "chart": "CI forest plot",
+    }
     code = [c.value for c in at.code]
     assert code and code[0].startswith("@misc{factboard-demo")
 
@@ -90,7 +101,9 @@ def test_unknown_url_values_fall_back_to_defaults(data: Path) -> None:
     assert at.selectbox(key="lb.benchmark").value == "demo"
     assert at.selectbox(key="lb.slice").value == "overall"
     assert at.selectbox(key="lb.metric").value == "balanced_accuracy"
-    assert "slice" not in at.query_params and "metric" not in at.query_params
+    assert at.query_params["slice"] == "overall"
+    assert at.query_params["metric"] == "balanced_accuracy"
+    assert any("no-such-benchmark" in w.value.replace("\\", "") for w in at.warning)
 
 
 def test_changing_the_slice_updates_table_and_url(data: Path) -> None:
