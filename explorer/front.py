@@ -17,6 +17,24 @@ import pandas as pd
 from explorer import leaderboard as L
 
 
+# benchmarks with published numbers but no loader in evaluator.benchmarks (their titles, so
+# that no page shows a raw id such as 'rank19')
+PUBLISHED_TITLES = {
+    "aggrefact_sota": "AggreFact-SOTA",
+    "dialsummeval": "DialSummEval",
+    "factcc_synthetic": "FactCC synthetic (150 samples of SummEdits §3.3)",
+    "llm_aggrefact": "LLM-AggreFact",
+    "rank19": "Rank19 (Falke et al. 2019)",
+    "summeval": "SummEval",
+}
+
+
+def published_title(name: str) -> str:
+    """A published-only benchmark's title ('rank19' -> 'Rank19 (Falke et al. 2019)'); an
+    unknown name comes back with its underscores as spaces."""
+    return PUBLISHED_TITLES.get(name) or name.replace("_", " ")
+
+
 @dataclass(frozen=True)
 class DefaultView:
     """A benchmark's board as it opens: level, metric key ('metric' or 'metric@grader')."""
@@ -103,3 +121,12 @@ def tie_line(table: pd.DataFrame, total_runs: int) -> str:
         f"{leader} leads, but {tied} other run(s){more} are statistically tied with it "
         "(95%): the lead is not significant."
     )
+
+
+def best_line(rows: pd.DataFrame, metric_title: str) -> str:
+    """'best published: GPT-4, BAcc 0.821 (SummEdits paper, Table 9)'."""
+    have = rows[rows["value"].notna()]
+    if have.empty:
+        return "No number yet."
+    r = have.iloc[0]
+    return f"best published: {r['model']}, {metric_title} {r['value']:.3f} ({r['source']})"

@@ -18,13 +18,14 @@ from evaluator.store import export
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import samples as X
-from explorer import textdiff, ui
+from explorer import front, textdiff, ui
 
 
 def benchmark_title(name: str) -> str:
-    """The registered benchmark's title, or its name when it is not registered."""
+    """The registered benchmark's title, or its published-numbers title when it is not
+    registered (never a raw id)."""
     spec = ui.spec_of(name)
-    return spec.title if spec else name
+    return spec.title if spec else front.published_title(name)
 
 
 def benchmark_picker(

@@ -27,9 +27,26 @@ if not names:
     st.stop()
 if len(names) > 1 and "demo" in names:
     names = [n for n in names if n != "demo"] + ["demo"]
+cards = [n for n in names if n in ingested]
+published_only = [n for n in names if n not in ingested]
+
+
+def leaderboard_link(bench: str, view: F.DefaultView, label: str) -> None:
+    st.page_link(
+        ui.PAGES["leaderboard"],
+        label=label,
+        icon="🏆",
+        query_params={
+            "benchmark": bench,
+            "unit": view.unit,
+            "slice": "overall",
+            "metric": view.metric_key,
+        },
+    )
+
 
 cols = st.columns(2)
-for i, bench in enumerate(names):
+for i, bench in enumerate(cards):
     spec = ui.spec_of(bench)
     token = s.token(bench) + s.token("")
     view = F.default_view(
@@ -56,14 +73,22 @@ for i, bench in enumerate(names):
             width="stretch",
             column_config={"Model": st.column_config.TextColumn(width="medium")},
         )
-        st.page_link(
-            ui.PAGES["leaderboard"],
-            label=f"Full leaderboard of {title}",
-            icon="🏆",
-            query_params={
-                "benchmark": bench,
-                "unit": view.unit,
-                "slice": "overall",
-                "metric": view.metric_key,
-            },
-        )
+        leaderboard_link(bench, view, f"Full leaderboard of {title}")
+
+if published_only:
+    st.subheader("Published numbers only")
+    st.caption(
+        "Benchmarks FactBoard has not ingested: the papers' numbers, best first, without "
+        "CIs (papers give no per-sample predictions)."
+    )
+    grid = st.columns(3)
+    for i, bench in enumerate(published_only):
+        token = s.token(bench) + s.token("")
+        view = F.default_view(ui.dimensions(str(s.root), token, bench), None)
+        if view is None:
+            continue
+        metric, grader = L.parse_metric_key(view.metric_key)
+        b = ui.board(str(s.root), token, bench, view.unit, "overall", "", metric, grader)
+        with grid[i % 3]:
+            leaderboard_link(bench, view, widgets.benchmark_title(bench))
+            st.caption(ui.md_escape(F.best_line(b.rows, metric_label(metric, grader))))

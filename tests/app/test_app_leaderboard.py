@@ -236,3 +236,41 @@ def test_a_view_without_the_metric_says_so(data: Path) -> None:
     at = open_page({"benchmark": "demo", "metric": "cohen_kappa"})
     assert at.selectbox(key="lb.metric").value == "balanced_accuracy"
     assert any("Cohen κ is not reported" in w.value for w in at.warning)
+
+
+def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
+    at = open_page()
+    t = table(at)
+    for col in ("95% CI", "Δ to leader", "Δ 95% CI (paired)", "p vs leader", "Check"):
+        assert col in t.columns
+    assert t["Δ to leader"].iloc[0] == 0 and (t["Δ to leader"].dropna() <= 0).all()
+    assert t["Δ 95% CI (paired)"].iloc[0] == ""  # the leader itself
+    assert t["Δ 95% CI (paired)"].iloc[1].startswith("[")
+    assert t["p vs leader"].iloc[1] != ""
+    assert all("█" in bar for bar in t["95% CI"])
+    exp = next(e for e in at.expander if "Pairwise significance" in e.label)
+    m = exp.dataframe[0].value
+    assert m.shape == (5, 5) and m.iloc[0, 0] == "—"
+    assert all(c[0] in "▲▼≈—" for c in m.to_numpy().ravel())
+
+
+def test_show_only_factboard_runs_or_published_rows(data: Path) -> None:
+    at = open_page({"benchmark": "summedits"})
+    assert at.query_params["rows"] == "all"
+    assert set(table(at)["Origin"]) == {"📄 published"} or len(table(at)) > 0
+    at.radio(key="lb.rows").set_value("published").run()
+    assert at.query_params["rows"] == "published"
+    assert (table(at)["Rank"].isna()).all()
+    at = open_page({"benchmark": "demo", "rows": "runs"})
+    assert len(table(at)) == 5 and table(at)["Rank"].notna().all()
+
+
+def test_published_duplicates_fold_and_suspect_rows_are_flagged(data: Path) -> None:
+    at = open_page({"benchmark": "summedits", "slice": "domain", "value": "news", "q": "human"})
+    t = table(at)
+    assert len(t) == 1  # paper and README: one row naming both sources
+    assert "Table 9" in t["Source"].iloc[0] and "README" in t["Source"].iloc[0]
+    at = open_page({"benchmark": "summedits", "q": "cohere"})
+    t = table(at)
+    assert "⚠ suspect" in set(t["Check"])
+    assert not any("README.md" in w.value for w in at.warning)
