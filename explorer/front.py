@@ -16,7 +16,6 @@ import pandas as pd
 
 from explorer import leaderboard as L
 
-
 # benchmarks with published numbers but no loader in evaluator.benchmarks (their titles, so
 # that no page shows a raw id such as 'rank19')
 PUBLISHED_TITLES = {

@@ -15,10 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from evaluator.store import export
+from explorer import front, textdiff, ui
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import samples as X
-from explorer import front, textdiff, ui
 
 
 def benchmark_title(name: str) -> str:
