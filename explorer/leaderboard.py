@@ -824,8 +824,8 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
             rows[c] = np.nan
     rows["delta_p"] = [p_text(float(p)) for p in rows["delta_p"].astype(float)]
     rows["flag"] = [
-        "⚠ suspect" if suspect_reason(c, n) else ""
-        for c, n in zip(rows["config"], rows["note"], strict=True)
+        f"⚠ suspect: {why}" if why else ""
+        for why in (suspect_reason(c, n) for c, n in zip(rows["config"], rows["note"], strict=True))
     ]
     cols = [
         "rank",
@@ -849,9 +849,25 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
     return rows[cols].rename(columns=names).reset_index(drop=True)
 
 
-def suspect_notes(rows: pd.DataFrame) -> list[str]:
-    """Each displayed row's reason for its check flag ('' when none), for hover text."""
-    return [suspect_reason(c, n) for c, n in zip(rows["config"], rows["note"], strict=True)]
+def with_dashes(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, list[str]]:
+    """The table for the screen: a number column with missing values (a paper's rank, CI, n
+    or AUROC) becomes text with "—" where nothing is given (a grid shows "None" for a missing
+    number). Returns the table and the columns made text (to align right)."""
+    out = table.copy()
+    made = []
+    for c in table.columns:
+        col = table[c]
+        if col.dtype.kind not in "iuf" and str(col.dtype) not in ("Int64", "Float64"):
+            continue
+        if not col.isna().any():
+            continue
+        integer = col.dtype.kind in "iu" or str(col.dtype) == "Int64"
+        out[c] = [
+            "—" if pd.isna(v) else (f"{int(v):,}" if integer else f"{float(v):.{decimals}f}")
+            for v in col
+        ]
+        made.append(str(c))
+    return out, made
 
 
 def pairwise_table(board: Board, labels: dict[str, str], lower: bool) -> pd.DataFrame:

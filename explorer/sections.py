@@ -88,29 +88,30 @@ def board_filters(board: L.Board, page: str) -> L.Look:
     return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns))
 
 
-def board_table(table: pd.DataFrame, method: str, hover: list[str] | None = None) -> None:
+def board_table(table: pd.DataFrame, method: str) -> None:
     """The board as shown (L.display_table): numbers with 3 decimals, "—" where a number is
-    not given (a paper's missing CI, n or rank), the check flag's reason on hover."""
-    styled = table.style.format(na_rep="—", precision=3)
-    if hover is not None and "Check" in table.columns:
-        tips = pd.DataFrame("", index=table.index, columns=table.columns)
-        tips["Check"] = hover
-        styled = styled.set_tooltips(tips)
+    not given (a paper's rank, CI or n; L.with_dashes)."""
+    shown, text = L.with_dashes(table)
+    number = st.column_config.NumberColumn(format="%.3f")
+    right = {c: st.column_config.TextColumn(alignment="right") for c in text}
     st.dataframe(
-        styled,
+        shown,
         hide_index=True,
         width="stretch",
         height=min(38 + 35 * max(len(table), 1), 640),
         column_config={
-            "Rank": st.column_config.NumberColumn(help=method, width="small"),
+            **{c: number for c in shown.columns if shown[c].dtype.kind == "f"},
+            **right,
+            "Rank": st.column_config.Column(help=method, width="small"),
             "Model": st.column_config.TextColumn(width="medium"),
+            "n": st.column_config.Column(alignment="right"),
             "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
             "95% CI": st.column_config.TextColumn(
                 help="The 95% CI as a bar on the scale shared by the table (▓ the CI, █ the "
                 "value); published numbers carry no CI"
             ),
-            "Δ to leader": st.column_config.NumberColumn(
-                help="The run's number minus the best run's", format="%+.3f"
+            "Δ to leader": st.column_config.Column(
+                help="The run's number minus the best run's", alignment="right"
             ),
             "Δ 95% CI (paired)": st.column_config.TextColumn(
                 help="95% CI of the difference to the leader by a paired bootstrap on the "
@@ -120,8 +121,9 @@ def board_table(table: pd.DataFrame, method: str, hover: list[str] | None = None
                 help="Two-sided paired-bootstrap p-value of the difference to the leader"
             ),
             "Check": st.column_config.TextColumn(
-                help="Published numbers that contradict the paper's own other numbers; hover "
-                "a flag for the reason"
+                help="Published numbers that contradict the paper's own other numbers, with "
+                "the reason (hover or widen the column to read it)",
+                width="small",
             ),
         },
     )

@@ -76,7 +76,9 @@ view = L.BoardQuery(bench, unit, kind, value, metric, grader)
 b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
-look = sections.board_filters(b, PAGE)
+narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin"))
+with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
+    look = sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
 which = ui.url_radio(
     "Show",
     list(L.ROW_SETS),
@@ -98,7 +100,7 @@ st.markdown(
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-sections.board_table(table, b.method, L.suspect_notes(shown))
+sections.board_table(table, b.method)
 widgets.download_buttons(table, L.file_stem(bench, unit, kind, value, metric), PAGE)
 
 pairs = L.pairwise_table(b, dict(zip(rows["run_id"], rows["label"], strict=False)), lower(metric))
