@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,7 +114,8 @@ class Board:
     pairwise_values: dict[str, float] = field(default_factory=dict)
 
 
-PAIRWISE_TOP = 10
+PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
+PAIRED_TOP = 20  # best runs compared by the paired test (their predictions are loaded)
 
 
 BOARD_COLUMNS = [
@@ -329,9 +330,13 @@ def build_board(
     resamples: int = 1000,
     seed: int = 0,
     memo: dict[object, object] | None = None,
+    ensure: Callable[[list[str]], None] | None = None,
 ) -> Board:
     """The board for one view. memo: a dict that may keep per-sample label matrices between
-    calls (the caller clears it when runs or samples change)."""
+    calls (the caller clears it when runs or samples change). ensure(run_ids): loads the
+    per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
+    PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
+    (read from run.json), so a board never loads every run's predictions."""
     runs = Q.run_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
@@ -351,7 +356,7 @@ def build_board(
     for c in ("delta", "delta_low", "delta_high", "delta_p"):
         rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
-    _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {})
+    _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {}, ensure)
     board.notes = _notes(rows, q, declared)
     lower = lower_is_better(q.metric)
     board.rows = rows.sort_values(
@@ -369,6 +374,7 @@ def _rank(
     resamples: int,
     seed: int,
     memo: dict[object, object],
+    ensure: Callable[[list[str]], None] | None = None,
 ) -> None:
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
@@ -381,7 +387,7 @@ def _rank(
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
     lower = lower_is_better(q.metric)
     paired_local, point, pvals, why, boot = _paired(
-        con, rows.loc[idx], q, spec, version, resamples, seed, memo
+        con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure
     )
     sb = R.significance_matrix(vals, lo, hi, lower, paired_local, point, pvals)
     rk = R.ranks(list(-vals if lower else vals), sb)
@@ -403,7 +409,8 @@ def _rank(
     if n_paired:
         parts.append(
             f"{n_paired} runs with complete per-sample predictions on the same samples "
-            f"are compared by a paired bootstrap ({resamples:,} shared resamples)."
+            f"(the best {PAIRED_TOP} at most) are compared by a paired bootstrap "
+            f"({resamples:,} shared resamples)."
         )
     if n_ci:
         parts.append(f"{n_ci} run(s) compared by CI non-overlap" + (f" ({why})." if why else "."))
@@ -450,6 +457,7 @@ def _paired(
     resamples: int,
     seed: int,
     memo: dict[object, object],
+    ensure: Callable[[list[str]], None] | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
     """Indices (into runs) compared by the paired bootstrap, their point values, p-values, why
     some runs are not, and the bootstrap values (resamples × runs)."""
@@ -463,7 +471,12 @@ def _paired(
         return None, None, None, "fewer than two complete runs on this benchmark version", None
     split = runs.iloc[ok_pos]["split"].mode().iloc[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
+    sign = -1.0 if lower_is_better(q.metric) else 1.0
+    best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
+    ok_pos = np.sort(ok_pos[best[:PAIRED_TOP]])
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
+    if ensure is not None:
+        ensure(run_ids)
     key = ("labels", q.benchmark, q.unit, split, tuple(sorted(run_ids)))
     if key not in memo:
         frame = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))

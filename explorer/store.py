@@ -27,6 +27,7 @@ import math
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -332,13 +333,17 @@ class Store:
             self._samples_loaded[benchmark] = state
             return True
 
-    def ensure_labels(self, benchmark: str) -> None:
-        """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet,
-        and their final labels: as stored by the scorer, or, for a run stored without them,
-        made by the engine (evaluator.core.scoring.final_labels)."""
+    def ensure_labels(self, benchmark: str, run_ids: Sequence[str] | None = None) -> None:
+        """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet
+        (only `run_ids` when given: what a view needs, e.g. the best runs for the paired
+        tests or the two compared runs), and their final labels: as stored by the scorer, or,
+        for a run stored without them, made by the engine (scoring.final_labels)."""
         with self._lock:
             has_samples = self.ensure_samples(benchmark)
             folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
+            if run_ids is not None:
+                wanted = set(run_ids)
+                folders = [f for f in folders if f in wanted]
             new = [f for f in folders if f not in self._predictions_loaded]
             rdir = layout.runs_dir(self.root)
             if new:

@@ -365,10 +365,15 @@ def board(
     resamples: int = 1000,
 ) -> L.Board:
     s = _store(root)
-    s.ensure_labels(benchmark)
     q = L.BoardQuery(benchmark, unit, slice_kind, slice_value, metric, grader)
     return L.build_board(
-        s.cursor(), q, spec_of(benchmark), s.version(benchmark), resamples, memo=s.memo
+        s.cursor(),
+        q,
+        spec_of(benchmark),
+        s.version(benchmark),
+        resamples,
+        memo=s.memo,
+        ensure=lambda ids: s.ensure_labels(benchmark, ids),
     )
 
 
@@ -402,7 +407,7 @@ def comparison(
     root: str, token: str, benchmark: str, unit: str, run_a: str, run_b: str, metric: str
 ) -> C.Comparison:
     s = _store(root)
-    s.ensure_labels(benchmark)
+    s.ensure_labels(benchmark, [run_a, run_b])
     spec = registry.get(benchmark)
     return C.compare_runs(s.cursor(), spec, unit, run_a, run_b, metric)
 

@@ -34,8 +34,8 @@ runs = Q.runs_frame(con, bench)
 if len(runs) < 2:
     ui.no_data(f"{spec.title} has a single run; score another to compare.")
     st.stop()
-s.ensure_labels(bench)
-units = sorted(set(Q.labelled_runs(con, bench)["unit"]), key=lambda u: (u != "summary", u))
+dims = ui.dimensions(str(s.root), s.token(bench) + s.token(""), bench)
+units = sorted(set(dims[dims["source"] == "run"]["unit"]), key=lambda u: (u != "summary", u))
 unit = ui.url_selectbox("Level", units or ["summary"], "unit", PAGE, container=c[1])
 metrics = C.comparable_metrics(spec)
 metric = ui.url_selectbox(

@@ -101,7 +101,9 @@ st.markdown(
     + (f": {ui.md_escape(value)}" if value else "")
 )
 sections.board_table(table, b.method)
-widgets.download_buttons(table, L.file_stem(bench, unit, kind, value, metric), PAGE)
+widgets.download_buttons(
+    table.drop(columns=["95% CI"]), L.file_stem(bench, unit, kind, value, metric), PAGE
+)
 
 pairs = L.pairwise_table(b, dict(zip(rows["run_id"], rows["label"], strict=False)), lower(metric))
 if not pairs.empty:

@@ -118,7 +118,7 @@ def test_board_rows_values_and_paired_ranks(store: Store, demo_root: Path) -> No
     assert rep["config"] == "prompt=ZS; suspect=yes" and rep["note"] == "printed as is"
     assert rep["split"] == "all" and rep["m:accuracy"] == pytest.approx(0.71)
     assert any("different splits" in n for n in b.notes)
-    assert any("suspect=yes" in n for n in b.notes)
+    assert any("⚠ suspect" in n for n in b.notes)
 
 
 def test_ranks_agree_with_pairwise_engine_tests(store: Store) -> None:
@@ -223,6 +223,11 @@ def test_display_table_and_exports_are_what_is_shown(store: Store) -> None:
         "CI high",
         "n",
         "Coverage",
+        "95% CI",
+        "Δ to leader",
+        "Δ 95% CI (paired)",
+        "p vs leader",
+        "Check",
         "Split",
         "Accuracy",
     ]
