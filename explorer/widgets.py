@@ -79,15 +79,26 @@ def metric_picker(
 ) -> str:
     """The metric selectbox ('metric' or 'metric@grader', URL parameter 'metric'). When the
     metric shown before (or named by the link) is not reported in this view, the picker falls
-    back to the first metric and the page says so instead of switching silently."""
-    key = f"{page}.metric"
+    back to the first metric and the page says so instead of switching silently; the reader's
+    metric comes back by itself in the next view that reports it (FRANK's partial correlation
+    is not lost by a look at the per-error-type view)."""
+    key, pref_key, fb_key = f"{page}.metric", f"{page}.metric_pref", f"{page}.metric_fallback"
     wanted = ui.url_value("metric") or st.session_state.get(key)
+    pref = st.session_state.get(pref_key)
+    if pref and pref in keys and wanted != pref and wanted == st.session_state.get(fb_key):
+        ui.set_url_value("metric", pref)  # the fallback was never the reader's choice
+        wanted = pref
     chosen = ui.url_selectbox(
         "Metric", keys, "metric", page, container=container, format_func=L.metric_key_label
     )
     notice = L.metric_notice(wanted, keys, chosen, unit, kind)
     if notice:
         st.warning(ui.md_escape(notice), icon="↪️")
+        st.session_state[pref_key] = pref or wanted
+        st.session_state[fb_key] = chosen
+    elif chosen != st.session_state.get(fb_key):
+        st.session_state.pop(pref_key, None)
+        st.session_state.pop(fb_key, None)
     return chosen
 
 

@@ -275,3 +275,21 @@ def test_published_duplicates_fold_and_suspect_rows_are_flagged(data: Path) -> N
     flags = [f for f in t["Check"] if f]
     assert flags and all(f.startswith("⚠ suspect: ") and len(f) > 20 for f in flags)
     assert not any("README.md" in w.value for w in at.warning)
+
+
+def test_the_readers_metric_comes_back_after_a_view_without_it(data: Path) -> None:
+    """The metric is stable per benchmark: a view that lacks it shows another and says so;
+    the next view that has it shows it again (and the URL follows)."""
+    at = open_page(
+        {
+            "benchmark": "tofueval",
+            "unit": "sentence",
+            "slice": "dataset+topic_type",
+            "metric": "fpr",
+        }
+    )
+    at.selectbox(key="lb.slice").set_value("dataset").run()
+    assert at.selectbox(key="lb.metric").value == "cohen_kappa"
+    at.selectbox(key="lb.slice").set_value("dataset+topic_type").run()
+    assert at.selectbox(key="lb.metric").value == "fpr"
+    assert at.query_params["metric"] == "fpr"
