@@ -10,11 +10,11 @@ scorer stored (labels.parquet); a run stored before final labels were kept gets 
 engine (evaluator.core.scoring.final_labels), never from SQL.
 
 A run folder the engine would reject never reaches the board: its run.json is validated by the
-engine (`evaluator.store.runs.read_record`, the pydantic RunRecord) and the footers of its
-Parquet files are read (cheap: no data) to check that they are whole and of the right column
-types. A file that still fails when its rows are loaded (`ensure_labels`) takes its run off the
-board. Either way the folder is listed in `problems` (folder -> why) until its files change,
-and no page goes down.
+engine (`evaluator.store.runs.read_record`, the pydantic RunRecord) and its Parquet files must
+begin and end with Parquet's magic bytes (a truncated file does not). A file that still fails
+when its rows are loaded (`ensure_labels`: a column of the wrong type, a damaged page) takes
+its run off the board. Either way the folder is listed in `problems` (folder -> why) until its
+files change, and no page goes down.
 
 `token(benchmark)` changes whenever anything about that benchmark changes; derived results
 cached elsewhere (st.cache_data) are keyed on it.
@@ -35,7 +35,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core import scoring
@@ -61,43 +60,6 @@ class _RunFiles:
     files: tuple[int | None, ...] = ()  # mtimes of predictions, labels and grades
 
 
-# the column types a run's Parquet files must have for the explorer to read them
-_PARQUET_TYPES: dict[str, dict[str, Any]] = {
-    PREDICTIONS_FILE: {
-        "sample_id": pa.types.is_string,
-        "score": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t),
-        "label": lambda t: pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t),
-    },
-    LABELS_FILE: {
-        "sample_id": pa.types.is_string,
-        "unit": pa.types.is_string,
-        "final_label": lambda t: (
-            pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
-        ),
-    },
-    GRADES_FILE: {
-        "sample_id": pa.types.is_string,
-        "grade": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t),
-    },
-}
-
-
-def parquet_problem(path: Path) -> str | None:
-    """Why a run's Parquet file cannot be read (truncated, not Parquet, a column missing or of
-    the wrong type), from its footer alone; None when it looks whole."""
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, pa.ArrowException) as e:
-        return f"{path.name} is unreadable ({str(e).splitlines()[0][:200]})"
-    for col, ok in _PARQUET_TYPES.get(path.name, {}).items():
-        i = schema.get_field_index(col)
-        if i < 0:
-            return f"{path.name} has no column {col!r}"
-        if not ok(schema.field(i).type):
-            return f"{path.name}: column {col!r} has type {schema.field(i).type}"
-    return None
-
-
 def _number(v: object) -> float | None:
     """A DOUBLE read back through pandas: NULL comes back as NaN."""
     if v is None:
@@ -111,6 +73,29 @@ def _mtime(p: Path) -> int | None:
         return p.stat().st_mtime_ns
     except OSError:
         return None
+
+
+_MAGIC = b"PAR1"
+
+
+def parquet_problem(path: Path) -> str | None:
+    """Why a run's Parquet file cannot be read, from its first and last bytes alone (a
+    truncated or non-Parquet file lacks the closing magic bytes); None when it looks whole.
+    Cheap enough for every run at start-up; a file whole but with rows the explorer cannot
+    read (a column of the wrong type) is found when its rows are loaded (Store._load_each)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            size = fh.seek(0, os.SEEK_END)
+            if size < 12:
+                return f"{path.name} is unreadable (truncated: {size} bytes)"
+            fh.seek(-4, os.SEEK_END)
+            tail = fh.read(4)
+    except OSError as e:
+        return f"{path.name} is unreadable ({e.strerror or e})"
+    if head != _MAGIC or tail != _MAGIC:
+        return f"{path.name} is unreadable (truncated or not a Parquet file)"
+    return None
 
 
 class Store:

@@ -71,7 +71,7 @@ def test_a_truncated_predictions_file(root: Path) -> None:
     _truncate(d / "predictions.parquet")
     s = Store(root)
     s.refresh()
-    _assert_left_off(s, "predictions.parquet is unreadable")
+    _assert_left_off(s, "predictions.parquet is unreadable (truncated")
 
 
 def test_scores_written_as_strings(root: Path) -> None:
@@ -82,7 +82,8 @@ def test_scores_written_as_strings(root: Path) -> None:
     pq.write_table(t, d / "predictions.parquet")
     s = Store(root)
     s.refresh()
-    _assert_left_off(s, "column 'score' has type string")
+    s.ensure_labels("demo")  # found when the rows are read, with the reader's reason
+    _assert_left_off(s, "unreadable: Conversion Error")
 
 
 def test_a_truncated_labels_file(root: Path) -> None:
