@@ -898,7 +898,7 @@ def pairwise_table(board: Board, labels: dict[str, str], lower: bool) -> pd.Data
             if row == col:
                 cells.append("—")
                 continue
-            p = float(m.at[row, col])
+            p = float(m.at[row, col])  # type: ignore[arg-type]
             better = sign * (vals[row] - vals[col]) > 0
             mark = "≈" if not p < 0.05 else ("▲" if better else "▼")
             cells.append(f"{mark} {p_text(p)}")
@@ -1029,3 +1029,29 @@ def slice_long(
     res = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
     res["value"] = res["value"].astype(float)
     return res[cols]
+
+
+def published_table(con: Q.Con, q: BoardQuery, kind: str = "dataset+topic_type") -> pd.DataFrame:
+    """A paper's per-slice table for an Overall view that has no published Overall (TofuEval's
+    Table 3: BAcc per dataset × topic type): one row per published model and configuration,
+    one column per slice value; empty when the view has published Overall rows or the paper
+    gives no such table."""
+    if q.slice_kind != "overall" or q.grader is not None:
+        return pd.DataFrame()
+    overall = Q.reported_results(con, q.benchmark, q.unit, "overall")
+    if not overall[overall["metric"] == q.metric].empty:
+        return pd.DataFrame()
+    rep = Q.reported_results(con, q.benchmark, q.unit, kind)
+    rep = rep[rep["metric"] == q.metric]
+    if rep.empty:
+        return pd.DataFrame()
+    cfg = rep["note"].map(lambda n: split_note(n)[0])
+    rep = rep.assign(
+        Model=[f"{m} ({c})" if c else str(m) for m, c in zip(rep["model"], cfg, strict=True)],
+        Source=rep["source"],
+    )
+    wide = rep.pivot_table(
+        index=["Model", "Source"], columns="slice_value", values="value", aggfunc="first"
+    )
+    wide.columns = [str(c).replace("+", " × ") for c in wide.columns]
+    return wide.reset_index().sort_values("Model", key=lambda c: c.str.lower(), ignore_index=True)

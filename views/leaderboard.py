@@ -105,6 +105,23 @@ widgets.download_buttons(
     table.drop(columns=["95% CI"]), L.file_stem(bench, unit, kind, value, metric), PAGE
 )
 
+paper = L.published_table(s.cursor(), view)
+if not paper.empty:
+    with st.expander(
+        f"The paper's own table: {mlabel} per dataset × topic type (it gives no Overall)",
+        expanded=bool((rows["origin_code"] == "reported").sum() == 0),
+    ):
+        shown_paper, text_cols = L.with_dashes(paper)
+        st.dataframe(
+            shown_paper,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                **{c: st.column_config.NumberColumn(format="%.3f") for c in paper.columns[2:]},
+                **{c: st.column_config.TextColumn(alignment="right") for c in text_cols},
+            },
+        )
+
 pairs = L.pairwise_table(b, dict(zip(rows["run_id"], rows["label"], strict=False)), lower(metric))
 if not pairs.empty:
     with st.expander(f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)"):

@@ -436,3 +436,18 @@ def test_p_value_text() -> None:
     assert compare.p_text(0.0, 2_000) == "< 5e-4"
     assert compare.p_text(0.0312, 10_000) == "0.0312"
     assert compare.p_text(float("nan"), 10) == "n/a"
+
+
+def test_tofueval_overall_carries_the_papers_table_3(store: Store) -> None:
+    """The paper gives no TofuEval Overall: the Overall view shows its Table 3 (BAcc per
+    dataset × topic type) instead of hiding it."""
+    q = L.BoardQuery("tofueval", "summary", "overall", "", "balanced_accuracy")
+    t = L.published_table(store.cursor(), q)
+    assert {"mediasum × main", "mediasum × marginal", "meetingbank × main"} <= set(t.columns)
+    assert len(t) >= 10 and all("Table" in s for s in t["Source"])
+    assert t["mediasum × main"].between(0, 1).all()
+    # a view with a published Overall, or a slice view, has no such table
+    assert L.published_table(store.cursor(), L.BoardQuery("summedits", "summary")).empty
+    assert L.published_table(
+        store.cursor(), L.BoardQuery("tofueval", "summary", "dataset", "mediasum")
+    ).empty
