@@ -71,3 +71,38 @@ def test_tie_line() -> None:
     assert "significantly ahead" in F.tie_line(t2, 3)
     assert F.ci_text(0.5, float("nan"), float("nan")) == "0.500"
     assert F.ci_text(float("nan"), 0.1, 0.2) == "—"
+
+
+def test_unreadable_run_folders_are_noticed_not_fatal(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A truncated predictions file and a run.json the engine rejects: both pages render,
+    name the problem in a folded notice, and leave those runs off the board."""
+    import json
+    import shutil
+
+    r = tmp_path / "leaderboard_data"
+    shutil.copytree(root, r)
+    src = next(p for p in (r / "runs").iterdir() if "strong-twin" in p.name)
+    for name, edit in (("demo-truncated-000000", "truncate"), ("demo-bad-value-000000", "json")):
+        d = r / "runs" / name
+        shutil.copytree(src, d)
+        rec = json.loads((d / "run.json").read_text(encoding="utf-8"))
+        rec["run_id"] = name
+        rec["model"]["name"] = name
+        if edit == "json":
+            rec["results"][0]["value"] = "abc"
+        (d / "run.json").write_text(json.dumps(rec), encoding="utf-8")
+        if edit == "truncate":
+            data = (d / "predictions.parquet").read_bytes()
+            (d / "predictions.parquet").write_bytes(data[: len(data) // 2])
+    monkeypatch.setenv("FACTBOARD_DATA", str(r))
+    for page in (PAGE, "views/leaderboard.py"):
+        at = open_app_page(page, {"benchmark": "demo"})
+        notice = next(e for e in at.expander if "could not be read" in e.label)
+        assert notice.label.startswith("⚠️ 2 file(s)")
+        listed = notice.dataframe[0].value
+        assert set(listed["folder"]) == {"demo-truncated-000000", "demo-bad-value-000000"}
+        assert any("results.0.value" in p for p in listed["problem"])
+        models = " ".join(" ".join(map(str, d.value.get("Model", []))) for d in at.dataframe)
+        assert "demo-truncated" not in models and "demo-bad-value" not in models
