@@ -1,8 +1,13 @@
 """The leaderboard table: FactBoard runs and published numbers for one benchmark slice.
 
-`build_board` returns one row per run or published (model, source, configuration), with the
-rank (tie groups, see explorer.ranking), the metric with its 95% CI and n, the coverage in words,
-and notes that say when rows are not comparable (different domain coverage, different split).
+`build_board` returns one row per run or published (model, source, configuration; the same
+number of one model from two sources folded into one row), with the rank (tie groups, see
+explorer.ranking), the metric with its 95% CI and n, the difference to the leader with its
+paired CI and p, the coverage in words, and notes that say when rows are not comparable
+(different domain coverage, different split). Per-slice numbers come from run.json (the runs
+and results tables); per-sample labels are loaded only for the PAIRED_TOP best complete runs,
+which the paired bootstrap compares (the others by CI overlap), and the PAIRWISE_TOP best of
+them make the pairwise significance matrix.
 The rest is what the page shows of a board: the picker options, the reader's filters and order
 (`Look`, `filter_rows`), the notice when a view lacks the chosen metric, the table as shown and
 downloaded, the link to the samples a run gets wrong, and the charts' data. Labels and metric
