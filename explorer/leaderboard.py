@@ -484,7 +484,10 @@ def _paired(
         ensure(run_ids)
     key = ("labels", q.benchmark, q.unit, split, tuple(sorted(run_ids)))
     if key not in memo:
-        frame = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
+        fkey = ("frame", q.benchmark, q.unit, split)
+        if fkey not in memo:
+            memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
+        frame = memo[fkey]  # type: ignore[assignment]
         order = sorted(run_ids)
         memo[key] = (frame, order, Q.label_matrix(con, order, q.unit, frame["ix"].to_numpy()))
     cached: tuple[pd.DataFrame, list[str], np.ndarray] = memo[key]  # type: ignore[assignment]
@@ -788,25 +791,29 @@ SIGNIFICANCE_TITLES = {
 def ci_bars(rows: pd.DataFrame, width: int = 24) -> list[str]:
     """Each row's 95% CI as a bar on the scale shared by the table (a text forest plot):
     '░' outside the CI, '▓' inside, '█' at the value; '' for a number without a CI."""
-    lo_all = np.nanmin(np.r_[rows["ci_low"].to_numpy(float), rows["value"].to_numpy(float)])
-    hi_all = np.nanmax(np.r_[rows["ci_high"].to_numpy(float), rows["value"].to_numpy(float)])
-    if not np.isfinite(lo_all) or not np.isfinite(hi_all) or hi_all <= lo_all:
+    v = rows["value"].to_numpy(float)
+    lo = rows["ci_low"].to_numpy(float)
+    hi = rows["ci_high"].to_numpy(float)
+    have = np.isfinite(v) & np.isfinite(lo) & np.isfinite(hi)
+    if not have.any():
         return ["" for _ in range(len(rows))]
-    span = hi_all - lo_all
+    lo_all = float(min(lo[have].min(), v[have].min()))
+    hi_all = float(max(hi[have].max(), v[have].max()))
+    if hi_all <= lo_all:
+        return ["" for _ in range(len(rows))]
 
-    def cell(x: float) -> int:
-        return int(min(width - 1, max(0, round((x - lo_all) / span * (width - 1)))))
+    def cells(x: np.ndarray) -> np.ndarray:
+        c = np.rint((np.where(have, x, lo_all) - lo_all) / (hi_all - lo_all) * (width - 1))
+        return np.clip(c, 0, width - 1).astype(int)
 
+    c_lo, c_v, c_hi = cells(lo), cells(v), cells(hi)
     out = []
-    for v, lo, hi in zip(rows["value"], rows["ci_low"], rows["ci_high"], strict=True):
-        if not (np.isfinite(v) and np.isfinite(lo) and np.isfinite(hi)):
-            out.append("")
-            continue
-        bar = ["░"] * width
-        for i in range(cell(lo), cell(hi) + 1):
-            bar[i] = "▓"
-        bar[cell(v)] = "█"
-        out.append("".join(bar))
+    for ok, a, m, b in zip(have.tolist(), c_lo.tolist(), c_v.tolist(), c_hi.tolist(), strict=True):
+        out.append(
+            "░" * a + "▓" * (m - a) + "█" + "▓" * (b - m) + "░" * (width - 1 - b)
+            if ok and a <= m <= b
+            else ("" if not ok else "░" * m + "█" + "░" * (width - 1 - m))
+        )
     return out
 
 
