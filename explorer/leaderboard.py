@@ -487,9 +487,10 @@ def _paired(
         fkey = ("frame", q.benchmark, q.unit, split)
         if fkey not in memo:
             memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
-        frame = memo[fkey]  # type: ignore[assignment]
+        all_samples: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
         order = sorted(run_ids)
-        memo[key] = (frame, order, Q.label_matrix(con, order, q.unit, frame["ix"].to_numpy()))
+        ix = all_samples["ix"].to_numpy()
+        memo[key] = (all_samples, order, Q.label_matrix(con, order, q.unit, ix))
     cached: tuple[pd.DataFrame, list[str], np.ndarray] = memo[key]  # type: ignore[assignment]
     frame, order, full = cached
     if frame.empty:
