@@ -93,6 +93,7 @@ def board_table(table: pd.DataFrame, method: str) -> None:
     not given (a paper's rank, CI or n; L.with_dashes)."""
     shown, text = L.with_dashes(table)
     number = st.column_config.NumberColumn(format="%.3f")
+    delta_help = "The run's number minus the best run's"
     right = {c: st.column_config.TextColumn(alignment="right") for c in text}
     st.dataframe(
         shown,
@@ -110,8 +111,10 @@ def board_table(table: pd.DataFrame, method: str) -> None:
                 help="The 95% CI as a bar on the scale shared by the table (▓ the CI, █ the "
                 "value); published numbers carry no CI"
             ),
-            "Δ to leader": st.column_config.Column(
-                help="The run's number minus the best run's", alignment="right"
+            "Δ to leader": (
+                st.column_config.TextColumn(alignment="right", help=delta_help)
+                if "Δ to leader" in text
+                else st.column_config.NumberColumn(format="%+.3f", help=delta_help)
             ),
             "Δ 95% CI (paired)": st.column_config.TextColumn(
                 help="95% CI of the difference to the leader by a paired bootstrap on the "

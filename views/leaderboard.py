@@ -63,8 +63,6 @@ if kind != "overall":
     noun = L.slice_noun(kind).capitalize()
     values = opts.slice_values.get(kind, [""])
     value = ui.url_selectbox(noun, values, "value", PAGE, container=top[3])
-else:
-    top[3].text_input("Slice", "all samples", disabled=True)
 keys = L.metric_keys(opts)
 if not keys:
     ui.no_data("No metric for this view.")
