@@ -174,7 +174,8 @@ def test_board_slice_sample_compare_and_csv(server: tuple[str, Path], page) -> N
     p = page
     # 1. the board
     p.goto(f"{url}/leaderboard")
-    expect(p.get_by_role("heading", name="Leaderboard")).to_be_visible()
+    # the first page of a fresh server imports everything: wait for it like a user would
+    expect(p.get_by_role("heading", name="Leaderboard")).to_be_visible(timeout=60_000)
     settle(p)
     expect(p.get_by_text("Synthetic demo data.")).to_be_visible()
     rows = table(p)
@@ -324,7 +325,7 @@ def test_links_copied_from_the_address_bar_restore_the_view(
     # the front page is the default page, at /
     p.goto(url)
     settle(p)
-    expect(p.get_by_role("heading", name="FactBoard")).to_be_visible()
+    expect(p.get_by_role("heading", name="FactBoard")).to_be_visible(timeout=60_000)
     expect(p.get_by_text("Published numbers only")).to_be_visible()
     body = p.locator("body").inner_text()
     assert "rank19" not in body and "aggrefact_sota" not in body
