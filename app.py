@@ -21,7 +21,8 @@ def page(name: str, title: str, icon: str, default: bool = False) -> st.Page:
 st.navigation(
     {
         "Results": [
-            page("leaderboard", "Leaderboard", "🏆", default=True),
+            page("home", "Who is best", "📋", default=True),
+            page("leaderboard", "Leaderboard", "🏆"),
             page("compare", "Compare", "⚖️"),
         ],
         "Data": [

@@ -1,8 +1,13 @@
 """The leaderboard table: FactBoard runs and published numbers for one benchmark slice.
 
-`build_board` returns one row per run or published (model, source, configuration), with the
-rank (tie groups, see explorer.ranking), the metric with its 95% CI and n, the coverage in words,
-and notes that say when rows are not comparable (different domain coverage, different split).
+`build_board` returns one row per run or published (model, source, configuration; the same
+number of one model from two sources folded into one row), with the rank (tie groups, see
+explorer.ranking), the metric with its 95% CI and n, the difference to the leader with its
+paired CI and p, the coverage in words, and notes that say when rows are not comparable
+(different domain coverage, different split). Per-slice numbers come from run.json (the runs
+and results tables); per-sample labels are loaded only for the PAIRED_TOP best complete runs,
+which the paired bootstrap compares (the others by CI overlap), and the PAIRWISE_TOP best of
+them make the pairwise significance matrix.
 The rest is what the page shows of a board: the picker options, the reader's filters and order
 (`Look`, `filter_rows`), the notice when a view lacks the chosen metric, the table as shown and
 downloaded, the link to the samples a run gets wrong, and the charts' data. Labels and metric
@@ -14,7 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +31,7 @@ from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
 from evaluator.core.vocabulary import (
     MODEL_KIND_LABELS,
     ORIGIN_BADGES,
+    canonical_model,
     kind_label,
     label_metrics,
     lower_is_better,
@@ -107,6 +114,14 @@ class Board:
     notes: list[str] = field(default_factory=list)
     paired_runs: list[str] = field(default_factory=list)
     other_metrics: list[str] = field(default_factory=list)
+    # p-values of the paired test between the best paired runs (row/column: run_id), and
+    # each one's point value; empty when fewer than two runs are paired
+    pairwise: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pairwise_values: dict[str, float] = field(default_factory=dict)
+
+
+PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
+PAIRED_TOP = 20  # best runs compared by the paired test (their predictions are loaded)
 
 
 BOARD_COLUMNS = [
@@ -297,6 +312,38 @@ def _other_metrics(
     return rows, names
 
 
+def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per published number: rows of the same model (its canonical name,
+    evaluator.core.vocabulary.canonical_model) with the same split, coverage and value from
+    two sources (a paper and its repository's README) become one row naming both sources."""
+    rep = rows["origin_code"] == "reported"
+    if rep.sum() < 2:
+        return rows
+    r = rows[rep]
+    key = (
+        r["model"].astype(str).map(canonical_model)
+        + "\x1f"
+        + r["split"].astype(str)
+        + "\x1f"
+        + r["coverage_set"].astype(str)
+        + "\x1f"
+        + r["value"].round(4).astype(str)
+    )
+    if not key.duplicated().any():
+        return rows
+    keep: list[int] = []
+    for _, g in r.groupby(key, sort=False):
+        first = g.index[0]
+        keep.append(first)
+        if len(g) > 1:
+            for col in ("source", "config"):
+                parts = [str(x) for x in g[col] if isinstance(x, str) and x]
+                rows.at[first, col] = "; ".join(dict.fromkeys(parts))
+            rows.at[first, "model"] = canonical_model(str(g["model"].iloc[0]))
+    out = pd.concat([rows[~rep], rows.loc[keep]])
+    return out.sort_index().reset_index(drop=True)
+
+
 def build_board(
     con: Q.Con,
     q: BoardQuery,
@@ -305,9 +352,13 @@ def build_board(
     resamples: int = 1000,
     seed: int = 0,
     memo: dict[object, object] | None = None,
+    ensure: Callable[[list[str]], None] | None = None,
 ) -> Board:
     """The board for one view. memo: a dict that may keep per-sample label matrices between
-    calls (the caller clears it when runs or samples change)."""
+    calls (the caller clears it when runs or samples change). ensure(run_ids): loads the
+    per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
+    PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
+    (read from run.json), so a board never loads every run's predictions."""
     runs = Q.run_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
@@ -315,6 +366,7 @@ def build_board(
         [_run_rows(runs, q, declared), _reported_rows(rep, q, declared)], ignore_index=True
     )
     rows, others = _other_metrics(runs, rep, q, rows)
+    rows = fold_published(rows)
     rows["kind"] = rows["kind_code"].map(kind_label)
     rows["origin"] = rows["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
     sizes = [params_to_float(p, m) for p, m in zip(rows["params"], rows["model"], strict=True)]
@@ -323,8 +375,10 @@ def build_board(
     rows["paired"] = False
     rows["label"] = row_labels(rows)
     rows["rank"] = pd.array([pd.NA] * len(rows), dtype="Int64")
+    for c in ("delta", "delta_low", "delta_high", "delta_p"):
+        rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
-    _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {})
+    _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {}, ensure)
     board.notes = _notes(rows, q, declared)
     lower = lower_is_better(q.metric)
     board.rows = rows.sort_values(
@@ -342,6 +396,7 @@ def _rank(
     resamples: int,
     seed: int,
     memo: dict[object, object],
+    ensure: Callable[[list[str]], None] | None = None,
 ) -> None:
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
@@ -353,15 +408,20 @@ def _rank(
     lo = rows.loc[idx, "ci_low"].to_numpy(float)
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
     lower = lower_is_better(q.metric)
-    paired_local, point, pvals, why = _paired(
-        con, rows.loc[idx], q, spec, version, resamples, seed, memo
+    paired_local, point, pvals, why, boot = _paired(
+        con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure
     )
     sb = R.significance_matrix(vals, lo, hi, lower, paired_local, point, pvals)
     rk = R.ranks(list(-vals if lower else vals), sb)
     rows.loc[idx, "rank"] = rk
+    sign = -1.0 if lower else 1.0
+    lead = int(np.argmax(sign * vals))
+    rows.loc[idx, "delta"] = vals - vals[lead]
     if paired_local is not None and len(paired_local):
         rows.loc[idx[paired_local], "paired"] = True
         board.paired_runs = rows.loc[idx[paired_local], "run_id"].tolist()
+        if point is not None and pvals is not None and boot is not None:
+            _leader_and_pairs(board, idx[paired_local], idx[lead], point, pvals, boot, sign)
     n_paired = len(board.paired_runs)
     n_ci = len(idx) - n_paired
     parts = [
@@ -371,13 +431,43 @@ def _rank(
     if n_paired:
         parts.append(
             f"{n_paired} runs with complete per-sample predictions on the same samples "
-            f"are compared by a paired bootstrap ({resamples:,} shared resamples)."
+            f"(the best {PAIRED_TOP} at most) are compared by a paired bootstrap "
+            f"({resamples:,} shared resamples)."
         )
     if n_ci:
         parts.append(f"{n_ci} run(s) compared by CI non-overlap" + (f" ({why})." if why else "."))
     if (~is_run).any():
         parts.append("Published numbers carry no CI here and are not ranked.")
     board.method = " ".join(parts)
+
+
+def _leader_and_pairs(
+    board: Board,
+    at: np.ndarray,
+    leader_at: int,
+    point: np.ndarray,
+    pvals: np.ndarray,
+    boot: np.ndarray,
+    sign: float,
+) -> None:
+    """The paired difference to the leader (its 95% percentile CI and p) for the paired runs,
+    when the leader is one of them, and the p-value matrix of the best paired runs."""
+    rows = board.rows
+    where = np.flatnonzero(at == leader_at)
+    if len(where):
+        li = int(where[0])
+        d = boot - boot[:, [li]]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanpercentile(d, [2.5, 97.5], axis=0)
+        rows.loc[at, "delta_low"] = lo
+        rows.loc[at, "delta_high"] = hi
+        rows.loc[at, "delta_p"] = pvals[li]
+        rows.loc[leader_at, ["delta_low", "delta_high", "delta_p"]] = np.nan
+    top = np.argsort(-sign * point, kind="stable")[:PAIRWISE_TOP]
+    ids = rows.loc[at[top], "run_id"].astype(str).tolist()
+    board.pairwise = pd.DataFrame(pvals[np.ix_(top, top)], index=ids, columns=ids)
+    board.pairwise_values = dict(zip(ids, point[top].tolist(), strict=True))
 
 
 def _paired(
@@ -389,47 +479,58 @@ def _paired(
     resamples: int,
     seed: int,
     memo: dict[object, object],
-) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str]:
-    """Indices (into runs) compared by the paired bootstrap, their point values and p-values."""
+    ensure: Callable[[list[str]], None] | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
+    """Indices (into runs) compared by the paired bootstrap, their point values, p-values, why
+    some runs are not, and the bootstrap values (resamples × runs)."""
     if q.metric not in label_metrics():
-        return None, None, None, f"{metric_label(q.metric)} is not a function of labels"
+        return None, None, None, f"{metric_label(q.metric)} is not a function of labels", None
     if spec is None:
-        return None, None, None, "benchmark not ingested"
+        return None, None, None, "benchmark not ingested", None
     ok = (runs["version"] == version) & (runs["missing"] == 0) & (runs["unparsable"] == 0)
     ok_pos = np.flatnonzero(ok.to_numpy())
     if len(ok_pos) < 2:
-        return None, None, None, "fewer than two complete runs on this benchmark version"
+        return None, None, None, "fewer than two complete runs on this benchmark version", None
     split = runs.iloc[ok_pos]["split"].mode().iloc[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
+    sign = -1.0 if lower_is_better(q.metric) else 1.0
+    best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
+    ok_pos = np.sort(ok_pos[best[:PAIRED_TOP]])
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
+    if ensure is not None:
+        ensure(run_ids)
     key = ("labels", q.benchmark, q.unit, split, tuple(sorted(run_ids)))
     if key not in memo:
-        frame = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
+        fkey = ("frame", q.benchmark, q.unit, split)
+        if fkey not in memo:
+            memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
+        all_samples: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
         order = sorted(run_ids)
-        memo[key] = (frame, order, Q.label_matrix(con, order, q.unit, frame["ix"].to_numpy()))
+        ix = all_samples["ix"].to_numpy()
+        memo[key] = (all_samples, order, Q.label_matrix(con, order, q.unit, ix))
     cached: tuple[pd.DataFrame, list[str], np.ndarray] = memo[key]  # type: ignore[assignment]
     frame, order, full = cached
     if frame.empty:
-        return None, None, None, "no samples"
+        return None, None, None, "no samples", None
     mkey = ("masks", q.benchmark, q.unit, split, q.slice_kind)
     if mkey not in memo:
         memo[mkey] = _slice_masks(spec, frame, q.slice_kind)
     mask = memo[mkey].get(q.slice_value)  # type: ignore[attr-defined]
     if mask is None or not mask.any():
-        return None, None, None, "slice not found in the samples"
+        return None, None, None, "slice not found in the samples", None
     pos = {r: i for i, r in enumerate(order)}
     P = full[[pos[r] for r in run_ids]][:, mask]
     complete = (P >= 0).all(axis=1)
     y = frame["label"].to_numpy()[mask]
     if np.isnan(y.astype(float)).any():
-        return None, None, None, "samples without gold labels"
+        return None, None, None, "samples without gold labels", None
     y = y.astype(np.int8)
     domains = frame["domain"].fillna("").astype(str).to_numpy()[mask]
     stratify = spec.overall == "mean_over_domains"
     mean_dom = stratify and q.slice_kind == "overall" and q.metric in MEAN_OVER_DOMAINS
     keep = np.flatnonzero(complete)
     if len(keep) < 2:
-        return None, None, None, "per-sample labels missing"
+        return None, None, None, "per-sample labels missing", None
     wkey = ("weights", q.benchmark, q.unit, split, stratify, resamples, seed)
     if wkey not in memo:
         all_domains = frame["domain"].fillna("").astype(str).to_numpy()
@@ -440,14 +541,14 @@ def _paired(
     stored = runs.iloc[ok_pos[keep]]["value"].to_numpy(float)
     agree = np.isclose(sb.point, stored, rtol=0, atol=1e-9)
     if agree.sum() < 2:
-        return None, None, None, "per-sample labels do not reproduce the stored numbers"
+        return None, None, None, "per-sample labels do not reproduce the stored numbers", None
     use = keep[agree]
     boot = sb.boot[:, agree]
     pvals = R.paired_p_values(boot)
     why = "" if agree.all() else "labels do not reproduce the stored number"
     if len(use) < len(runs):
         why = why or "incomplete predictions, another benchmark version or split"
-    return ok_pos[use], sb.point[agree], pvals, why
+    return ok_pos[use], sb.point[agree], pvals, why, boot
 
 
 def _slice_masks(spec: BenchmarkSpec, frame: pd.DataFrame, kind: str) -> dict[str, np.ndarray]:
@@ -496,8 +597,8 @@ def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[s
         )
     if rows["config"].str.contains("suspect=yes", regex=False).any():
         notes.append(
-            "Rows marked suspect=yes are printed that way in the paper but contradict "
-            "the paper's own numbers (see leaderboard_data/reported/README.md)."
+            "Rows flagged ⚠ suspect in the Check column are printed that way in the paper "
+            "but contradict the paper's own other numbers; hover the flag for the reason."
         )
     return notes
 
@@ -696,8 +797,79 @@ def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd
     return shown
 
 
+SIGNIFICANCE_TITLES = {
+    "ci_bar": "95% CI",
+    "delta": "Δ to leader",
+    "delta_ci": "Δ 95% CI (paired)",
+    "delta_p": "p vs leader",
+    "flag": "Check",
+}
+
+
+def ci_bars(rows: pd.DataFrame, width: int = 24) -> list[str]:
+    """Each row's 95% CI as a bar on the scale shared by the table (a text forest plot):
+    '░' outside the CI, '▓' inside, '█' at the value; '' for a number without a CI."""
+    v = rows["value"].to_numpy(float)
+    lo = rows["ci_low"].to_numpy(float)
+    hi = rows["ci_high"].to_numpy(float)
+    have = np.isfinite(v) & np.isfinite(lo) & np.isfinite(hi)
+    if not have.any():
+        return ["" for _ in range(len(rows))]
+    lo_all = float(min(lo[have].min(), v[have].min()))
+    hi_all = float(max(hi[have].max(), v[have].max()))
+    if hi_all <= lo_all:
+        return ["" for _ in range(len(rows))]
+
+    def cells(x: np.ndarray) -> np.ndarray:
+        c = np.rint((np.where(have, x, lo_all) - lo_all) / (hi_all - lo_all) * (width - 1))
+        return np.clip(c, 0, width - 1).astype(int)
+
+    c_lo, c_v, c_hi = cells(lo), cells(v), cells(hi)
+    out = []
+    for ok, a, m, b in zip(have.tolist(), c_lo.tolist(), c_v.tolist(), c_hi.tolist(), strict=True):
+        out.append(
+            "░" * a + "▓" * (m - a) + "█" + "▓" * (b - m) + "░" * (width - 1 - b)
+            if ok and a <= m <= b
+            else ("" if not ok else "░" * m + "█" + "░" * (width - 1 - m))
+        )
+    return out
+
+
+def p_text(p: float, resamples: int = 1000) -> str:
+    if p != p:
+        return ""
+    return f"< {1 / resamples:.0e}".replace("e-0", "e-") if p <= 0 else f"{p:.3g}"
+
+
+def suspect_reason(config: object, note: object) -> str:
+    """Why a published number is flagged: the note of a row marked suspect=yes, else ''."""
+    if not isinstance(config, str) or "suspect=yes" not in config:
+        return ""
+    return str(note) if isinstance(note, str) and note else "flagged by the transcriber"
+
+
 def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -> pd.DataFrame:
-    """The board as shown (and downloaded): fixed columns, then the chosen extra ones."""
+    """The board as shown (and downloaded): fixed columns, the significance columns (CI bar,
+    paired difference to the leader with its CI and p, a check flag on suspect published
+    numbers), then the chosen extra ones."""
+    rows = rows.copy()
+    rows["ci_bar"] = ci_bars(rows)
+    rows["delta_ci"] = [
+        f"[{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+        for lo, hi in zip(
+            rows.get("delta_low", pd.Series(np.nan, index=rows.index)).astype(float),
+            rows.get("delta_high", pd.Series(np.nan, index=rows.index)).astype(float),
+            strict=True,
+        )
+    ]
+    for c in ("delta", "delta_p"):
+        if c not in rows.columns:
+            rows[c] = np.nan
+    rows["delta_p"] = [p_text(float(p)) for p in rows["delta_p"].astype(float)]
+    rows["flag"] = [
+        f"⚠ suspect: {why}" if why else ""
+        for why in (suspect_reason(c, n) for c, n in zip(rows["config"], rows["note"], strict=True))
+    ]
     cols = [
         "rank",
         "model",
@@ -708,11 +880,72 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
         "ci_high",
         "n",
         "coverage",
+        "ci_bar",
+        "delta",
+        "delta_ci",
+        "delta_p",
+        "flag",
         *[c for c in extra if c in rows.columns],
     ]
-    names = {**COLUMN_TITLES, "value": metric_title}
+    names = {**COLUMN_TITLES, **SIGNIFICANCE_TITLES, "value": metric_title}
     names.update({c: metric_label(c[2:]) for c in extra if c.startswith("m:")})
     return rows[cols].rename(columns=names).reset_index(drop=True)
+
+
+def with_dashes(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, list[str]]:
+    """The table for the screen: a number column with missing values (a paper's rank, CI, n
+    or AUROC) becomes text with "—" where nothing is given (a grid shows "None" for a missing
+    number). Returns the table and the columns made text (to align right)."""
+    out = table.copy()
+    made = []
+    for c in table.columns:
+        col = table[c]
+        if col.dtype.kind not in "iuf" and str(col.dtype) not in ("Int64", "Float64"):
+            continue
+        if not col.isna().any():
+            continue
+        integer = col.dtype.kind in "iu" or str(col.dtype) == "Int64"
+        out[c] = [
+            "—" if pd.isna(v) else (f"{int(v):,}" if integer else f"{float(v):.{decimals}f}")
+            for v in col
+        ]
+        made.append(str(c))
+    return out, made
+
+
+def pairwise_table(board: Board, labels: dict[str, str], lower: bool) -> pd.DataFrame:
+    """The paired-test matrix of the best runs as shown: cell (row, column) reads '▲ p' when
+    the row's run is significantly better (95%), '▼ p' when worse, '≈ p' when tied."""
+    m = board.pairwise
+    if m.empty:
+        return pd.DataFrame()
+    vals = board.pairwise_values
+    sign = -1.0 if lower else 1.0
+    out = {}
+    for col in m.columns:
+        cells = []
+        for row in m.index:
+            if row == col:
+                cells.append("—")
+                continue
+            p = float(m.at[row, col])  # type: ignore[arg-type]
+            better = sign * (vals[row] - vals[col]) > 0
+            mark = "≈" if not p < 0.05 else ("▲" if better else "▼")
+            cells.append(f"{mark} {p_text(p)}")
+        out[labels.get(col, col)] = cells
+    return pd.DataFrame(out, index=[labels.get(r, r) for r in m.index])
+
+
+ROW_SETS = {"all": "all rows", "runs": "FactBoard runs", "published": "published numbers"}
+
+
+def rows_of(rows: pd.DataFrame, which: str) -> pd.DataFrame:
+    """'runs' keeps FactBoard's runs, 'published' the papers' numbers, 'all' both."""
+    if which == "runs":
+        return rows[rows["origin_code"] != "reported"]
+    if which == "published":
+        return rows[rows["origin_code"] == "reported"]
+    return rows
 
 
 def file_stem(benchmark: str, unit: str, kind: str, value: str, metric: str) -> str:
@@ -826,3 +1059,29 @@ def slice_long(
     res = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
     res["value"] = res["value"].astype(float)
     return res[cols]
+
+
+def published_table(con: Q.Con, q: BoardQuery, kind: str = "dataset+topic_type") -> pd.DataFrame:
+    """A paper's per-slice table for an Overall view that has no published Overall (TofuEval's
+    Table 3: BAcc per dataset × topic type): one row per published model and configuration,
+    one column per slice value; empty when the view has published Overall rows or the paper
+    gives no such table."""
+    if q.slice_kind != "overall" or q.grader is not None:
+        return pd.DataFrame()
+    overall = Q.reported_results(con, q.benchmark, q.unit, "overall")
+    if not overall[overall["metric"] == q.metric].empty:
+        return pd.DataFrame()
+    rep = Q.reported_results(con, q.benchmark, q.unit, kind)
+    rep = rep[rep["metric"] == q.metric]
+    if rep.empty:
+        return pd.DataFrame()
+    cfg = rep["note"].map(lambda n: split_note(n)[0])
+    rep = rep.assign(
+        Model=[f"{m} ({c})" if c else str(m) for m, c in zip(rep["model"], cfg, strict=True)],
+        Source=rep["source"],
+    )
+    wide = rep.pivot_table(
+        index=["Model", "Source"], columns="slice_value", values="value", aggfunc="first"
+    )
+    wide.columns = [str(c).replace("+", " × ") for c in wide.columns]
+    return wide.reset_index().sort_values("Model", key=lambda c: c.str.lower(), ignore_index=True)

@@ -284,6 +284,12 @@ def delete_runs(con: Con, run_ids: Sequence[str]) -> None:
         con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
 
 
+def delete_predictions(con: Con, run_ids: Sequence[str]) -> None:
+    """The per-sample rows (predictions and grades) of these runs, e.g. before a reload."""
+    for table in ("predictions", "grades"):
+        con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [list(run_ids)])
+
+
 def load_predictions(con: Con, files: Sequence[str]) -> None:
     """predictions.parquet files (the run folder names the run)."""
     if not files:

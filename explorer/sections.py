@@ -89,19 +89,45 @@ def board_filters(board: L.Board, page: str) -> L.Look:
 
 
 def board_table(table: pd.DataFrame, method: str) -> None:
-    """The board as shown (L.display_table), numbers with 3 decimals."""
+    """The board as shown (L.display_table): numbers with 3 decimals, "—" where a number is
+    not given (a paper's rank, CI or n; L.with_dashes)."""
+    shown, text = L.with_dashes(table)
     number = st.column_config.NumberColumn(format="%.3f")
+    delta_help = "The run's number minus the best run's"
+    right = {c: st.column_config.TextColumn(alignment="right") for c in text}
     st.dataframe(
-        table,
+        shown,
         hide_index=True,
         width="stretch",
         height=min(38 + 35 * max(len(table), 1), 640),
         column_config={
-            "Rank": st.column_config.NumberColumn(help=method, width="small"),
+            **{c: number for c in shown.columns if shown[c].dtype.kind == "f"},
+            **right,
+            "Rank": st.column_config.Column(help=method, width="small"),
             "Model": st.column_config.TextColumn(width="medium"),
-            "n": st.column_config.NumberColumn(format="%d"),
+            "n": st.column_config.Column(alignment="right"),
             "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
-            **{c: number for c in table.columns if table[c].dtype.kind == "f"},
+            "95% CI": st.column_config.TextColumn(
+                help="The 95% CI as a bar on the scale shared by the table (▓ the CI, █ the "
+                "value); published numbers carry no CI"
+            ),
+            "Δ to leader": (
+                st.column_config.TextColumn(alignment="right", help=delta_help)
+                if "Δ to leader" in text
+                else st.column_config.NumberColumn(format="%+.3f", help=delta_help)
+            ),
+            "Δ 95% CI (paired)": st.column_config.TextColumn(
+                help="95% CI of the difference to the leader by a paired bootstrap on the "
+                "same samples (runs with complete per-sample predictions)"
+            ),
+            "p vs leader": st.column_config.TextColumn(
+                help="Two-sided paired-bootstrap p-value of the difference to the leader"
+            ),
+            "Check": st.column_config.TextColumn(
+                help="Published numbers that contradict the paper's own other numbers, with "
+                "the reason (hover or widen the column to read it)",
+                width="small",
+            ),
         },
     )
 
@@ -120,6 +146,13 @@ def run_card(
         )
         return
     labels = dict(zip(run_rows["run_id"], run_rows["label"], strict=True))
+    gone = ui.missing_from_url("run", list(run_rows["run_id"]))
+    if gone:
+        st.warning(
+            f"The run {ui.md_escape(gone[:120])} named by this link is not in this view "
+            "(deleted, hidden, or left out by the filters above).",
+            icon="🔗",
+        )
     pick = ui.url_selectbox(
         "Run",
         ["", *run_rows["run_id"]],

@@ -9,6 +9,13 @@ first time a page needs them (`ensure_labels`), then never again, with the final
 scorer stored (labels.parquet); a run stored before final labels were kept gets them from the
 engine (evaluator.core.scoring.final_labels), never from SQL.
 
+A run folder the engine would reject never reaches the board: its run.json is validated by the
+engine (`evaluator.store.runs.read_record`, the pydantic RunRecord) and its Parquet files must
+begin and end with Parquet's magic bytes (a truncated file does not). A file that still fails
+when its rows are loaded (`ensure_labels`: a column of the wrong type, a damaged page) takes
+its run off the board. Either way the folder is listed in `problems` (folder -> why) until its
+files change, and no page goes down.
+
 `token(benchmark)` changes whenever anything about that benchmark changes; derived results
 cached elsewhere (st.cache_data) are keyed on it.
 """
@@ -20,6 +27,7 @@ import math
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +38,7 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from evaluator.core import scoring
+from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import LABEL_SCHEMA, ThresholdInfo
 from evaluator.store import layout, runs
 from evaluator.store.layout import (
@@ -48,6 +57,7 @@ class _RunFiles:
     mtime: int
     grades: bool
     labels: bool  # the scorer's final labels are stored (runs written before that have none)
+    files: tuple[int | None, ...] = ()  # mtimes of predictions, labels and grades
 
 
 def _number(v: object) -> float | None:
@@ -63,6 +73,29 @@ def _mtime(p: Path) -> int | None:
         return p.stat().st_mtime_ns
     except OSError:
         return None
+
+
+_MAGIC = b"PAR1"
+
+
+def parquet_problem(path: Path) -> str | None:
+    """Why a run's Parquet file cannot be read, from its first and last bytes alone (a
+    truncated or non-Parquet file lacks the closing magic bytes); None when it looks whole.
+    Cheap enough for every run at start-up; a file whole but with rows the explorer cannot
+    read (a column of the wrong type) is found when its rows are loaded (Store._load_each)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            size = fh.seek(0, os.SEEK_END)
+            if size < 12:
+                return f"{path.name} is unreadable (truncated: {size} bytes)"
+            fh.seek(-4, os.SEEK_END)
+            tail = fh.read(4)
+    except OSError as e:
+        return f"{path.name} is unreadable ({e.strerror or e})"
+    if head != _MAGIC or tail != _MAGIC:
+        return f"{path.name} is unreadable (truncated or not a Parquet file)"
+    return None
 
 
 class Store:
@@ -81,6 +114,8 @@ class Store:
         self._reported_files: tuple[tuple[str, int], ...] = ()
         self._gen: dict[str, int] = {}
         self.problems: dict[str, str] = {}  # run folder -> why it is not shown
+        self._broken: dict[str, _RunFiles] = {}  # run folders left off, as they were seen
+        self._seen_state: dict[str, _RunFiles] = {}
         self.memo: dict[object, object] = {}  # derived arrays, keyed with token(benchmark)
 
     # ----------------------------------------------------------------------------------------
@@ -164,14 +199,17 @@ class Store:
                     if not (d / PREDICTIONS_FILE).is_file():
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    seen[e.name] = _RunFiles(
-                        m, (d / GRADES_FILE).is_file(), (d / LABELS_FILE).is_file()
-                    )
+                    mt = tuple(_mtime(d / f) for f in (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE))
+                    seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
                 del self.problems[f]
+        for f in [f for f, s in self._broken.items() if seen.get(f) != s]:
+            del self._broken[f]  # gone or changed: look at it again
         gone = [f for f in self._runs if f not in seen]
-        changed = [f for f, s in seen.items() if self._runs.get(f) != s]
+        changed = [
+            f for f, s in seen.items() if self._runs.get(f) != s and self._broken.get(f) != s
+        ]
         if not gone and not changed:
             return
         drop = gone + [f for f in changed if f in self._runs]
@@ -188,11 +226,18 @@ class Store:
         Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
+        self._seen_state = seen
         files = [str(rdir / f / RUN_FILE) for f in folders]
         meta, bad = Q.stage_run_files(self.con, files)
         for f in bad:
-            self.problems[f] = f"{RUN_FILE} is not valid JSON"
-        good = self._check_runs(meta)
+            self._set_broken(f, f"{RUN_FILE} is not valid JSON", seen[f])
+        good = []
+        for f, benchmark in self._check_runs(meta):
+            why = self._engine_check(rdir / f, seen[f])
+            if why:
+                self._set_broken(f, why, seen[f])
+            else:
+                good.append((f, benchmark))
         Q.insert_staged_runs(self.con, [f for f, _ in good])
         Q.drop_staged_runs(self.con)
         for f, benchmark in good:
@@ -201,14 +246,40 @@ class Store:
             self.problems.pop(f, None)
             self._bump(benchmark)
 
+    def _set_broken(self, folder: str, why: str, state: _RunFiles | None) -> None:
+        self.problems[folder] = why
+        if state is not None:
+            self._broken[folder] = state
+
+    @staticmethod
+    def _engine_check(run_dir: Path, state: _RunFiles) -> str | None:
+        """What the engine rejects in a run folder: run.json by its pydantic RunRecord, the
+        Parquet files by their footers."""
+        try:
+            runs.read_record(run_dir)
+        except CorruptRunError as e:
+            return e.problem
+        for name, present in (
+            (PREDICTIONS_FILE, True),
+            (LABELS_FILE, state.labels),
+            (GRADES_FILE, state.grades),
+        ):
+            why = parquet_problem(run_dir / name) if present else None
+            if why:
+                return why
+        return None
+
     def _check_runs(self, meta: pd.DataFrame) -> list[tuple[str, str]]:
         good = []
         for row in meta.itertuples(index=False):
             folder = str(row.folder)
+            state = self._seen_state.get(folder)
             if row.run_id != folder:
-                self.problems[folder] = f"run_id {row.run_id!r} does not match the folder name"
+                self._set_broken(
+                    folder, f"run_id {row.run_id!r} does not match the folder name", state
+                )
             elif not row.benchmark or not row.model_name or not row.origin:
-                self.problems[folder] = f"{RUN_FILE} lacks benchmark, model.name or origin"
+                self._set_broken(folder, f"{RUN_FILE} lacks benchmark, model.name or origin", state)
             else:
                 good.append((folder, str(row.benchmark)))
         return good
@@ -247,31 +318,79 @@ class Store:
             self._samples_loaded[benchmark] = state
             return True
 
-    def ensure_labels(self, benchmark: str) -> None:
-        """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet,
-        and their final labels: as stored by the scorer, or, for a run stored without them,
-        made by the engine (evaluator.core.scoring.final_labels)."""
+    def ensure_labels(self, benchmark: str, run_ids: Sequence[str] | None = None) -> None:
+        """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet
+        (only `run_ids` when given: what a view needs, e.g. the best runs for the paired
+        tests or the two compared runs), and their final labels: as stored by the scorer, or,
+        for a run stored without them, made by the engine (scoring.final_labels)."""
         with self._lock:
             has_samples = self.ensure_samples(benchmark)
             folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
+            if run_ids is not None:
+                wanted = set(run_ids)
+                folders = [f for f in folders if f in wanted]
             new = [f for f in folders if f not in self._predictions_loaded]
             rdir = layout.runs_dir(self.root)
             if new:
-                Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in new])
-                Q.load_grades(
-                    self.con, [str(rdir / f / GRADES_FILE) for f in new if self._runs[f].grades]
+                loaded = self._load_each(
+                    new, self._load_run_rows, lambda fs: Q.delete_predictions(self.con, fs)
                 )
-                self._predictions_loaded.update(new)
+                self._predictions_loaded.update(loaded)
+                folders = [f for f in folders if f in self._runs]
             todo = [f for f in folders if f not in self._labelled]
             if not todo or not has_samples:
                 return
             Q.delete_labels(self.con, todo)
             stored = [f for f in todo if self._runs[f].labels]
-            Q.load_labels(self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in stored])
+            self._load_each(
+                stored,
+                lambda fs: Q.load_labels(
+                    self.con, benchmark, [str(rdir / f / LABELS_FILE) for f in fs]
+                ),
+                lambda fs: Q.delete_labels(self.con, fs),
+            )
+            todo = [f for f in todo if f in self._runs]
             older = [f for f in todo if not self._runs[f].labels]
             if older:
                 self._make_labels(older, benchmark)
             self._labelled.update(todo)
+
+    def _load_run_rows(self, folders: list[str]) -> None:
+        rdir = layout.runs_dir(self.root)
+        Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in folders])
+        Q.load_grades(
+            self.con, [str(rdir / f / GRADES_FILE) for f in folders if self._runs[f].grades]
+        )
+
+    def _load_each(self, folders: list[str], load: Any, clear: Any) -> list[str]:
+        """load(folders) at once; if a file fails, clear(folders) and load folder by folder:
+        the folders whose files fail leave the board (listed in problems). Returns the folders
+        loaded."""
+        if not folders:
+            return []
+        try:
+            load(folders)
+            return folders
+        except duckdb.Error:
+            clear(folders)
+        ok = []
+        for f in folders:
+            try:
+                load([f])
+                ok.append(f)
+            except duckdb.Error as e:
+                self._drop_broken_run(f, f"unreadable: {str(e).splitlines()[0][:200]}")
+        return ok
+
+    def _drop_broken_run(self, folder: str, why: str) -> None:
+        state = self._runs.pop(folder, None)
+        self._set_broken(folder, why, state)
+        b = self._run_benchmark.pop(folder, None)
+        self._predictions_loaded.discard(folder)
+        self._labelled.discard(folder)
+        Q.delete_runs(self.con, [folder])
+        if b:
+            self._bump(b)
 
     def _make_labels(self, run_ids: list[str], benchmark: str) -> None:
         """Final labels of runs stored without them, by the engine's rule."""

@@ -7,7 +7,11 @@ explorer's pure functions; they hold no logic of their own beyond layout.
 Page state lives in the URL query parameters. Each stateful widget is created through one of the
 `url_*` helpers below: on the first run (or when the URL changed under it: a shared link, the
 browser's back button) the widget takes its value from the URL; afterwards the URL follows the
-widget. Parameters at their default value are left out of the URL.
+widget. Every parameter is written, whatever its value, so that a link copied from the address
+bar shows the same view in another browser (a default may depend on the session, e.g. the
+benchmark last chosen); only an empty search box or an empty choice whose default is empty
+is left out. A URL value that names something no longer there (a deleted run, an unknown
+benchmark) is reported by `missing_from_url` instead of being replaced silently.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from explorer.store import Store
 T = TypeVar("T")
 
 PAGES = {
+    "home": "views/home.py",
     "leaderboard": "views/leaderboard.py",
     "samples": "views/samples.py",
     "compare": "views/compare.py",
@@ -57,6 +62,27 @@ def store() -> Store:
     s = _store(str(layout.data_root()))
     s.refresh()
     return s
+
+
+def problems_notice(s: Store) -> None:
+    """A compact notice when files in the data folder could not be read (their runs are left
+    off the board), with the details folded away for maintainers."""
+    problems = dict(s.problems)
+    if not problems:
+        return
+    n = len(problems)
+    with st.expander(
+        f"⚠️ {n} file(s) in the data folder could not be read; what they hold is left off the board",
+        expanded=False,
+    ):
+        st.dataframe(
+            pd.DataFrame(
+                {"folder": list(problems), "problem": list(problems.values())}
+            ).sort_values("folder"),
+            hide_index=True,
+            width="stretch",
+        )
+        st.caption("For maintainers: fix or remove these folders; the board picks them up.")
 
 
 def spec_of(name: str) -> BenchmarkSpec | None:
@@ -95,17 +121,36 @@ def _adopt_url(
 
 
 def _write_url(name: str, value: Any, default: Any) -> None:
+    """Write the widget's value to the URL, always (never left out because it equals the
+    default). Empty values are left out unless the default is not empty: an emptied
+    multiselect whose default has items is written as one blank value."""
     seen: dict[str, tuple[str, ...]] = st.session_state.setdefault(_SEEN, {})
     empty = value is None or value == "" or (isinstance(value, list | tuple) and not value)
-    if empty or value == default:
+    default_empty = (
+        default is None or default == "" or (isinstance(default, list | tuple) and not default)
+    )
+    if empty and default_empty:
         if name in st.query_params:
             del st.query_params[name]
+    elif empty:
+        if list(_url_values(name)) != [""]:
+            st.query_params[name] = ""
     elif isinstance(value, list | tuple):
         if list(_url_values(name)) != [str(v) for v in value]:
             st.query_params[name] = [str(v) for v in value]
     elif st.query_params.get(name) != str(value):
         st.query_params[name] = str(value)
     seen[name] = _url_values(name)
+
+
+def missing_from_url(name: str, options: Sequence[Any]) -> str | None:
+    """The URL's value of `name` when it names none of `options` (a run or benchmark that no
+    longer exists), else None; pages say so instead of showing another silently."""
+    url = [v for v in _url_values(name) if v]
+    if not url:
+        return None
+    texts = {str(o) for o in options}
+    return None if url[0] in texts else url[0]
 
 
 def url_selectbox(
@@ -199,10 +244,14 @@ def url_text(label: str, name: str, page: str, container: Any = None, **kw: Any)
 def url_toggle(label: str, name: str, page: str, container: Any = None, **kw: Any) -> bool:
     key = f"{page}.{name}"
     _adopt_url(
-        name, key, lambda u: u[0] in ("1", "true", "yes"), lambda v: isinstance(v, bool), False
+        name,
+        key,
+        lambda u: u[0] in ("1", "true", "yes"),
+        lambda v: isinstance(v, bool),
+        False,
     )
     value = bool((container or st).toggle(label, key=key, **kw))
-    _write_url(name, "1" if value else "", "")
+    _write_url(name, "1" if value else "0", "")
     return value
 
 
@@ -316,10 +365,15 @@ def board(
     resamples: int = 1000,
 ) -> L.Board:
     s = _store(root)
-    s.ensure_labels(benchmark)
     q = L.BoardQuery(benchmark, unit, slice_kind, slice_value, metric, grader)
     return L.build_board(
-        s.cursor(), q, spec_of(benchmark), s.version(benchmark), resamples, memo=s.memo
+        s.cursor(),
+        q,
+        spec_of(benchmark),
+        s.version(benchmark),
+        resamples,
+        memo=s.memo,
+        ensure=lambda ids: s.ensure_labels(benchmark, ids),
     )
 
 
@@ -353,7 +407,7 @@ def comparison(
     root: str, token: str, benchmark: str, unit: str, run_a: str, run_b: str, metric: str
 ) -> C.Comparison:
     s = _store(root)
-    s.ensure_labels(benchmark)
+    s.ensure_labels(benchmark, [run_a, run_b])
     spec = registry.get(benchmark)
     return C.compare_runs(s.cursor(), spec, unit, run_a, run_b, metric)
 

@@ -15,16 +15,17 @@ import pandas as pd
 import streamlit as st
 
 from evaluator.store import export
+from explorer import front, textdiff, ui
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import samples as X
-from explorer import textdiff, ui
 
 
 def benchmark_title(name: str) -> str:
-    """The registered benchmark's title, or its name when it is not registered."""
+    """The registered benchmark's title, or its published-numbers title when it is not
+    registered (never a raw id)."""
     spec = ui.spec_of(name)
-    return spec.title if spec else name
+    return spec.title if spec else front.published_title(name)
 
 
 def benchmark_picker(
@@ -45,6 +46,13 @@ def benchmark_picker(
     pool = [n for n in preferred if n in opts] or opts
     start = ui.sticky_benchmark(pool, default if default in pool else pool[0])
     if in_url:
+        gone = ui.missing_from_url("benchmark", opts)
+        if gone:
+            st.warning(
+                f"This link names the benchmark “{ui.md_escape(gone[:80])}”, which is not on "
+                "this board; pick one below.",
+                icon="🔗",
+            )
         bench = ui.url_selectbox(
             label,
             opts,
@@ -71,15 +79,26 @@ def metric_picker(
 ) -> str:
     """The metric selectbox ('metric' or 'metric@grader', URL parameter 'metric'). When the
     metric shown before (or named by the link) is not reported in this view, the picker falls
-    back to the first metric and the page says so instead of switching silently."""
-    key = f"{page}.metric"
+    back to the first metric and the page says so instead of switching silently; the reader's
+    metric comes back by itself in the next view that reports it (FRANK's partial correlation
+    is not lost by a look at the per-error-type view)."""
+    key, pref_key, fb_key = f"{page}.metric", f"{page}.metric_pref", f"{page}.metric_fallback"
     wanted = ui.url_value("metric") or st.session_state.get(key)
+    pref = st.session_state.get(pref_key)
+    if pref and pref in keys and wanted != pref and wanted == st.session_state.get(fb_key):
+        ui.set_url_value("metric", pref)  # the fallback was never the reader's choice
+        wanted = pref
     chosen = ui.url_selectbox(
         "Metric", keys, "metric", page, container=container, format_func=L.metric_key_label
     )
     notice = L.metric_notice(wanted, keys, chosen, unit, kind)
     if notice:
         st.warning(ui.md_escape(notice), icon="↪️")
+        st.session_state[pref_key] = pref or wanted
+        st.session_state[fb_key] = chosen
+    elif chosen != st.session_state.get(fb_key):
+        st.session_state.pop(pref_key, None)
+        st.session_state.pop(fb_key, None)
     return chosen
 
 

@@ -34,8 +34,8 @@ runs = Q.runs_frame(con, bench)
 if len(runs) < 2:
     ui.no_data(f"{spec.title} has a single run; score another to compare.")
     st.stop()
-s.ensure_labels(bench)
-units = sorted(set(Q.labelled_runs(con, bench)["unit"]), key=lambda u: (u != "summary", u))
+dims = ui.dimensions(str(s.root), s.token(bench) + s.token(""), bench)
+units = sorted(set(dims[dims["source"] == "run"]["unit"]), key=lambda u: (u != "summary", u))
 unit = ui.url_selectbox("Level", units or ["summary"], "unit", PAGE, container=c[1])
 metrics = C.comparable_metrics(spec)
 metric = ui.url_selectbox(
@@ -50,6 +50,22 @@ metric = ui.url_selectbox(
 
 labels = dict(zip(runs["run_id"], X.run_labels(runs), strict=True))
 ids = list(labels)
+gone = [g for g in (ui.missing_from_url("a", ids), ui.missing_from_url("b", ids)) if g]
+if gone:
+    st.error(
+        "This link compares "
+        + " and ".join(f"run **{ui.md_escape(g[:120])}**" for g in gone)
+        + f", which {'is' if len(gone) == 1 else 'are'} no longer on {spec.title} (deleted, "
+        "hidden or never here). No other run is put in its place.",
+        icon="🔗",
+    )
+    st.page_link(
+        ui.PAGES["compare"],
+        label=f"Compare two other runs of {spec.title}",
+        icon="⚖️",
+        query_params={"benchmark": bench},
+    )
+    st.stop()
 pair = st.columns(2)
 run_a = ui.url_selectbox(
     "Run A", ids, "a", PAGE, default=ids[-1], container=pair[0], format_func=labels.__getitem__

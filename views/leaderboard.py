@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from evaluator.core.vocabulary import lower_is_better as lower
 from evaluator.core.vocabulary import metric_label
 from evaluator.core.vocabulary import slice_label as slice_title
 from explorer import leaderboard as L
@@ -16,6 +17,7 @@ ui.header(
     "it comes from. Every number of a run carries its 95% bootstrap CI and n.",
 )
 
+ui.problems_notice(s)
 ingested = s.benchmarks()
 names = L.benchmark_order(ingested, *ui.board_benchmarks(str(s.root), s.token()))
 if not names:
@@ -61,8 +63,6 @@ if kind != "overall":
     noun = L.slice_noun(kind).capitalize()
     values = opts.slice_values.get(kind, [""])
     value = ui.url_selectbox(noun, values, "value", PAGE, container=top[3])
-else:
-    top[3].text_input("Slice", "all samples", disabled=True)
 keys = L.metric_keys(opts)
 if not keys:
     ui.no_data("No metric for this view.")
@@ -74,8 +74,19 @@ view = L.BoardQuery(bench, unit, kind, value, metric, grader)
 b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
-look = sections.board_filters(b, PAGE)
-shown = L.filter_rows(rows, metric, look)
+narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin"))
+with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
+    look = sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
+which = ui.url_radio(
+    "Show",
+    list(L.ROW_SETS),
+    "rows",
+    PAGE,
+    format_func=L.ROW_SETS.__getitem__,
+    horizontal=True,
+    label_visibility="collapsed",
+)
+shown = L.filter_rows(L.rows_of(rows, which), metric, look)
 mlabel = metric_label(metric, grader)
 table = L.display_table(shown, look.columns, mlabel)
 
@@ -88,7 +99,36 @@ st.markdown(
     + (f": {ui.md_escape(value)}" if value else "")
 )
 sections.board_table(table, b.method)
-widgets.download_buttons(table, L.file_stem(bench, unit, kind, value, metric), PAGE)
+widgets.download_buttons(
+    table.drop(columns=["95% CI"]), L.file_stem(bench, unit, kind, value, metric), PAGE
+)
+
+paper = L.published_table(s.cursor(), view)
+if not paper.empty:
+    with st.expander(
+        f"The paper's own table: {mlabel} per dataset × topic type (it gives no Overall)",
+        expanded=bool((rows["origin_code"] == "reported").sum() == 0),
+    ):
+        shown_paper, text_cols = L.with_dashes(paper)
+        st.dataframe(
+            shown_paper,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                **{c: st.column_config.NumberColumn(format="%.3f") for c in paper.columns[2:]},
+                **{c: st.column_config.TextColumn(alignment="right") for c in text_cols},
+            },
+        )
+
+pairs = L.pairwise_table(b, dict(zip(rows["run_id"], rows["label"], strict=False)), lower(metric))
+if not pairs.empty:
+    with st.expander(f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)"):
+        st.caption(
+            "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
+            "≈ not distinguishable; the number is the two-sided paired-bootstrap p-value on "
+            "the same samples."
+        )
+        st.dataframe(pairs, width="stretch")
 
 sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])

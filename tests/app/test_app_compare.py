@@ -99,3 +99,20 @@ def test_label_only_runs_and_auroc(data: Path) -> None:
     )
     assert any("has no scores" in c.value for c in at.caption)
     assert not at.metric
+
+
+def test_a_link_to_a_deleted_run_says_so(data: Path) -> None:
+    """A shared Compare link whose run no longer exists names it and shows no other run."""
+    a = run_id(data, "strong")
+    at = open_page({"benchmark": "demo", "a": a, "b": "demo-deleted-run-20200101"})
+    err = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "demo-deleted-run-20200101" in err and "no longer" in err
+    assert not at.metric  # no comparison computed with a stand-in run
+    assert at.query_params["b"] == "demo-deleted-run-20200101"  # the link is left as it was
+
+
+def test_the_compare_url_holds_every_choice(data: Path) -> None:
+    at = open_page()
+    assert {"benchmark", "unit", "metric", "a", "b"} <= set(at.query_params)
+    shared = open_page({k: at.query_params[k] for k in at.query_params})
+    assert [m.value for m in shared.metric] == [m.value for m in at.metric]

@@ -66,7 +66,18 @@ def test_default_board_on_the_demo(data: Path) -> None:
     assert t["Rank"].min() == 1
     assert "paired bootstrap" in at.caption[1].value
     assert [b.label for b in at.download_button] == ["⬇️ CSV", "⬇️ JSON", "⬇️ LaTeX"]
-    assert dict(at.query_params) == {}  # everything at its default
+    # every widget that changes the view is in the URL, defaults included: a copied link
+    # shows the same view in a browser with another session
+    assert dict(at.query_params) == {
+        "benchmark": "demo",
+        "unit": "summary",
+        "slice": "overall",
+        "metric": "balanced_accuracy",
+        "sort": "value",
+        "rows": "all",
+        "cols": ["threshold", "m:accuracy", "m:roc_auc"],
+        "chart": "CI forest plot",
+    }
     code = [c.value for c in at.code]
     assert code and code[0].startswith("@misc{factboard-demo")
 
@@ -90,7 +101,9 @@ def test_unknown_url_values_fall_back_to_defaults(data: Path) -> None:
     assert at.selectbox(key="lb.benchmark").value == "demo"
     assert at.selectbox(key="lb.slice").value == "overall"
     assert at.selectbox(key="lb.metric").value == "balanced_accuracy"
-    assert "slice" not in at.query_params and "metric" not in at.query_params
+    assert at.query_params["slice"] == "overall"
+    assert at.query_params["metric"] == "balanced_accuracy"
+    assert any("no-such-benchmark" in w.value.replace("\\", "") for w in at.warning)
 
 
 def test_changing_the_slice_updates_table_and_url(data: Path) -> None:
@@ -187,7 +200,7 @@ def test_published_only_benchmark(data: Path) -> None:
     assert any("published numbers only" in i.value for i in at.info)
     t = table(at)
     assert len(t) > 5 and set(t["Origin"]) == {"📄 reported"}
-    assert t["Rank"].isna().all()
+    assert (t["Rank"] == "—").all() and (t["n"] == "—").any()
     assert "not ranked" in at.caption[1].value
 
 
@@ -223,3 +236,60 @@ def test_a_view_without_the_metric_says_so(data: Path) -> None:
     at = open_page({"benchmark": "demo", "metric": "cohen_kappa"})
     assert at.selectbox(key="lb.metric").value == "balanced_accuracy"
     assert any("Cohen κ is not reported" in w.value for w in at.warning)
+
+
+def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
+    at = open_page()
+    t = table(at)
+    for col in ("95% CI", "Δ to leader", "Δ 95% CI (paired)", "p vs leader", "Check"):
+        assert col in t.columns
+    assert t["Δ to leader"].iloc[0] == 0 and (t["Δ to leader"].dropna() <= 0).all()
+    assert t["Δ 95% CI (paired)"].iloc[0] == ""  # the leader itself
+    assert t["Δ 95% CI (paired)"].iloc[1].startswith("[")
+    assert t["p vs leader"].iloc[1] != ""
+    assert all("█" in bar for bar in t["95% CI"])
+    exp = next(e for e in at.expander if "Pairwise significance" in e.label)
+    m = exp.dataframe[0].value
+    assert m.shape == (5, 5) and m.iloc[0, 0] == "—"
+    assert all(c[0] in "▲▼≈—" for c in m.to_numpy().ravel())
+
+
+def test_show_only_factboard_runs_or_published_rows(data: Path) -> None:
+    at = open_page({"benchmark": "summedits"})
+    assert at.query_params["rows"] == "all"
+    assert set(table(at)["Origin"]) == {"📄 published"} or len(table(at)) > 0
+    at.radio(key="lb.rows").set_value("published").run()
+    assert at.query_params["rows"] == "published"
+    assert (table(at)["Rank"] == "—").all() and (table(at)["CI low"] == "—").all()
+    at = open_page({"benchmark": "demo", "rows": "runs"})
+    assert len(table(at)) == 5 and table(at)["Rank"].notna().all()
+
+
+def test_published_duplicates_fold_and_suspect_rows_are_flagged(data: Path) -> None:
+    at = open_page({"benchmark": "summedits", "slice": "domain", "value": "news", "q": "human"})
+    t = table(at)
+    assert len(t) == 1  # paper and README: one row naming both sources
+    assert "Table 9" in t["Source"].iloc[0] and "README" in t["Source"].iloc[0]
+    at = open_page({"benchmark": "summedits", "q": "cohere"})
+    t = table(at)
+    flags = [f for f in t["Check"] if f]
+    assert flags and all(f.startswith("⚠ suspect: ") and len(f) > 20 for f in flags)
+    assert not any("README.md" in w.value for w in at.warning)
+
+
+def test_the_readers_metric_comes_back_after_a_view_without_it(data: Path) -> None:
+    """The metric is stable per benchmark: a view that lacks it shows another and says so;
+    the next view that has it shows it again (and the URL follows)."""
+    at = open_page(
+        {
+            "benchmark": "tofueval",
+            "unit": "sentence",
+            "slice": "dataset+topic_type",
+            "metric": "fpr",
+        }
+    )
+    at.selectbox(key="lb.slice").set_value("dataset").run()
+    assert at.selectbox(key="lb.metric").value == "cohen_kappa"
+    at.selectbox(key="lb.slice").set_value("dataset+topic_type").run()
+    assert at.selectbox(key="lb.metric").value == "fpr"
+    assert at.query_params["metric"] == "fpr"

@@ -138,7 +138,7 @@ def test_selecting_from_the_page_updates_the_url(data: Path) -> None:
     target = results(at)["sample"].iloc[3]
     picker(at).set_value(target).run()
     assert at.query_params["sample"] == target
-    assert "view" not in at.query_params  # with a sample in the link, its tab is the default
+    assert at.query_params["view"] == "Sample"  # the tab shown is in the link too
     assert at.subheader[0].value.replace("\\", "") == f"Sample {target}"
     # back to the results, the sample stays in the link
     at.query_params["view"] = "Results"

@@ -118,7 +118,7 @@ def test_board_rows_values_and_paired_ranks(store: Store, demo_root: Path) -> No
     assert rep["config"] == "prompt=ZS; suspect=yes" and rep["note"] == "printed as is"
     assert rep["split"] == "all" and rep["m:accuracy"] == pytest.approx(0.71)
     assert any("different splits" in n for n in b.notes)
-    assert any("suspect=yes" in n for n in b.notes)
+    assert any("⚠ suspect" in n for n in b.notes)
 
 
 def test_ranks_agree_with_pairwise_engine_tests(store: Store) -> None:
@@ -223,6 +223,11 @@ def test_display_table_and_exports_are_what_is_shown(store: Store) -> None:
         "CI high",
         "n",
         "Coverage",
+        "95% CI",
+        "Δ to leader",
+        "Δ 95% CI (paired)",
+        "p vs leader",
+        "Check",
         "Split",
         "Accuracy",
     ]
@@ -431,3 +436,18 @@ def test_p_value_text() -> None:
     assert compare.p_text(0.0, 2_000) == "< 5e-4"
     assert compare.p_text(0.0312, 10_000) == "0.0312"
     assert compare.p_text(float("nan"), 10) == "n/a"
+
+
+def test_tofueval_overall_carries_the_papers_table_3(store: Store) -> None:
+    """The paper gives no TofuEval Overall: the Overall view shows its Table 3 (BAcc per
+    dataset × topic type) instead of hiding it."""
+    q = L.BoardQuery("tofueval", "summary", "overall", "", "balanced_accuracy")
+    t = L.published_table(store.cursor(), q)
+    assert {"mediasum × main", "mediasum × marginal", "meetingbank × main"} <= set(t.columns)
+    assert len(t) >= 10 and all("Table" in s for s in t["Source"])
+    assert t["mediasum × main"].between(0, 1).all()
+    # a view with a published Overall, or a slice view, has no such table
+    assert L.published_table(store.cursor(), L.BoardQuery("summedits", "summary")).empty
+    assert L.published_table(
+        store.cursor(), L.BoardQuery("tofueval", "summary", "dataset", "mediasum")
+    ).empty
