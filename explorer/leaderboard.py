@@ -22,6 +22,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -1085,3 +1086,20 @@ def published_table(con: Q.Con, q: BoardQuery, kind: str = "dataset+topic_type")
     )
     wide.columns = [str(c).replace("+", " × ") for c in wide.columns]
     return wide.reset_index().sort_values("Model", key=lambda c: c.str.lower(), ignore_index=True)
+
+
+def eee_download(
+    rows: pd.DataFrame, root: Path, benchmark: str | None
+) -> Callable[[], bytes] | None:
+    """What the board's Every Eval Ever button downloads: the runs among `rows` and the
+    benchmark's published numbers, built when clicked (None when there is nothing to export)."""
+    ids = [str(r) for r in rows.get("run_id", pd.Series(dtype=object)).dropna() if r]
+    if not ids and benchmark is None:
+        return None
+
+    def build() -> bytes:
+        from evaluator.interop.export import eee_zip
+
+        return eee_zip(ids, root, reported_benchmark=benchmark)
+
+    return build

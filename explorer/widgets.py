@@ -102,8 +102,12 @@ def metric_picker(
     return chosen
 
 
-def download_buttons(table: pd.DataFrame, stem: str, page: str) -> None:
-    """CSV, JSON and LaTeX of exactly this table, made when clicked (keys '<page>.csv' ...)."""
+def download_buttons(
+    table: pd.DataFrame, stem: str, page: str, eee: Callable[[], bytes] | None = None
+) -> None:
+    """CSV, JSON and LaTeX of exactly this table, made when clicked (keys '<page>.csv' ...);
+    with `eee`, also the Every Eval Ever records of what is shown (a zip in the datastore's
+    layout, key '<page>.eee')."""
     formats = (
         ("CSV", "csv", "text/csv", export.to_csv),
         ("JSON", "json", "application/json", export.to_json),
@@ -118,6 +122,17 @@ def download_buttons(table: pd.DataFrame, stem: str, page: str) -> None:
                 mime,
                 on_click="ignore",
                 key=f"{page}.{ext}",
+            )
+        if eee is not None:
+            st.download_button(
+                "⬇️ Every Eval Ever",
+                eee,
+                f"{stem}-eee.zip",
+                "application/zip",
+                on_click="ignore",
+                key=f"{page}.eee",
+                help="Each run shown as an Every Eval Ever record with its per-sample file, and "
+                "the benchmark's published numbers as aggregate records (schema 0.3.0).",
             )
         st.caption("Downloads hold exactly the rows and columns shown above.")
 

@@ -100,7 +100,10 @@ st.markdown(
 )
 sections.board_table(table, b.method)
 widgets.download_buttons(
-    table.drop(columns=["95% CI"]), L.file_stem(bench, unit, kind, value, metric), PAGE
+    table.drop(columns=["95% CI"]),
+    L.file_stem(bench, unit, kind, value, metric),
+    PAGE,
+    eee=L.eee_download(shown, s.root, bench if bench in ingested else None),
 )
 
 paper = L.published_table(s.cursor(), view)

@@ -451,3 +451,27 @@ def test_tofueval_overall_carries_the_papers_table_3(store: Store) -> None:
     assert L.published_table(
         store.cursor(), L.BoardQuery("tofueval", "summary", "dataset", "mediasum")
     ).empty
+
+
+def test_the_board_downloads_what_it_shows_as_every_eval_ever_records(
+    store: Store, demo_root: Path
+) -> None:
+    import io
+    import json
+    import zipfile
+
+    from evaluator.interop import eee
+
+    rows = _board(store).rows
+    shown = rows[rows["origin_code"] != "reported"].head(2)
+    build = L.eee_download(shown, demo_root, "demo")
+    assert build is not None
+    with zipfile.ZipFile(io.BytesIO(build())) as z:
+        names = z.namelist()
+        records = [json.loads(z.read(n)) for n in names if n.endswith(".json")]
+    # one record (+ its samples file) per run shown, plus the benchmark's published numbers
+    assert sum(n.endswith("_samples.jsonl") for n in names) == 2
+    assert len(records) >= 3 and all(n.startswith("data/demo/") for n in names)
+    for rec in records:
+        assert eee.problems(eee.record_validator(), rec) == []
+    assert L.eee_download(shown.iloc[0:0], demo_root, None) is None
