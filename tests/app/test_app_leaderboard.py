@@ -65,7 +65,12 @@ def test_default_board_on_the_demo(data: Path) -> None:
     assert (t["Coverage"] == "3/3 domains").all()
     assert t["Rank"].min() == 1
     assert "paired bootstrap" in at.caption[1].value
-    assert [b.label for b in at.download_button] == ["⬇️ CSV", "⬇️ JSON", "⬇️ LaTeX"]
+    assert [b.label for b in at.download_button] == [
+        "⬇️ CSV",
+        "⬇️ JSON",
+        "⬇️ LaTeX",
+        "⬇️ Every Eval Ever",
+    ]
     # every widget that changes the view is in the URL, defaults included: a copied link
     # shows the same view in a browser with another session
     assert dict(at.query_params) == {
