@@ -281,13 +281,18 @@ def test_export_neutralises_formula_cells() -> None:
 
     df = pd.DataFrame(
         {
-            "model": ['=HYPERLINK("x")', "+1", "@cmd", "ok", "-2"],
+            "model": ['=HYPERLINK("x")', "+1+cmd|' /C calc'!A0", "@cmd", "ok", "-2*A1"],
             "value": [0.1, -0.2, 0.3, 0.4, 0.5],
+            "note": ["-0.5 (tuned on dev)", "+1", "-2", "-1e-3", "-3 (x=1)"],
         }
     )
     text = to_csv(df)
-    assert "'=HYPERLINK" in text and "'+1" in text and "'@cmd" in text and "'-2" in text
+    assert "'=HYPERLINK" in text and "'+1+cmd" in text and "'@cmd" in text and "'-2*A1" in text
     assert ",-0.2" in text  # numbers stay numbers
+    # text that is a signed number (with a plain note) is not a formula: left as it is
+    for cell in ("-0.5 (tuned on dev)", "+1", "-2", "-1e-3"):
+        assert f",{cell}\n" in text
+    assert ",'-3 (x=1)" in text  # an operator inside the note: neutralised
 
 
 def test_a_failed_reingest_leaves_the_previous_version_intact(
