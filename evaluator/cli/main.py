@@ -1,7 +1,8 @@
 """`python -m evaluator ...`: the one command-line parser.
 
 This module builds the parser and its engine sub-commands (benchmarks, ingest, score, runs, export,
-demo, run); evaluator/cli/llm.py (judge, grade-judges, prompts) and evaluator/cli/submissions.py
+demo, run, doctor);
+evaluator/cli/llm.py (judge, grade-judges, prompts) and evaluator/cli/submissions.py
 (submit, worker, queue, moderate) add theirs with `register(subparsers)`. Each sub-command stores
 its function as `args.run`. Choices come from the vocabulary (evaluator.core.vocabulary): model
 kinds, origins, metrics.
@@ -97,8 +98,9 @@ def register(sub: Any) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument(
         "--origin",
-        default="submitted",
+        default="evaluated",
         choices=[o for o in V.ORIGINS if o != "released"],  # released runs come from ingest
+        help="evaluated (default: scored by a maintainer), submitted or reproduced",
     )
     s.set_defaults(run=cmd_score)
 
@@ -146,6 +148,13 @@ def register(sub: Any) -> None:
     x.add_argument("--model-name", help="name on the board (default: derived)")
     add_option_argument(x, "detector or provider option")
     x.set_defaults(run=cmd_run)
+
+    dr = sub.add_parser(
+        "doctor",
+        help="list every corrupt file of the store (runs, benchmarks, jobs, submission "
+        "records, reported CSVs, LLM cache); exit 1 when there is one",
+    )
+    dr.set_defaults(run=cmd_doctor)
 
 
 def cmd_benchmarks(args: argparse.Namespace) -> int:
@@ -201,8 +210,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from evaluator.core.scoring import ScoreOptions
     from evaluator.core.types import ModelInfo
     from evaluator.store import ingested
-    from evaluator.submissions.validation import parse_predictions
+    from evaluator.submissions.validation import check_metadata, parse_predictions
 
+    # the name and URL rules of a submission (the kinds a submission may not use are allowed)
+    problems = [
+        str(p)
+        for p in check_metadata(args.model_name, None, args.org, args.params, args.url)
+        if not str(p).startswith("model kind:")
+    ]
+    if problems:
+        raise FactBoardError("; ".join(problems))
     if not args.file.is_file():
         raise FactBoardError(f"no such file: {args.file}")
     data = args.file.read_bytes()
@@ -349,6 +366,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in paths:
         _print_run(path)
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from evaluator.store.doctor import find_problems
+
+    problems = find_problems()
+    for p in problems:
+        print(p)
+    print(f"{len(problems)} problem(s) found", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def main(argv: list[str] | None = None) -> int:

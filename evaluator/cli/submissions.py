@@ -5,6 +5,8 @@ evaluator/cli/main.py:
          --split --threshold-policy --threshold]      validate, score and store a prediction file
   worker [--once] [--poll SECONDS]                     run queued jobs
   queue [--status S]                                   list jobs with their last message
+  queue requeue|cancel JOB_ID --token T                a failed job back to pending; a pending
+                                                       or failed job cancelled (maintainers)
   moderate hide|show|delete RUN_ID --token T           needs $FACTBOARD_ADMIN_TOKEN to match T
 
 Exit codes: 0 done, 1 bad input or refused (messages on stderr), 2 bad command line.
@@ -48,8 +50,14 @@ def register(sub: Any) -> None:
     w.add_argument("--poll", type=float, default=2.0, help="seconds between queue scans (2)")
     w.set_defaults(run=cmd_worker)
 
-    q = sub.add_parser("queue", help="list queued, running, done and failed jobs")
+    q = sub.add_parser(
+        "queue",
+        help="list queued, running, done and failed jobs; requeue or cancel one (maintainers)",
+    )
+    q.add_argument("action", nargs="?", default="list", choices=["list", "requeue", "cancel"])
+    q.add_argument("job_id", nargs="?", help="the job to requeue or cancel")
     q.add_argument("--status", choices=list(STATES))
+    q.add_argument("--token", help="requeue, cancel: must match $FACTBOARD_ADMIN_TOKEN")
     q.set_defaults(run=cmd_queue)
 
     m = sub.add_parser("moderate", help="hide, show or delete a run (maintainers)")
@@ -142,7 +150,15 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_queue(args: argparse.Namespace) -> int:
     from evaluator.jobs import queue
+    from evaluator.submissions import moderation
 
+    if args.action != "list":
+        if not args.job_id:
+            raise FactBoardError(f"queue {args.action}: name the job (queue {args.action} JOB_ID)")
+        moderation.check_admin_token(args.token)
+        job = (queue.requeue if args.action == "requeue" else queue.cancel)(args.job_id)
+        print(f"{job.id}: {job.status} ({job.last_message})")
+        return 0
     jobs = queue.list_jobs(args.status)
     for j in jobs:
         prog = f"{j.progress:4.0%}" if j.progress is not None else "   -"
@@ -152,6 +168,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
         )
     if not jobs:
         print("no jobs", file=sys.stderr)
+    for path, why in queue.corrupt_files():
+        print(f"corrupt job file {path}: {why}", file=sys.stderr)
     return 0
 
 

@@ -39,7 +39,9 @@ _KEY_PATTERNS = (
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),  # Hugging Face tokens
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{6,}"), r"\1" + REDACTED),
     (
-        re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
+        re.compile(
+            r"(?i)((?:api[_-]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"
+        ),
         r"\1" + REDACTED,
     ),
 )

@@ -187,7 +187,8 @@ def test_cli_score_makes_a_run_matching_sklearn(
         skm.balanced_accuracy_score(g["label_x"], g["label_y"]) for _, g in test.groupby("domain")
     ]
     assert rec.result("balanced_accuracy").value == pytest.approx(np.mean(per))
-    assert rec.origin == "submitted" and rec.submission and "file_sha256" in rec.submission
+    # scored by the CLI: "evaluated" unless told otherwise (only the submit path is "submitted")
+    assert rec.origin == "evaluated" and rec.submission and "file_sha256" in rec.submission
     # same seed: same CIs
     assert main(args) == 0
     recs = [r for r in runs.list_runs(demo_root).runs if r.model.name == "My detector"]
@@ -202,17 +203,17 @@ def test_cli_errors_have_messages_and_exit_codes(
     bad = tmp_path / "bad.csv"
     bad.write_text("sample_id,label\ndemo-news-00_og,maybe\nnope,1\n")
     before = sorted(p.name for p in (demo_root / "runs").iterdir())
-    assert main(["score", str(bad), "--benchmark", "demo", "--model-name", "x"]) == 1
+    assert main(["score", str(bad), "--benchmark", "demo", "--model-name", "xy"]) == 1
     err = capsys.readouterr().err
     assert "line 2: label 'maybe'" in err and "'nope' (line 3)" in err
-    assert main(["score", str(bad), "--benchmark", "nosuch", "--model-name", "x"]) == 1
+    assert main(["score", str(bad), "--benchmark", "nosuch", "--model-name", "xy"]) == 1
     assert "unknown benchmark 'nosuch'; known: " in capsys.readouterr().err
     empty = tmp_path / "empty.csv"
     empty.write_bytes(b"")
-    assert main(["score", str(empty), "--benchmark", "demo", "--model-name", "x"]) == 1
+    assert main(["score", str(empty), "--benchmark", "demo", "--model-name", "xy"]) == 1
     assert "the file is empty" in capsys.readouterr().err
     assert (
-        main(["score", str(tmp_path / "absent.csv"), "--benchmark", "demo", "--model-name", "x"])
+        main(["score", str(tmp_path / "absent.csv"), "--benchmark", "demo", "--model-name", "xy"])
         == 1
     )
     assert sorted(p.name for p in (demo_root / "runs").iterdir()) == before
