@@ -323,6 +323,39 @@ def delete_run(run_id: str, root: Path | None = None) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
+SCORE_DECIMALS = 6  # scores are compared rounded to this many decimals (near-duplicates)
+
+
+def scored_fingerprints(labels: pd.DataFrame | None) -> dict[str, str]:
+    """What a run scored, as digests (near-duplicate detection): `labels_sha` over the final
+    labels of the scored split (sample id and label; present when any label is), `scores_sha`
+    over the scores rounded to SCORE_DECIMALS (present when any score is). Two runs with one
+    equal digest scored the same thing, whatever else (explanations, a constant score column,
+    the order of rows, the file format) differs. labels: LABEL_COLUMNS (labels.parquet)."""
+    if labels is None or labels.empty or "sample_id" not in labels:
+        return {}
+    rows = labels[~labels["rolled"].fillna(False).astype(bool)] if "rolled" in labels else labels
+    rows = rows.sort_values("sample_id", kind="mergesort")
+    ids = rows["sample_id"].astype(str).tolist()
+    out: dict[str, str] = {}
+
+    def digest(values: list[object]) -> str:
+        body = json.dumps([ids, values], separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(body.encode()).hexdigest()[:24]
+
+    lab = pd.to_numeric(rows["final_label"], errors="coerce")
+    if lab.notna().any():
+        out["labels_sha"] = digest([None if pd.isna(v) else int(v) for v in lab])
+    if "score" in rows:
+        sc = pd.to_numeric(rows["score"], errors="coerce")
+        finite = sc.where(sc.abs() < float("inf"))
+        if finite.notna().any():
+            out["scores_sha"] = digest(
+                [None if pd.isna(v) else round(float(v), SCORE_DECIMALS) for v in finite]
+            )
+    return out
+
+
 def predictions_hash(predictions: pd.DataFrame) -> str:
     """A stable digest of a run's predictions (to spot a re-submitted identical file)."""
     cols = [c for c in ("sample_id", "score", "label", "explanation") if c in predictions]

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from evaluator.core.errors import ValidationFailed
-from evaluator.core.vocabulary import MODEL_KINDS
+from evaluator.core.vocabulary import MODEL_KINDS, model_key
 
 # Streamlit's server.maxUploadSize (.streamlit/config.toml) counts decimal megabytes: the page
 # and the engine refuse the same files because this is the same number of bytes
@@ -666,8 +666,9 @@ def check_metadata(
 
 
 def normalise_name(name: str) -> str:
-    """The form two model names are compared in (duplicate check): NFKC, case-folded, one space."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    """The form two model names are compared in (the duplicate check): the vocabulary's model
+    key (NFKC, case-folded, separators dropped, Unicode look-alikes folded to Latin)."""
+    return model_key(name)
 
 
 # the file format, as the Submit page and the documentation show it (Markdown)
