@@ -127,8 +127,8 @@ def check(
     for rec in _records(root):
         if rec.get("id") == exclude or rec.get("quota_refused"):
             continue
-        meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
-        same_bench = meta.get("benchmark") == benchmark
+        meta = rec.get("meta")
+        same_bench = isinstance(meta, dict) and meta.get("benchmark") == benchmark
         mine = submitter is not None and rec.get("submitter") == submitter
         if not (mine or same_bench):
             continue
