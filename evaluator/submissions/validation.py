@@ -8,8 +8,12 @@ Submit page and the CLI.
 
 Files that cannot be a prediction file (too large, an archive, binary, UTF-16, a JSON array, a
 header with thousands of columns) are refused from a look at the raw bytes, before anything is
-decoded or copied, so memory stays bounded by the upload itself. The submission metadata (model
-name, organisation, URL, ...) is checked here too, by `check_metadata`.
+decoded or copied, so memory stays bounded by the upload itself. Problems are bounded too: the
+first MAX_PROBLEMS are kept and the rest counted (ProblemList), and a row with a wrong field
+count or unreadable JSON counts towards MAX_ROWS like any other. MAX_BYTES is in decimal
+megabytes, the unit of Streamlit's upload limit (.streamlit/config.toml), so the page and the
+engine refuse the same files. The submission metadata (model name, organisation, URL, ...) is
+checked here too, by `check_metadata`.
 """
 
 from __future__ import annotations
