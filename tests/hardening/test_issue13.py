@@ -413,3 +413,17 @@ def test_2_validate_record_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
         (d / layout.PREDICTIONS_FILE).write_bytes(b"")
         with pytest.raises(CorruptRunError, match=f"field '{field}'"):
             runs.read_record(d)
+
+
+def test_8_a_maintainer_submits_from_the_cli_without_a_quota(
+    demo: Path, admin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOARD_QUOTA_BENCHMARK_PER_DAY", "1")
+    f = tmp_path / "p.csv"
+    for seed in (1, 2):
+        f.write_bytes(predictions_csv(seed))
+        args = ["submit", str(f), "--benchmark", "demo", "--model-name", f"Model {seed}"]
+        expected = 0 if seed == 1 else 1  # the second is over the benchmark's daily limit
+        assert cli_main(args) == expected
+    assert cli_main([*args, "--token", "wrong-token-wrong-token"]) == 1
+    assert cli_main([*args, "--token", admin]) == 0
