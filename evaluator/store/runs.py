@@ -123,6 +123,9 @@ def write_run(
         raise FactBoardError(f"invalid run id {record.run_id!r}")
     runs = layout.runs_dir(root)
     final = runs / record.run_id
+    # the one record check, as a reader will apply it (a model_copy(update=...) is not validated)
+    data = redact_tree(record.model_dump(mode="json"))
+    validate_record(data, final)
     if final.exists():
         raise FactBoardError(f"run {record.run_id} already exists; runs are immutable")
     staging = layout.staging_dir(root)
@@ -138,7 +141,7 @@ def write_run(
             pq.write_table(_table(grades, GRADE_SCHEMA, GRADE_COLUMNS), tmp / GRADES_FILE)
         if labels is not None:
             pq.write_table(_table(labels, LABEL_SCHEMA, LABEL_COLUMNS), tmp / LABELS_FILE)
-        _write_json(tmp / RUN_FILE, redact_tree(record.model_dump(mode="json")))
+        _write_json(tmp / RUN_FILE, data)
         _fsync_dir(tmp)
         os.rename(tmp, final)
         _fsync_dir(runs)

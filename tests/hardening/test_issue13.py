@@ -427,3 +427,15 @@ def test_8_a_maintainer_submits_from_the_cli_without_a_quota(
         assert cli_main(args) == expected
     assert cli_main([*args, "--token", "wrong-token-wrong-token"]) == 1
     assert cli_main([*args, "--token", admin]) == 0
+
+
+def test_2_write_run_applies_the_same_record_check(tmp_data_root: Path) -> None:
+    # model_copy(update=...) skips pydantic's validation: the writer checks what it writes
+    bad = _record("demo-m-copy-000000").model_copy(
+        update={
+            "model": ModelInfo(name="M", kind="non-llm").model_copy(update={"name": "m" * 5000})
+        }
+    )
+    with pytest.raises(CorruptRunError, match="field 'model.name'"):
+        runs.write_run(bad, pd.DataFrame({"sample_id": ["a"], "label": [1]}))
+    assert not (layout.runs_dir() / "demo-m-copy-000000").exists()
