@@ -114,7 +114,9 @@ class Job:
         if not isinstance(data["payload"], dict):
             raise QueueError(f"job file {where}: payload is not an object")
         for key, typ in _FIELD_TYPES.items():
-            v = data.get(key)
+            if key not in data:
+                continue  # the default
+            v = data[key]
             if v is None and key not in ("id", "kind", "attempts", "max_attempts", "messages"):
                 continue
             if not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool):

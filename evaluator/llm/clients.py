@@ -11,7 +11,10 @@ A provider is a factory registered by name; its SDK is imported only when a clie
               $FACTBOARD_COMPATIBLE_API_KEY (optional: local servers usually take none)
 
 API keys come from environment variables only. They are never part of a cache key, a run, a log
-line or an error message: errors from the SDKs are passed through `redact` before they travel.
+line or an error message: errors from the SDKs are passed through `redact` before they travel,
+and what is written (runs, the cache) through the same redaction (evaluator.core.sanitize), so a
+server that echoes its key cannot get it stored. A reply is cut at MAX_REPLY_CHARS characters
+(its finish_reason then says "capped").
 The SDKs' own retries are switched off (max_retries=0): retrying, with backoff and Retry-After,
 is done once for every provider in evaluator.llm.execute.
 """
