@@ -5,7 +5,8 @@ The app runs as it does in production (`streamlit run app.py`, one server proces
 on their own threads); each session is a client of Streamlit's own websocket protocol (what the
 browser speaks: a rerun request, then the page's elements until the run finishes), so 20
 sessions cost no browser. A session fails on any exception or error element the page sends. The
-worker is a real `python -m evaluator worker` process writing runs meanwhile.
+worker is a real `python -m evaluator worker` process writing runs meanwhile. The soak is a
+fixed amount of work, bounded by timeouts (HANG_S) rather than timed (house rule 14).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from tests.support.submit import REPO, start_worker
 SESSIONS = 20
 PAGES = ("", "samples", "queue", "benchmarks", "compare")  # "": the default page (the board)
 RERUNS = 2
-BUDGET_S = 45.0  # the sessions' part of the soak (well under a minute)
+# a bound, not a speed target (bench/ measures speed): the soak is a fixed amount of work (20
+# sessions, 2 runs each; about 20 s here) and a hung session fails the test after this long
+HANG_S = 120.0
 
 
 def _free_port() -> int:
@@ -49,7 +52,7 @@ async def _session(url: str, page: str, i: int) -> list[str]:
         url,
         subprotocols=["streamlit"],
         max_size=None,
-        open_timeout=BUDGET_S,  # type: ignore[list-item]
+        open_timeout=HANG_S,  # type: ignore[list-item]
     ) as ws:
         for _ in range(RERUNS):
             back = BackMsg()
@@ -58,7 +61,7 @@ async def _session(url: str, page: str, i: int) -> list[str]:
             await ws.send(back.SerializeToString())
             elements = 0
             while True:
-                raw = await asyncio.wait_for(ws.recv(), BUDGET_S)
+                raw = await asyncio.wait_for(ws.recv(), HANG_S)
                 msg = ForwardMsg()
                 msg.ParseFromString(raw if isinstance(raw, bytes) else raw.encode())
                 kind = msg.WhichOneof("type")
@@ -79,8 +82,9 @@ async def _session(url: str, page: str, i: int) -> list[str]:
 
 
 async def _all_sessions(url: str) -> list[str]:
-    found = await asyncio.gather(
-        *(_session(url, PAGES[i % len(PAGES)], i) for i in range(SESSIONS))
+    found = await asyncio.wait_for(
+        asyncio.gather(*(_session(url, PAGES[i % len(PAGES)], i) for i in range(SESSIONS))),
+        HANG_S,
     )
     return [p for f in found for p in f]
 
@@ -124,11 +128,8 @@ def test_twenty_sessions_while_a_worker_writes_runs(demo: Path, tmp_path: Path) 
                 assert app.poll() is None, log.read_text()[-2000:]
                 time.sleep(0.2)
         worker = start_worker("tests.support.submit:register_slow")
-        start = time.monotonic()
         problems = asyncio.run(_all_sessions(f"ws://127.0.0.1:{port}/_stcore/stream"))
-        elapsed = time.monotonic() - start
         assert problems == [], "\n".join(problems)
-        assert elapsed < BUDGET_S, f"20 sessions took {elapsed:.0f} s"
         deadline = time.monotonic() + 30
         while queue.counts()["done"] < 6 and time.monotonic() < deadline:
             time.sleep(0.1)
