@@ -1,4 +1,5 @@
-"""The queue page's tables: one row per job, and one job's messages, newest first."""
+"""The queue page's tables: one row per job, one job's messages (newest first), and the
+maintainers' problems panel (one row per corrupt file of the store)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaluator.jobs.queue import Job
+from evaluator.store.doctor import StoreProblem
 
 
 def job_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
@@ -28,3 +30,12 @@ def job_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
 def message_rows(job: Job) -> list[dict[str, str]]:
     """The job's messages, newest first."""
     return [{"at": m["at"], "message": m["text"]} for m in reversed(job.messages)]
+
+
+# the job states a maintainer can act on: requeue (failed) or cancel (pending, failed)
+ACTIONABLE = ("pending", "failed")
+
+
+def problem_rows(problems: Sequence[StoreProblem]) -> list[dict[str, str]]:
+    """The problems panel: one row per corrupt file, what kind of file and what is wrong."""
+    return [{"kind": p.kind, "file": p.path, "problem": p.problem} for p in problems]

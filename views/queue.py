@@ -1,10 +1,18 @@
-"""Queue: the jobs the worker runs (judge grading, detector runs), with progress and messages."""
+"""Queue: the jobs the worker runs (judge grading, detector runs), with progress and messages;
+for maintainers (behind FACTBOARD_ADMIN_TOKEN, like moderation) a requeue or cancel action on a
+failed or pending job, and the problems panel: every corrupt file of the store
+(evaluator.store.doctor, the same list as `python -m evaluator doctor`)."""
 
 import streamlit as st
 
+from evaluator.core.errors import FactBoardError
 from evaluator.jobs import queue
+from evaluator.store import doctor
+from evaluator.submissions import moderation
 from explorer import jobs as J
 from explorer import ui
+
+DONE = "queue.admin_done"
 
 ui.header(
     "⏳ Queue",
@@ -18,6 +26,31 @@ for col, state in zip(cols, queue.STATES, strict=False):
     col.metric(state.capitalize(), counts[state])
 if cols[4].button("🔄 Refresh", key="queue.refresh"):
     st.rerun()
+
+admin_token: str | None = None
+if moderation.moderation_enabled():
+    with st.expander("🛠 Maintainers: requeue or cancel jobs, corrupt files"):
+        typed = st.text_input("Maintainer token", type="password", key="queue.admin_token")
+        if typed:
+            try:
+                moderation.check_admin_token(typed)
+            except moderation.ModerationError as e:
+                st.error(ui.md_escape(e))
+            else:
+                admin_token = typed
+        if admin_token:
+            problems = doctor.find_problems()
+            if problems:
+                st.warning(
+                    f"{len(problems)} corrupt file(s) in the store: they are left out of the "
+                    "board and the queue until removed or restored.",
+                    icon="🩺",
+                )
+                st.dataframe(J.problem_rows(problems), hide_index=True, width="stretch")
+            else:
+                st.success("No corrupt file in the store.", icon="🩺")
+if DONE in st.session_state:
+    st.success(ui.md_escape(st.session_state.pop(DONE)), icon="✅")
 
 status = st.radio("Show", ["all", *queue.STATES], horizontal=True, key="queue.status")
 jobs = queue.list_jobs(None if status == "all" else status)
@@ -46,6 +79,22 @@ with left:
     st.text(f"{job.kind} · {job.status} · attempt {job.attempts} of {job.max_attempts}")
     if job.error:
         st.text(f"Error: {job.error}")
+    if admin_token and job.status in J.ACTIONABLE:
+        b1, b2 = st.columns(2)
+        action = None
+        if job.status == "failed" and b1.button("↩️ Requeue", key="queue.requeue"):
+            action = "requeue"
+        if b2.button("✖️ Cancel", key="queue.cancel"):
+            action = "cancel"
+        if action:
+            try:
+                moderation.check_admin_token(admin_token)
+                changed = (queue.requeue if action == "requeue" else queue.cancel)(job.id)
+            except FactBoardError as e:
+                st.error(ui.md_escape(e))
+            else:
+                st.session_state[DONE] = f"{action}: {changed.id} is {changed.status}"
+                st.rerun()
     st.dataframe(
         J.message_rows(job),
         hide_index=True,

@@ -1,9 +1,10 @@
 """`python -m evaluator ...`: the one command-line parser.
 
 This module builds the parser and its engine sub-commands (benchmarks, ingest, score, runs, export,
-demo, run); evaluator/cli/llm.py (judge, grade-judges, prompts), evaluator/cli/submissions.py
-(submit, worker, queue, moderate) and evaluator/interop/cli.py (import-eee; export --format eee)
-add theirs with `register(subparsers)`. Each sub-command stores
+demo, run, doctor); evaluator/cli/llm.py (judge, grade-judges, prompts),
+evaluator/cli/submissions.py (submit, worker, queue, moderate), evaluator/cli/hub.py (hub, space)
+and evaluator/interop/cli.py (import-eee; export --format eee) add theirs with
+`register(subparsers)`. Each sub-command stores
 its function as `args.run`. Choices come from the vocabulary (evaluator.core.vocabulary): model
 kinds, origins, metrics.
 
@@ -131,9 +132,10 @@ def register(sub: Any) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument(
         "--origin",
-        default="submitted",
+        default="evaluated",
         # released runs come from ingest, imported ones from import-eee
         choices=[o for o in V.ORIGINS if o not in ("released", "imported")],
+        help="evaluated (default: scored by a maintainer), submitted or reproduced",
     )
     s.set_defaults(run=cmd_score)
 
@@ -196,6 +198,13 @@ def register(sub: Any) -> None:
     add_engine_arguments(x)
     x.set_defaults(run=cmd_run)
 
+    dr = sub.add_parser(
+        "doctor",
+        help="list every corrupt file of the store (runs, benchmarks, jobs, submission "
+        "records, reported CSVs, LLM cache); exit 1 when there is one",
+    )
+    dr.set_defaults(run=cmd_doctor)
+
 
 def cmd_benchmarks(args: argparse.Namespace) -> int:
     from evaluator.benchmarks import registry
@@ -250,8 +259,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from evaluator.core.scoring import ScoreOptions
     from evaluator.core.types import ModelInfo
     from evaluator.store import ingested
-    from evaluator.submissions.validation import parse_predictions
+    from evaluator.submissions.validation import check_metadata, parse_predictions
 
+    # the name and URL rules of a submission (the kinds a submission may not use are allowed)
+    problems = [
+        str(p)
+        for p in check_metadata(args.model_name, None, args.org, args.params, args.url)
+        if not str(p).startswith("model kind:")
+    ]
+    if problems:
+        raise FactBoardError("; ".join(problems))
     if not args.file.is_file():
         raise FactBoardError(f"no such file: {args.file}")
     data = args.file.read_bytes()
@@ -405,6 +422,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in paths:
         _print_run(path)
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from evaluator.store.doctor import find_problems
+
+    problems = find_problems()
+    for p in problems:
+        print(p)
+    print(f"{len(problems)} problem(s) found", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def main(argv: list[str] | None = None) -> int:

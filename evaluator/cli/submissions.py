@@ -2,9 +2,12 @@
 evaluator/cli/main.py:
 
   submit FILE --benchmark B --model-name NAME [--kind --org --params --url --description --email
-         --split --threshold-policy --threshold]      validate, score and store a prediction file
+         --split --threshold-policy --threshold --token]  validate, score and store a prediction
+                                                       file (--token: a maintainer, no quota)
   worker [--once] [--poll SECONDS]                     run queued jobs
   queue [--status S]                                   list jobs with their last message
+  queue requeue|cancel JOB_ID --token T                a failed job back to pending; a pending
+                                                       or failed job cancelled (maintainers)
   moderate hide|show|delete RUN_ID --token T           needs $FACTBOARD_ADMIN_TOKEN to match T
 
 Exit codes: 0 done, 1 bad input or refused (messages on stderr), 2 bad command line.
@@ -42,6 +45,9 @@ def register(sub: Any) -> None:
     s.add_argument("--split", help="the split to score (default: test when there is a dev split)")
     s.add_argument("--threshold-policy", default="auto", choices=list(THRESHOLD_POLICIES))
     s.add_argument("--threshold", type=float, help="for --threshold-policy fixed")
+    s.add_argument(
+        "--token", help="a maintainer's submission, exempt from quotas: $FACTBOARD_ADMIN_TOKEN"
+    )
     s.set_defaults(run=cmd_submit)
 
     w = sub.add_parser("worker", help="run queued jobs (judge grading, detector runs)")
@@ -54,8 +60,14 @@ def register(sub: Any) -> None:
     )
     w.set_defaults(run=cmd_worker)
 
-    q = sub.add_parser("queue", help="list queued, running, done and failed jobs")
+    q = sub.add_parser(
+        "queue",
+        help="list queued, running, done and failed jobs; requeue or cancel one (maintainers)",
+    )
+    q.add_argument("action", nargs="?", default="list", choices=["list", "requeue", "cancel"])
+    q.add_argument("job_id", nargs="?", help="the job to requeue or cancel")
     q.add_argument("--status", choices=list(STATES))
+    q.add_argument("--token", help="requeue, cancel: must match $FACTBOARD_ADMIN_TOKEN")
     q.set_defaults(run=cmd_queue)
 
     m = sub.add_parser("moderate", help="hide, show or delete a run (maintainers)")
@@ -66,9 +78,11 @@ def register(sub: Any) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from evaluator.submissions import report
+    from evaluator.submissions import moderation, report
     from evaluator.submissions import service as submit
 
+    if args.token is not None:
+        moderation.check_admin_token(args.token)
     if not args.file.is_file():
         raise FactBoardError(f"no such file: {args.file}")
     meta = submit.SubmissionMeta(
@@ -85,7 +99,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         threshold=args.threshold,
     )
     with open(args.file, "rb") as fh:
-        res = submit.submit(fh, args.file.name, meta)
+        res = submit.submit(fh, args.file.name, meta, exempt=args.token is not None)
     for w in res.warnings:
         print(f"note: {w}", file=sys.stderr)
     if not res.ok or res.record is None:
@@ -153,7 +167,15 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_queue(args: argparse.Namespace) -> int:
     from evaluator.jobs import queue
+    from evaluator.submissions import moderation
 
+    if args.action != "list":
+        if not args.job_id:
+            raise FactBoardError(f"queue {args.action}: name the job (queue {args.action} JOB_ID)")
+        moderation.check_admin_token(args.token)
+        job = (queue.requeue if args.action == "requeue" else queue.cancel)(args.job_id)
+        print(f"{job.id}: {job.status} ({job.last_message})")
+        return 0
     jobs = queue.list_jobs(args.status)
     for j in jobs:
         prog = f"{j.progress:4.0%}" if j.progress is not None else "   -"
@@ -163,6 +185,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
         )
     if not jobs:
         print("no jobs", file=sys.stderr)
+    for path, why in queue.corrupt_files():
+        print(f"corrupt job file {path}: {why}", file=sys.stderr)
     return 0
 
 

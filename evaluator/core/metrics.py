@@ -583,8 +583,18 @@ def best_threshold(y_true: ArrayLike, score: ArrayLike) -> Threshold:
     i = int(np.argmax(bacc))
     if bacc_all_flagged > bacc[i]:
         return Threshold(float("inf"), bacc_all_flagged)
-    value = uniq[i] if i == 0 else (uniq[i - 1] + uniq[i]) / 2
+    value = uniq[i] if i == 0 else _midpoint(float(uniq[i - 1]), float(uniq[i]))
     return Threshold(float(value), float(bacc[i]))
+
+
+def _midpoint(lo: float, hi: float) -> float:
+    """A threshold strictly above `lo` and at most `hi` (lo < hi, both finite), near halfway.
+
+    Halves are added, not the sum halved, so scores near the float limit (1.7e308) cannot
+    overflow to inf; when lo and hi are adjacent floats the midpoint rounds to one of them,
+    and `hi` is the one that keeps `lo` below the threshold."""
+    mid = lo / 2 + hi / 2
+    return mid if lo < mid <= hi else hi
 
 
 def apply_threshold(score: ArrayLike, threshold: float) -> np.ndarray:

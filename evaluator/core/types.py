@@ -156,14 +156,24 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+# Limits on what a run.json may hold: the one rule for the CLI and the app
+# (evaluator.store.runs.validate_record); submissions are held to tighter ones
+# (evaluator.submissions.validation.check_metadata).
+MAX_NAME_CHARS = 120
+MAX_SHORT_TEXT = 200
+MAX_URL_CHARS = 2000
+MAX_TEXT_CHARS = 5000
+
+
 class ModelInfo(_Frozen):
-    name: str = Field(min_length=1, max_length=120)
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     kind: ModelKind
-    org: str | None = None
-    params: str | None = None  # "7B", "355M": as the author states it
-    url: str | None = None
-    license: str | None = None
-    description: str | None = None
+    org: str | None = Field(default=None, max_length=MAX_SHORT_TEXT)
+    # "7B", "355M": as the author states it
+    params: str | None = Field(default=None, max_length=MAX_SHORT_TEXT)
+    url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    license: str | None = Field(default=None, max_length=MAX_SHORT_TEXT)
+    description: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
 
 class ThresholdInfo(_Frozen):
@@ -196,11 +206,11 @@ class Counts(_Frozen):
 class SliceResult(_Frozen):
     """One number on the board: a metric over one slice of one split, with its 95% CI and n."""
 
-    split: str
-    unit: str
-    slice_kind: str
-    slice_value: str
-    metric: str
+    split: str = Field(max_length=MAX_SHORT_TEXT)
+    unit: str = Field(max_length=MAX_SHORT_TEXT)
+    slice_kind: str = Field(max_length=MAX_SHORT_TEXT)
+    slice_value: str = Field(max_length=MAX_TEXT_CHARS)
+    metric: str = Field(max_length=MAX_SHORT_TEXT)
     value: float | None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -221,15 +231,15 @@ class RunRecord(_Frozen):
     """The content of run.json."""
 
     schema_version: int = 1
-    run_id: str
-    benchmark: str
-    benchmark_version: str
+    run_id: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
+    benchmark: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
+    benchmark_version: str = Field(max_length=MAX_SHORT_TEXT)
     model: ModelInfo
     origin: Origin
     config: RunConfig = Field(default_factory=RunConfig)
     threshold: ThresholdInfo
     splits: list[str]
-    created_at: str
+    created_at: str = Field(max_length=64)
     counts: Counts
     bootstrap: dict[str, Any] = Field(default_factory=dict)  # resamples, seed, stratified_by
     results: list[SliceResult] = Field(default_factory=list)

@@ -367,9 +367,20 @@ MODEL_ALIASES: dict[str, str] = {
 _FOLD = re.compile(r"[\s_.-]+")
 
 
+# Cyrillic and Greek letters that look like Latin ones (after case folding), so "Раr 12" with a
+# Cyrillic Р and а is the name "Par 12" (a subset of Unicode's confusables, the letters a model
+# name can be spoofed with)
+_CONFUSABLES = str.maketrans(
+    "авеёзіїјкмнорсухѕԁԛԝӏѵтъ"  # Cyrillic
+    "αβεζηικμνορτυχϲϳ",  # Greek
+    "abee3iijkmhopcyxsdqwlvtbabezhikmnoptyxcj",
+)
+
+
 def model_key(name: str) -> str:
-    """A comparison key for model names: NFKC, case-folded, separators dropped."""
-    return _FOLD.sub("", unicodedata.normalize("NFKC", name).casefold())
+    """A comparison key for model names: NFKC, case-folded, look-alike letters folded to Latin
+    (_CONFUSABLES), separators dropped."""
+    return _FOLD.sub("", unicodedata.normalize("NFKC", name).casefold().translate(_CONFUSABLES))
 
 
 _ALIAS_KEYS = {model_key(a): c for a, c in MODEL_ALIASES.items()}

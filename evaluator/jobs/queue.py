@@ -13,6 +13,12 @@ run at least once, sometimes twice: handlers must be idempotent. `run_id_for_job
 evaluator.runner.write_run_once make that easy for a handler that writes a run (the run id is a
 function of the job id, and a run that already exists is not written again).
 
+A corrupt job file (not JSON, wrong fields) never stops the queue: a pending or running one is
+moved to failed/ under a `.corrupt` name with a note of what is wrong (`claim`, `reap`), one in
+done/ or failed/ is left where it is and skipped by `list_jobs`; `corrupt_files()` lists them
+all (for `python -m evaluator doctor` and the Queue page's problems panel). A maintainer can
+`requeue` a failed job (fresh attempts) or `cancel` a pending or failed one.
+
 Job record fields: id, kind, payload, status, attempts, max_attempts, progress (0..1 or null),
 messages ([{at, text}], newest last), created_at, updated_at, not_before (epoch seconds; a retry
 waits until then), lease, result (the handler's return value), error (why it failed).
@@ -34,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.errors import FactBoardError
+from evaluator.core.sanitize import dumps_strict
 from evaluator.store import layout, runs
 
 STATES: tuple[str, ...] = ("pending", "running", "done", "failed")
@@ -106,6 +113,19 @@ class Job:
             raise QueueError(f"job file {where}: unknown field {extra[0]!r}")
         if not isinstance(data["payload"], dict):
             raise QueueError(f"job file {where}: payload is not an object")
+        for key, typ in _FIELD_TYPES.items():
+            if key not in data:
+                continue  # the default
+            v = data[key]
+            if v is None and key not in ("id", "kind", "attempts", "max_attempts", "messages"):
+                continue
+            if not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool):
+                raise QueueError(f"job file {where}: field {key!r} has a wrong type")
+        if not all(
+            isinstance(m, dict) and isinstance(m.get("at"), str) and isinstance(m.get("text"), str)
+            for m in data.get("messages", [])
+        ):
+            raise QueueError(f"job file {where}: a message is not {{at, text}}")
         return cls(**data)
 
     def note(self, text: str) -> None:
@@ -115,6 +135,24 @@ class Job:
     @property
     def last_message(self) -> str:
         return self.messages[-1]["text"] if self.messages else ""
+
+
+# the type of each field in a job file (checked on reading: a wrong type is a corrupt file)
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "id": str,
+    "kind": str,
+    "status": str,
+    "attempts": int,
+    "max_attempts": int,
+    "progress": (int, float),
+    "messages": list,
+    "created_at": str,
+    "updated_at": str,
+    "not_before": (int, float),
+    "lease": dict,
+    "result": dict,
+    "error": str,
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,7 +187,7 @@ def check_id(job_id: str, what: str = "job id") -> str:
 def _tmp_write(root: Path | None, job: Job) -> Path:
     tmp = queue_dir(root) / "tmp" / f"{job.id}.{secrets.token_hex(4)}.json"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(job.to_dict(), fh, ensure_ascii=False, indent=1)
+        fh.write(dumps_strict(job.to_dict(), indent=1))
         fh.flush()
         os.fsync(fh.fileno())
     return tmp
@@ -166,11 +204,18 @@ def _write(root: Path | None, state: str, job: Job) -> None:
 
 
 def _read(path: Path) -> Job:
+    """The job in a file; QueueError when the file is not a valid job (FileNotFoundError when it
+    moved on)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise QueueError(f"job file {path} is not valid JSON ({e})") from None
-    return Job.from_dict(data, str(path))
+    job = Job.from_dict(data, str(path))
+    if job.id != path.stem:
+        raise QueueError(f"job file {path}: its id {job.id!r} does not match the file name")
+    return job
 
 
 def _move(root: Path | None, job: Job, src: str, dst: str) -> bool:
@@ -262,7 +307,8 @@ def get(job_id: str, root: Path | None = None) -> Job | None:
 
 
 def list_jobs(status: str | None = None, root: Path | None = None) -> list[Job]:
-    """Jobs in one state (or all), oldest first."""
+    """Jobs in one state (or all), oldest first. Corrupt job files are skipped (see
+    `corrupt_files`)."""
     if status is not None and status not in STATES:
         raise QueueError(f"unknown job status {status!r}; known: {', '.join(STATES)}")
     out: list[Job] = []
@@ -273,9 +319,37 @@ def list_jobs(status: str | None = None, root: Path | None = None) -> list[Job]:
         for p in d.glob("*.json"):
             try:
                 out.append(_read(p))
-            except FileNotFoundError:  # moved on while we listed
+            except (FileNotFoundError, QueueError):  # moved on while we listed; corrupt
                 continue
     out.sort(key=lambda j: (j.created_at, j.id))
+    return out
+
+
+def corrupt_files(root: Path | None = None) -> list[tuple[Path, str]]:
+    """Every job file that is not a valid job, with what is wrong: unreadable files in any state,
+    and the files quarantined under failed/*.corrupt (with the note written beside them)."""
+    q = queue_dir(root)
+    out: list[tuple[Path, str]] = []
+    for state in STATES:
+        d = q / state
+        if not d.is_dir():
+            continue
+        for p in sorted(d.glob("*.json")):
+            try:
+                _read(p)
+            except FileNotFoundError:
+                continue
+            except QueueError as e:
+                out.append((p, str(e)))
+    failed = q / "failed"
+    if failed.is_dir():
+        for p in sorted(failed.glob("*.corrupt")):
+            note = p.with_name(p.name + ".txt")
+            try:
+                why = note.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                why = "unreadable job file"
+            out.append((p, f"quarantined: {why[:MAX_MESSAGE_CHARS]}"))
     return out
 
 
@@ -333,7 +407,8 @@ def claim(
 
 
 def _quarantine(root: Path | None, path: Path, problem: str) -> None:
-    """An unreadable pending file goes to failed/ under a .corrupt name, so the queue moves on."""
+    """An unreadable pending or running file goes to failed/ under a .corrupt name, so the queue
+    moves on."""
     with contextlib.suppress(FileNotFoundError):
         os.rename(path, queue_dir(root) / "failed" / f"{path.stem}.corrupt")
         (queue_dir(root) / "failed" / f"{path.stem}.corrupt.txt").write_text(problem + "\n")
@@ -409,6 +484,33 @@ def requeue(job_id: str, root: Path | None = None) -> Job:
     return job
 
 
+def cancel(job_id: str, root: Path | None = None) -> Job:
+    """Stop a pending job, or close a failed one for good (a maintainer's action): the job ends
+    in failed/ marked cancelled, with no attempts left, so nothing runs it again unless it is
+    requeued. A running job cannot be cancelled (its worker holds it)."""
+    check_id(job_id)
+    with contextlib.suppress(FileNotFoundError):
+        # take it out of pending/ first (atomic): a worker claiming it now finds nothing
+        os.rename(_path(root, "pending", job_id), _path(root, "failed", job_id))
+    try:
+        job = _read(_path(root, "failed", job_id))
+    except FileNotFoundError:
+        job = None
+    if job is not None:
+        job.status = "failed"
+        job.error = "cancelled by a maintainer"
+        job.not_before = None
+        job.lease = None
+        job.attempts = max(job.attempts, job.max_attempts)
+        job.note("cancelled by a maintainer")
+        job.updated_at = _now_iso()
+        _write(root, "failed", job)
+        return job
+    if _path(root, "running", job_id).exists():
+        raise QueueError(f"job {job_id!r} is running: it cannot be cancelled now")
+    raise QueueError(f"no pending or failed job {job_id!r}")
+
+
 def reap(
     root: Path | None = None, now: float | None = None, lease: float | None = None
 ) -> list[Job]:
@@ -426,6 +528,9 @@ def reap(
             age = now - p.stat().st_mtime
             job = _read(p)
         except FileNotFoundError:
+            continue
+        except QueueError as e:
+            _quarantine(root, p, str(e))
             continue
         who = (job.lease or {}).get("worker", "an unknown worker")
         if age > lease:

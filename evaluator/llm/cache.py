@@ -8,7 +8,9 @@ Only successful replies are stored; a failed request is asked again next time.
 Concurrency: a file is written to a temporary name and renamed into place (atomic on POSIX), so
 any number of threads and processes can read and write the cache at once; two writers of the same
 key write the same reply, and the last rename wins. Files hold the reply and its token counts,
-never an API key (keys are not part of a request).
+never an API key: keys are not part of a request, and what is written goes through the one
+redaction (evaluator.core.sanitize), so a server that echoes its key does not get it cached.
+Replies are capped at evaluator.llm.clients.MAX_REPLY_CHARS.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.sanitize import dumps_strict, redact_tree
 from evaluator.llm.clients import ChatRequest, ChatResponse
 from evaluator.store import layout
 
@@ -67,10 +70,10 @@ class ResponseCache:
         p = self._path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
-        payload = {"key": key, "client": identity, "response": response.to_json()}
+        payload = redact_tree({"key": key, "client": identity, "response": response.to_json()})
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh, ensure_ascii=False)
+                fh.write(dumps_strict(payload))
             os.replace(tmp, p)
         except BaseException:
             tmp.unlink(missing_ok=True)

@@ -11,7 +11,10 @@ A provider is a factory registered by name; its SDK is imported only when a clie
               $FACTBOARD_COMPATIBLE_API_KEY (optional: local servers usually take none)
 
 API keys come from environment variables only. They are never part of a cache key, a run, a log
-line or an error message: errors from the SDKs are passed through `redact` before they travel.
+line or an error message: errors from the SDKs are passed through `redact` before they travel,
+and what is written (runs, the cache) through the same redaction (evaluator.core.sanitize), so a
+server that echoes its key cannot get it stored. A reply is cut at MAX_REPLY_CHARS characters
+(its finish_reason then says "capped").
 The SDKs' own retries are switched off (max_retries=0): retrying, with backoff and Retry-After,
 is done once for every provider in evaluator.llm.execute.
 """
@@ -21,15 +24,16 @@ from __future__ import annotations
 import email.utils
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from evaluator.core import sanitize
 from evaluator.core.errors import FactBoardError
 from evaluator.core.registry import Registry
+from evaluator.core.sanitize import REDACTED
 
 KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
@@ -39,6 +43,9 @@ KEY_ENV: dict[str, str] = {
 COMPATIBLE_BASE_URL_ENV = "FACTBOARD_COMPATIBLE_BASE_URL"
 DEFAULT_TIMEOUT = 120.0  # seconds per request
 DEFAULT_MAX_TOKENS = 1024
+# a reply longer than this is cut (and its finish_reason says so): a server that answers with
+# megabytes cannot fill the cache, a run or a page; the prediction-file limit for raw outputs
+MAX_REPLY_CHARS = 100_000
 
 # what a client accepts as options (CLI --option KEY=VALUE); the runner and judges add their own
 CLIENT_OPTIONS: dict[str, str] = {
@@ -76,24 +83,16 @@ class TransientLLMError(LLMError):
         super().__init__(message)
 
 
-_KEY_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI / Anthropic style keys, masked or not
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{6,}"),
-    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
-)
-
-
 def redact(text: str) -> str:
-    """text with every API key from the environment and anything shaped like a key removed."""
+    """text with every API key from the environment and anything shaped like a key removed
+    (the one redaction, evaluator.core.sanitize.redact; the provider keys are at least as
+    short as 4 characters here, since an error message is the likeliest place to echo one)."""
     out = str(text)
-    for env in (*KEY_ENV.values(),):
+    for env in KEY_ENV.values():
         secret = os.environ.get(env)
         if secret and len(secret) >= 4:
-            out = out.replace(secret, "[redacted]")
-    out = _KEY_PATTERNS[0].sub("[redacted]", out)
-    out = _KEY_PATTERNS[1].sub(r"\1[redacted]", out)
-    out = _KEY_PATTERNS[2].sub(r"\1[redacted]", out)
-    return out
+            out = out.replace(secret, REDACTED)
+    return sanitize.redact(out)
 
 
 def public_url(url: str | None) -> str | None:
@@ -170,6 +169,11 @@ class ChatResponse:
     output_tokens: int | None = None
     finish_reason: str | None = None
     model: str | None = None  # the model the server says answered
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str) and len(self.text) > MAX_REPLY_CHARS:
+            object.__setattr__(self, "text", self.text[:MAX_REPLY_CHARS])
+            object.__setattr__(self, "finish_reason", "capped")
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -141,14 +142,28 @@ def reported_rows(root: Path | None = None, benchmark: str | None = None) -> pd.
     return out[EXPORT_COLUMNS]
 
 
+# a signed number, alone or followed by one plain parenthesised note ("-0.5 (tuned on dev)"):
+# no operator, reference or call a spreadsheet could run
+_SIGNED_NUMBER = re.compile(
+    r"[+-](?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?(?: +\([^()=+\-*/^&|!@\"'<>;:\t\r\n]*\))?"
+)
+
+
+def is_formula(value: str) -> bool:
+    """Whether a spreadsheet would read the text as a formula: it starts with = + - @, a tab
+    or a carriage return, except a signed number (with at most a plain note in brackets)."""
+    if not value.startswith(_FORMULA_START):
+        return False
+    return not (value[0] in "+-" and _SIGNED_NUMBER.fullmatch(value))
+
+
 def neutralise_formulas(df: pd.DataFrame) -> pd.DataFrame:
-    """Text cells that a spreadsheet would run as a formula get a leading apostrophe."""
+    """Text cells that a spreadsheet would run as a formula get a leading apostrophe; numbers,
+    negative ones included, are left as they are."""
     out = df.copy()
     for c in out.columns:
         if out[c].dtype == object or pd.api.types.is_string_dtype(out[c]):
-            out[c] = out[c].map(
-                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
-            )
+            out[c] = out[c].map(lambda v: "'" + v if isinstance(v, str) and is_formula(v) else v)
     return out
 
 

@@ -16,7 +16,14 @@ labels.parquet]}.
   predictions and the stored threshold).
 
 A run is built in a staging folder outside the runs/ glob and renamed into place when complete, so
-a reader never sees half a run and a crash leaves nothing on the board. Runs are immutable; the
+a reader never sees half a run and a crash leaves nothing on the board. Everything written goes
+through the one redaction (evaluator.core.sanitize: no API key or token of the environment in
+run.json or a Parquet text column) and run.json is strict JSON (no bare NaN or Infinity).
+
+One validation for every way a run record enters the store or the board: `validate_record`
+(the RunRecord model of evaluator.core.types, with its limits, and the folder name); `read_record`
+(the CLI, the engine) and the read side both call it, so the app rejects exactly what the CLI
+rejects. Runs are immutable; the
 only later change is moderation (hidden), which rewrites run.json atomically. File names come
 from evaluator.store.layout; docs/ARCHITECTURE.md describes the contract.
 """
@@ -40,6 +47,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core.errors import CorruptRunError, FactBoardError
+from evaluator.core.sanitize import dumps_strict, redact, redact_tree, secrets_in_env
 from evaluator.core.types import (
     GRADE_COLUMNS,
     GRADE_SCHEMA,
@@ -70,12 +78,34 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+# text columns a model or a submitter fills: redacted before they are written
+_FREE_TEXT = ("explanation", "raw_output", "rationale")
+
+
+def _redact_column(col: pd.Series, secrets: list[str]) -> pd.Series:
+    """The column with every cell that holds a secret (or something shaped like a key)
+    redacted; cells without one are left as they are (a quick search first)."""
+    hint = "|".join([re.escape(x) for x in secrets] + [r"sk-", r"hf_", r"(?i:bearer)", r"(?i:key)"])
+    hint += r"|(?i:authorization)"
+    text = col.where(col.map(lambda v: isinstance(v, str)))
+    hit = text.str.contains(hint, regex=True, na=False)
+    if not hit.any():
+        return col
+    out = col.copy()
+    out[hit] = [redact(v, secrets) for v in col[hit]]
+    return out
+
+
 def _table(df: pd.DataFrame, schema: pa.Schema, columns: tuple[str, ...]) -> pa.Table:
     df = df.copy()
     for c in columns:
         if c not in df.columns:
             df[c] = None
     df = df[list(columns)]
+    secrets = secrets_in_env()
+    for c in _FREE_TEXT:
+        if c in df.columns and len(df):
+            df[c] = _redact_column(df[c], secrets)
     return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
 
 
@@ -93,6 +123,9 @@ def write_run(
         raise FactBoardError(f"invalid run id {record.run_id!r}")
     runs = layout.runs_dir(root)
     final = runs / record.run_id
+    # the one record check, as a reader will apply it (a model_copy(update=...) is not validated)
+    data = redact_tree(record.model_dump(mode="json"))
+    validate_record(data, final)
     if final.exists():
         raise FactBoardError(f"run {record.run_id} already exists; runs are immutable")
     staging = layout.staging_dir(root)
@@ -108,7 +141,7 @@ def write_run(
             pq.write_table(_table(grades, GRADE_SCHEMA, GRADE_COLUMNS), tmp / GRADES_FILE)
         if labels is not None:
             pq.write_table(_table(labels, LABEL_SCHEMA, LABEL_COLUMNS), tmp / LABELS_FILE)
-        _write_json(tmp / RUN_FILE, record.model_dump(mode="json"))
+        _write_json(tmp / RUN_FILE, data)
         _fsync_dir(tmp)
         os.rename(tmp, final)
         _fsync_dir(runs)
@@ -121,7 +154,7 @@ def write_run(
 def _write_json(path: Path, obj: object) -> None:
     tmp = path.with_name(path.name + f".tmp{secrets.token_hex(3)}")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, ensure_ascii=False, indent=1, sort_keys=False)
+        fh.write(dumps_strict(obj, indent=1))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -149,16 +182,29 @@ def read_record(run_dir: Path) -> RunRecord:
         raise CorruptRunError(str(run_dir), f"{PREDICTIONS_FILE} is missing")
     try:
         data = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise CorruptRunError(str(run_dir), f"{RUN_FILE} is not valid JSON ({e})") from None
+    return validate_record(data, run_dir)
+
+
+def validate_record(data: object, run_dir: Path | str) -> RunRecord:
+    """The one check of a run record, whoever reads it (the CLI, the engine, the app's store):
+    `data` (run.json parsed) must be a valid RunRecord (types, limits: a result value "abc" or
+    a 5,000-character model name is refused) whose run_id is the folder's name. Raises
+    CorruptRunError naming the folder, the field and the problem."""
+    where = str(run_dir)
     try:
         rec = RunRecord.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
-        raise CorruptRunError(str(run_dir), f"{RUN_FILE} field {loc!r}: {first['msg']}") from None
-    if rec.run_id != run_dir.name:
-        raise CorruptRunError(str(run_dir), f"run_id {rec.run_id!r} does not match the folder")
+        raise CorruptRunError(where, f"{RUN_FILE} field {loc!r}: {first['msg']}") from None
+    except (TypeError, ValueError, RecursionError) as e:
+        raise CorruptRunError(where, f"{RUN_FILE}: {e}") from None
+    if rec.run_id != Path(where).name:
+        raise CorruptRunError(where, f"run_id {rec.run_id!r} does not match the folder")
+    if not _RUN_ID.match(rec.run_id):
+        raise CorruptRunError(where, f"run_id {rec.run_id!r} is not a valid run id")
     return rec
 
 
@@ -278,6 +324,39 @@ def delete_run(run_id: str, root: Path | None = None) -> None:
     trash.parent.mkdir(parents=True, exist_ok=True)
     os.rename(d, trash)
     shutil.rmtree(trash, ignore_errors=True)
+
+
+SCORE_DECIMALS = 6  # scores are compared rounded to this many decimals (near-duplicates)
+
+
+def scored_fingerprints(labels: pd.DataFrame | None) -> dict[str, str]:
+    """What a run scored, as digests (near-duplicate detection): `labels_sha` over the final
+    labels of the scored split (sample id and label; present when any label is), `scores_sha`
+    over the scores rounded to SCORE_DECIMALS (present when any score is). Two runs with one
+    equal digest scored the same thing, whatever else (explanations, a constant score column,
+    the order of rows, the file format) differs. labels: LABEL_COLUMNS (labels.parquet)."""
+    if labels is None or labels.empty or "sample_id" not in labels:
+        return {}
+    rows = labels[~labels["rolled"].fillna(False).astype(bool)] if "rolled" in labels else labels
+    rows = rows.sort_values("sample_id", kind="mergesort")
+    ids = rows["sample_id"].astype(str).tolist()
+    out: dict[str, str] = {}
+
+    def digest(values: list[object]) -> str:
+        body = json.dumps([ids, values], separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(body.encode()).hexdigest()[:24]
+
+    lab = pd.to_numeric(rows["final_label"], errors="coerce")
+    if lab.notna().any():
+        out["labels_sha"] = digest([None if pd.isna(v) else int(v) for v in lab])
+    if "score" in rows:
+        sc = pd.to_numeric(rows["score"], errors="coerce")
+        finite = sc.where(sc.abs() < float("inf"))
+        if finite.notna().any():
+            out["scores_sha"] = digest(
+                [None if pd.isna(v) else round(float(v), SCORE_DECIMALS) for v in finite]
+            )
+    return out
 
 
 def predictions_hash(predictions: pd.DataFrame) -> str:

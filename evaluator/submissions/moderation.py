@@ -1,6 +1,7 @@
 """Moderation of submitted runs: hide, show or delete a run and the runs that supersede it,
 allowed only with the maintainer token ($FACTBOARD_ADMIN_TOKEN, at least MIN_ADMIN_TOKEN_CHARS
-characters, compared in constant time). Every action is appended to
+characters, compared in constant time). Deleting a run deletes its submission's raw upload too.
+Every action is appended to
 `<submissions root>/moderation.jsonl`.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import RunRecord
 from evaluator.store import runs
-from evaluator.submissions.records import read_submission, root_dir, save_record
+from evaluator.submissions.records import read_submission, root_dir, save_record, upload_path
 
 MIN_ADMIN_TOKEN_CHARS = 16
 
@@ -80,6 +81,9 @@ def moderate(
                 with contextlib.suppress(FactBoardError, ValueError):
                     sub = read_submission(sid, root)
                     save_record(root, sub, status="deleted")
+                # the raw upload goes with the run (a deleted submission keeps no bytes)
+                with contextlib.suppress(FactBoardError, OSError):
+                    upload_path(sid, root).unlink(missing_ok=True)
         else:
             runs.set_hidden(rid, action == "hide", data_root)
     root.mkdir(parents=True, exist_ok=True)

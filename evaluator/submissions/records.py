@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.errors import FactBoardError
+from evaluator.core.sanitize import dumps_strict
 from evaluator.jobs import queue
 from evaluator.store import layout, runs
 
@@ -57,7 +58,7 @@ def upload_path(sid: str, submissions_root: Path | None = None) -> Path:
 def write_json_atomic(path: Path, obj: object) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, ensure_ascii=False, indent=1)
+        fh.write(dumps_strict(obj, indent=1))
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -70,8 +71,10 @@ def read_submission(sid: str, submissions_root: Path | None = None) -> dict[str,
         data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FactBoardError(f"no submission {sid!r}") from None
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise FactBoardError(f"submission record {p} is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise FactBoardError(f"submission record {p} is not a JSON object")
     return data
 
 

@@ -12,12 +12,19 @@ Steps, each one durable before the next starts (submissions root = $FACTBOARD_SU
    the ingested benchmark's sample ids; every problem at once. A rejected file's bytes are
    deleted; its record keeps the problems.
 3. score it (threshold policy from the engine), then, under the submissions lock, check that it
-   is not a duplicate (same file or same predictions, or the same model name on the same
-   benchmark version) and mark the record "accepted".
+   is not a duplicate and mark the record "accepted". A duplicate is the same file or the same
+   predictions, or what is scored: the same final labels, or the same scores rounded, on the
+   scored split as another submission (runs.scored_fingerprints), whatever else differs; or the same model name on
+   the same benchmark version, names compared by evaluator.core.vocabulary.model_key (NFKC,
+   case, separators and Unicode look-alikes such as Cyrillic "Р" folded).
 4. write the run (origin "submitted"; its id is derived from the submission id, so writing it
    again finds it instead of making a second one), queue a judge job when the file has
    explanations and a judge is configured ($FACTBOARD_JUDGE="provider:model",
    $FACTBOARD_JUDGE_PROTOCOL, default EvalV4), mark the record "scored" and drop the marker.
+
+Quotas (quotas.py): before the bytes are saved, under the lock, a submitter's and a benchmark's
+submissions per day and bytes kept are checked; over a limit, the file is refused with a
+message saying which, and its bytes are never saved. Maintainers (`exempt=True`) are exempt.
 
 A crash anywhere leaves the marker: `recover()` (run by the worker) picks the submission up where
 it stopped. Runs are staged then renamed (runs.write_run), so no partial run is ever visible. The
@@ -25,7 +32,8 @@ contact email is stored in the record only: never in run.json, an export or a pa
 
 Beside this module: records.py (the submissions root: ids, records, uploads, markers, lock),
 validation.py (the file format and its parser), moderation.py (hide/show/delete, the maintainer
-token) and report.py (a scored run described to the submitter). See docs/ARCHITECTURE.md.
+token), quotas.py (limits per submitter and per benchmark) and report.py (a scored run described
+to the submitter). See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -48,9 +56,11 @@ from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Scored, ScoreOptions, score
 from evaluator.core.types import ModelInfo, RunConfig, RunRecord
+from evaluator.core.vocabulary import model_key
 from evaluator.jobs import queue
 from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protocols
 from evaluator.store import ingested, layout, runs
+from evaluator.submissions import quotas
 from evaluator.submissions import validation as submissions
 
 from evaluator.submissions.records import (
@@ -130,11 +140,15 @@ def receive(
     filename: str | None,
     meta: SubmissionMeta,
     submissions_root: Path | None = None,
+    submitter: str | None = None,
+    exempt: bool = False,
 ) -> tuple[str, bytes | None]:
     """Save the upload under a generated name before anything else; (submission id, bytes).
 
-    The bytes are None when the upload is over the size limit: then nothing but the record
-    (status "rejected") is kept."""
+    The bytes are None when the upload is over the size limit or a quota (quotas.py; not for
+    a maintainer, `exempt`): then nothing but the record (status "rejected") is kept.
+    submitter: the key the submitter's quota is kept under (quotas.submitter_key), stored in
+    the private record only."""
     root = root_dir(submissions_root)
     d = dirs(root)
     sid = new_submission_id()
@@ -153,6 +167,7 @@ def receive(
         "warnings": [],
         "run_id": None,
         "job_id": None,
+        "submitter": submitter,
     }
     save_record(root, rec)
     data, too_big = _read_capped(source)
@@ -160,6 +175,13 @@ def receive(
         msg = f"the file is larger than the {submissions.MAX_MB} MB limit"
         finish(root, rec, "rejected", problems=[msg])
         return sid, None
+    if not exempt:
+        with locked(root):
+            over = quotas.check(root, submitter, meta.benchmark, len(data), exclude=sid)
+            if over is not None:
+                finish(root, rec, "rejected", problems=[over], quota_refused=True)
+                return sid, None
+            save_record(root, rec, size=len(data))  # counted by the next check at once
     part = d["uploads"] / f".{sid}.part"
     with open(part, "wb") as fh:
         fh.write(data)
@@ -270,6 +292,22 @@ def _score(checked: _Checked, meta: SubmissionMeta, resamples: int) -> Scored:
 # 3. duplicates
 
 
+def _same_scored(mine: dict[str, str], other: dict[str, Any]) -> bool:
+    return any(other.get(k) == v for k, v in mine.items())
+
+
+def _run_fingerprints(rec: RunRecord, data_root: Path | None) -> dict[str, Any]:
+    """A stored run's scored fingerprints: as its submission recorded them, else from its
+    labels.parquet (runs of other origins, older runs)."""
+    sub = rec.submission or {}
+    if "labels_sha" in sub or "scores_sha" in sub:
+        return sub
+    try:
+        return runs.scored_fingerprints(runs.read_labels(runs.find_run(rec.run_id, data_root)))
+    except FactBoardError:
+        return {}
+
+
 def _duplicates(
     meta: SubmissionMeta,
     sha256: str,
@@ -278,10 +316,13 @@ def _duplicates(
     sid: str,
     data_root: Path | None,
     root: Path,
+    scored_fp: dict[str, str] | None = None,
 ) -> list[str]:
-    """Why this submission repeats an earlier one (empty when it does not)."""
-    name = submissions.normalise_name(meta.model_name)
+    """Why this submission repeats an earlier one (empty when it does not). scored_fp: its
+    scored fingerprints (runs.scored_fingerprints), once it is scored."""
+    name = model_key(meta.model_name)
     same_file: str | None = None
+    same_scored: str | None = None
     same_name: str | None = None
     listing = runs.list_runs(
         data_root, benchmark=meta.benchmark, include_hidden=True, include_superseded=True
@@ -295,10 +336,15 @@ def _duplicates(
         ):
             same_file = f"run {r.run_id} ({r.model.name!r}, {r.created_at[:10]})"
         if (
-            same_name is None
+            same_file is None
+            and same_scored is None
+            and scored_fp
+            and r.origin == "submitted"  # a baseline or a released run may be matched
             and r.benchmark_version == version
-            and submissions.normalise_name(r.model.name) == name
+            and _same_scored(scored_fp, _run_fingerprints(r, data_root))
         ):
+            same_scored = f"run {r.run_id} ({r.model.name!r}, {r.created_at[:10]})"
+        if same_name is None and r.benchmark_version == version and model_key(r.model.name) == name:
             same_name = f"run {r.run_id}"
     for other in inflight_records(root):
         if other["id"] == sid or other.get("status") != "accepted":
@@ -311,15 +357,28 @@ def _duplicates(
         ):
             same_file = f"submission {other['id']} (being scored)"
         if (
+            same_scored is None
+            and scored_fp
+            and other.get("benchmark_version") == version
+            and _same_scored(scored_fp, other.get("scored") or {})
+        ):
+            same_scored = f"submission {other['id']} (being scored)"
+        if (
             same_name is None
             and other.get("benchmark_version") == version
-            and submissions.normalise_name(str(ometa.get("model_name", ""))) == name
+            and model_key(str(ometa.get("model_name", ""))) == name
         ):
             same_name = f"submission {other['id']} (being scored)"
     out = []
     if same_file:
         out.append(
             f"duplicate submission: the same predictions were already submitted as {same_file}"
+        )
+    elif same_scored:
+        out.append(
+            "duplicate submission: it scores exactly as "
+            f"{same_scored} (the same final labels or the same scores on the scored split, "
+            "whatever else differs)"
         )
     if same_name:
         out.append(
@@ -384,6 +443,7 @@ def _write(
         "submission_id": rec["id"],
         "file_sha256": rec["sha256"],
         "predictions_sha": rec.get("predictions_sha"),
+        **(rec.get("scored") or {}),
         "format": checked.fmt,
         "rows": int(len(checked.predictions)),
         "submitted_at": rec["created_at"],
@@ -421,12 +481,16 @@ def submit(
     data_root: Path | None = None,
     submissions_root: Path | None = None,
     resamples: int = 1000,
+    submitter: str | None = None,
+    exempt: bool = False,
 ) -> SubmitResult:
     """Save, validate, score and store an uploaded prediction file (see the module doc).
 
+    submitter: the quota key (quotas.submitter_key: the HF user, else a stable client key);
+    exempt: a maintainer's submission, held to no quota.
     An unexpected error after the file is saved does not lose it: the result then has status
     "received" or "accepted" and says so in its warnings, and the worker finishes the job."""
-    sid, data = receive(source, filename, meta, submissions_root)
+    sid, data = receive(source, filename, meta, submissions_root, submitter, exempt)
     try:
         return process(sid, data_root, submissions_root, data=data, resamples=resamples)
     except Exception as e:
@@ -509,12 +573,20 @@ def process(
         scored = _score(checked, meta, resamples)
     except FactBoardError as e:
         return _reject(root, rec, [str(e)])
+    scored_fp = runs.scored_fingerprints(scored.final_labels)
     if rec["status"] == "received":
         with locked(root):
             rec = read_submission(sid, root)
             if rec["status"] == "received":
                 dup = _duplicates(
-                    meta, rec["sha256"], preds_sha, checked.version, sid, data_root, root
+                    meta,
+                    rec["sha256"],
+                    preds_sha,
+                    checked.version,
+                    sid,
+                    data_root,
+                    root,
+                    scored_fp,
                 )
                 if dup:
                     return _reject(root, rec, dup)
@@ -523,6 +595,7 @@ def process(
                     rec,
                     status="accepted",
                     predictions_sha=preds_sha,
+                    scored=scored_fp,
                     benchmark_version=checked.version,
                     warnings=list(checked.warnings),
                 )

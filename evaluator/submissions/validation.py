@@ -8,8 +8,12 @@ Submit page and the CLI.
 
 Files that cannot be a prediction file (too large, an archive, binary, UTF-16, a JSON array, a
 header with thousands of columns) are refused from a look at the raw bytes, before anything is
-decoded or copied, so memory stays bounded by the upload itself. The submission metadata (model
-name, organisation, URL, ...) is checked here too, by `check_metadata`.
+decoded or copied, so memory stays bounded by the upload itself. Problems are bounded too: the
+first MAX_PROBLEMS are kept and the rest counted (ProblemList), and a row with a wrong field
+count or unreadable JSON counts towards MAX_ROWS like any other. MAX_BYTES is in decimal
+megabytes, the unit of Streamlit's upload limit (.streamlit/config.toml), so the page and the
+engine refuse the same files. The submission metadata (model name, organisation, URL, ...) is
+checked here too, by `check_metadata`.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from evaluator.core.errors import ValidationFailed
-from evaluator.core.vocabulary import MODEL_KINDS
+from evaluator.core.vocabulary import MODEL_KINDS, model_key
 
-MAX_BYTES = 50 * 1024 * 1024
-MAX_MB = MAX_BYTES // (1024 * 1024)
+# Streamlit's server.maxUploadSize (.streamlit/config.toml) counts decimal megabytes: the page
+# and the engine refuse the same files because this is the same number of bytes
+MAX_MB = 50
+MAX_BYTES = MAX_MB * 1000 * 1000
 MAX_ROWS = 500_000
 MAX_COLUMNS = 32
 MAX_ID_LEN = 200
@@ -38,6 +44,10 @@ MAX_EXPLANATION_CHARS = 20_000
 MAX_FIELD_CHARS = 100_000
 MAX_LINE_CHARS = 2 * MAX_FIELD_CHARS
 SHOW_FIRST = 5
+# problems kept per file: the first MAX_PROBLEMS, then one line counting the rest
+MAX_PROBLEMS = 100
+# a number as Python's float() reads it, without the digit-group underscores it also accepts
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.I)
 # a CSV header longer than this is counted on the raw bytes (no decoding, no copy)
 _HEADER_SCAN_BYTES = 4096
 _NON_SPACE = re.compile(rb"[^ \t\r\n]")
@@ -84,6 +94,38 @@ class Problem:
         return f"line {self.line}: {self.message}" if self.line else self.message
 
 
+class ProblemList(list[Problem]):
+    """A list of problems that keeps the first `limit` and counts the others (`dropped`), so a
+    hostile file with millions of bad rows costs neither memory nor disk."""
+
+    def __init__(self, limit: int = MAX_PROBLEMS) -> None:
+        super().__init__()
+        self.limit = limit
+        self.dropped = 0
+
+    def append(self, problem: Problem) -> None:
+        if len(self) < self.limit:
+            super().append(problem)
+        else:
+            self.dropped += 1
+
+    def always(self, problem: Problem) -> None:
+        """Keep a problem whatever the count (the few one-line summaries of a whole file)."""
+        super().append(problem)
+
+    def summarised(self) -> list[Problem]:
+        """The problems kept, sorted by line, and a last line counting those left out."""
+        out = sorted(self, key=lambda p: (p.line is None, p.line or 0))
+        if self.dropped:
+            out.append(
+                Problem(
+                    None,
+                    f"... and {self.dropped:,} more problem(s); the first {self.limit} are shown",
+                )
+            )
+        return out
+
+
 @dataclass
 class Validation:
     predictions: pd.DataFrame | None
@@ -127,6 +169,8 @@ def _parse_score(value: object) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(value)
+    if isinstance(value, str) and not _NUMBER.fullmatch(value.strip()):
+        raise ValueError(value)  # "1_000", "0x10", "1,5": not a number in the file format
     x = float(value)
     if not math.isfinite(x):
         raise OverflowError(value)
@@ -148,8 +192,9 @@ def precheck(data: bytes, filename: str | None = None) -> list[Problem]:
         return [Problem(None, "the file is empty")]
     if len(data) > MAX_BYTES:
         return [Problem(None, f"the file is larger than the {MAX_MB} MB limit")]
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     for magic, what in _MAGIC.items():
-        if data.startswith(magic):
+        if data.startswith(magic, bom):
             return [Problem(None, f"the file is {what}; upload plain CSV or JSON Lines")]
     if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         return [Problem(None, "the file is UTF-32; save it as UTF-8")]
@@ -247,7 +292,7 @@ def detect_format(text: str, filename: str | None) -> str:
 
 def _csv_records(
     text: str, problems: list[Problem], warnings: list[str]
-) -> Iterator[tuple[int, dict[str, object]]]:
+) -> Iterator[tuple[int, dict[str, object] | None]]:
     nl = text.find("\n")
     first_line = text if nl < 0 else text[:nl]
     delimiter = "\t" if first_line.count("\t") > first_line.count(",") else ","
@@ -290,6 +335,7 @@ def _csv_records(
                     f"{len(row)} field{'s' if len(row) != 1 else ''}, the header has {len(header)}",
                 )
             )
+            yield reader.line_num, None  # a row all the same: it counts towards MAX_ROWS
             continue
         yield reader.line_num, dict(zip(header, row, strict=True))
 
@@ -315,24 +361,28 @@ def _check_columns(
 
 def _jsonl_records(
     text: str, problems: list[Problem], warnings: list[str]
-) -> Iterator[tuple[int, dict[str, object]]]:
+) -> Iterator[tuple[int, dict[str, object] | None]]:
     checked = False
     for i, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
             problems.append(Problem(i, f"line longer than {MAX_LINE_CHARS:,} characters"))
+            yield i, None
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             problems.append(Problem(i, f"invalid JSON ({e.msg} at column {e.colno})"))
+            yield i, None
             continue
         except RecursionError:
             problems.append(Problem(i, "invalid JSON (nested too deeply)"))
+            yield i, None
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(i, f"expected a JSON object, got {type(obj).__name__}"))
+            yield i, None
             continue
         if len(obj) > MAX_COLUMNS:
             problems.append(Problem(i, f"{len(obj):,} fields; at most {MAX_COLUMNS} are allowed"))
@@ -340,6 +390,7 @@ def _jsonl_records(
         rec = {str(k).strip().lower(): v for k, v in obj.items()}
         if len(rec) != len(obj):
             problems.append(Problem(i, "duplicate field names (they differ only in case)"))
+            yield i, None
             continue
         if not checked:
             if not _check_columns(list(rec), problems, warnings, i):
@@ -377,9 +428,10 @@ def validate_predictions(
     early = precheck(data, filename)
     if early:
         return Validation(None, early)
-    text, problems = _decode(data)
+    text, decode_problems = _decode(data)
     if text is None:
-        return Validation(None, problems)
+        return Validation(None, decode_problems)
+    problems = ProblemList()
     warnings: list[str] = []
     fmt = detect_format(text, filename)
     records = (_jsonl_records if fmt == "jsonl" else _csv_records)(text, problems, warnings)
@@ -391,8 +443,10 @@ def validate_predictions(
     for line, rec in records:
         n_records += 1
         if n_records > MAX_ROWS:
-            problems.append(Problem(line, f"more than {MAX_ROWS:,} rows"))
+            problems.always(Problem(line, f"more than {MAX_ROWS:,} rows"))
             break
+        if rec is None:  # a bad row, already reported
+            continue
         sid, bad = _sample_id(rec.get("sample_id"))
         if sid is None:
             problems.append(Problem(line, bad or "empty sample_id"))
@@ -453,26 +507,25 @@ def validate_predictions(
         shown = "; ".join(
             f"{s!r} on line {ln} (first on line {first})" for ln, s, first in dup_lines[:SHOW_FIRST]
         )
-        problems.append(
+        problems.always(
             Problem(dup_lines[0][0], f"{len(dup_lines)} duplicate sample_id(s): {shown}")
         )
     if unknown:
         shown = ", ".join(f"{s!r} (line {ln})" for ln, s in unknown[:SHOW_FIRST])
-        problems.append(
+        problems.always(
             Problem(unknown[0][0], f"{len(unknown)} sample_id(s) not in the benchmark: {shown}")
         )
     if n_records == 0:
         if not problems:
-            problems.append(Problem(None, "the file has a header but no prediction rows"))
+            problems.always(Problem(None, "the file has a header but no prediction rows"))
     elif required_ids is not None:
         gap = missing_ids_problem(required_ids, first_line.keys())
         if gap is not None:
-            problems.append(gap)
+            problems.always(gap)
     df = pd.DataFrame(rows, columns=["sample_id", "label", "score", "explanation", "raw_output"])
     df["label"] = df["label"].astype("Int8")
     df["score"] = df["score"].astype(float)
-    problems.sort(key=lambda p: (p.line is None, p.line or 0))
-    return Validation(df, problems, warnings, fmt, set(first_line))
+    return Validation(df, problems.summarised(), warnings, fmt, set(first_line))
 
 
 def missing_ids_problem(required: Collection[str], present: Collection[str]) -> Problem | None:
@@ -617,8 +670,9 @@ def check_metadata(
 
 
 def normalise_name(name: str) -> str:
-    """The form two model names are compared in (duplicate check): NFKC, case-folded, one space."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    """The form two model names are compared in (the duplicate check): the vocabulary's model
+    key (NFKC, case-folded, separators dropped, Unicode look-alikes folded to Latin)."""
+    return model_key(name)
 
 
 # the file format, as the Submit page and the documentation show it (Markdown)

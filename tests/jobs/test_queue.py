@@ -332,3 +332,38 @@ def test_jobs_keep_their_creation_order_across_kinds(tmp_data_root: Path) -> Non
     assert [j.id for j in queue.list_jobs("pending")] == [j.id for j in made]
     claimed = [queue.claim() for _ in range(4)]
     assert [j.id for j in claimed if j] == [j.id for j in made[:4]]
+
+
+def test_cancel_a_pending_job_and_refuse_a_running_one(qroot: Path) -> None:
+    waiting = queue.enqueue("noop", {"n": 1}, root=qroot)
+    busy = queue.enqueue("noop", {"n": 2}, root=qroot)
+    cancelled = queue.cancel(waiting.id, root=qroot)
+    assert cancelled.status == "failed" and cancelled.error == "cancelled by a maintainer"
+    assert cancelled.messages[-1]["text"] == "cancelled by a maintainer"
+    claimed = queue.claim(root=qroot)
+    assert claimed is not None and claimed.id == busy.id  # the cancelled job is not run
+    with pytest.raises(QueueError, match="is running: it cannot be cancelled now"):
+        queue.cancel(busy.id, root=qroot)
+    # a cancelled job can still be requeued by a maintainer
+    assert queue.requeue(waiting.id, root=qroot).status == "pending"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("{", "is not valid JSON"),
+        ('{"id": "x", "kind": "k", "payload": {}, "attempts": "1"}', "'attempts' has a wrong type"),
+        ('{"id": "x", "kind": "k", "payload": {}, "messages": [1]}', "a message is not {at, text}"),
+        ('{"id": "other", "kind": "k", "payload": {}}', "does not match the file name"),
+        (b"\xff\xfe{", "is not valid JSON"),
+    ],
+)
+def test_corrupt_job_files_are_listed_never_raised(
+    qroot: Path, body: str | bytes, why: str
+) -> None:
+    queue.enqueue("noop", {}, job_id="fine", root=qroot)
+    f = queue.queue_dir(qroot) / "done" / "x.json"
+    f.write_bytes(body if isinstance(body, bytes) else body.encode())
+    assert [j.id for j in queue.list_jobs(root=qroot)] == ["fine"]
+    [(path, problem)] = queue.corrupt_files(qroot)
+    assert path == f and why in problem

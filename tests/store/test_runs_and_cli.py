@@ -187,7 +187,8 @@ def test_cli_score_makes_a_run_matching_sklearn(
         skm.balanced_accuracy_score(g["label_x"], g["label_y"]) for _, g in test.groupby("domain")
     ]
     assert rec.result("balanced_accuracy").value == pytest.approx(np.mean(per))
-    assert rec.origin == "submitted" and rec.submission and "file_sha256" in rec.submission
+    # scored by the CLI: "evaluated" unless told otherwise (only the submit path is "submitted")
+    assert rec.origin == "evaluated" and rec.submission and "file_sha256" in rec.submission
     # same seed: same CIs
     assert main(args) == 0
     recs = [r for r in runs.list_runs(demo_root).runs if r.model.name == "My detector"]
@@ -202,17 +203,17 @@ def test_cli_errors_have_messages_and_exit_codes(
     bad = tmp_path / "bad.csv"
     bad.write_text("sample_id,label\ndemo-news-00_og,maybe\nnope,1\n")
     before = sorted(p.name for p in (demo_root / "runs").iterdir())
-    assert main(["score", str(bad), "--benchmark", "demo", "--model-name", "x"]) == 1
+    assert main(["score", str(bad), "--benchmark", "demo", "--model-name", "xy"]) == 1
     err = capsys.readouterr().err
     assert "line 2: label 'maybe'" in err and "'nope' (line 3)" in err
-    assert main(["score", str(bad), "--benchmark", "nosuch", "--model-name", "x"]) == 1
+    assert main(["score", str(bad), "--benchmark", "nosuch", "--model-name", "xy"]) == 1
     assert "unknown benchmark 'nosuch'; known: " in capsys.readouterr().err
     empty = tmp_path / "empty.csv"
     empty.write_bytes(b"")
-    assert main(["score", str(empty), "--benchmark", "demo", "--model-name", "x"]) == 1
+    assert main(["score", str(empty), "--benchmark", "demo", "--model-name", "xy"]) == 1
     assert "the file is empty" in capsys.readouterr().err
     assert (
-        main(["score", str(tmp_path / "absent.csv"), "--benchmark", "demo", "--model-name", "x"])
+        main(["score", str(tmp_path / "absent.csv"), "--benchmark", "demo", "--model-name", "xy"])
         == 1
     )
     assert sorted(p.name for p in (demo_root / "runs").iterdir()) == before
@@ -281,13 +282,18 @@ def test_export_neutralises_formula_cells() -> None:
 
     df = pd.DataFrame(
         {
-            "model": ['=HYPERLINK("x")', "+1", "@cmd", "ok", "-2"],
+            "model": ['=HYPERLINK("x")', "+1+cmd|' /C calc'!A0", "@cmd", "ok", "-2*A1"],
             "value": [0.1, -0.2, 0.3, 0.4, 0.5],
+            "note": ["-0.5 (tuned on dev)", "+1", "-2", "-1e-3", "-3 (x=1)"],
         }
     )
     text = to_csv(df)
-    assert "'=HYPERLINK" in text and "'+1" in text and "'@cmd" in text and "'-2" in text
+    assert "'=HYPERLINK" in text and "'+1+cmd" in text and "'@cmd" in text and "'-2*A1" in text
     assert ",-0.2" in text  # numbers stay numbers
+    # text that is a signed number (with a plain note) is not a formula: left as it is
+    for cell in ("-0.5 (tuned on dev)", "+1", "-2", "-1e-3"):
+        assert f",{cell}\n" in text
+    assert ",'-3 (x=1)" in text  # an operator inside the note: neutralised
 
 
 def test_a_failed_reingest_leaves_the_previous_version_intact(
