@@ -85,6 +85,22 @@ def problems_notice(s: Store) -> None:
         st.caption("For maintainers: fix or remove these folders; the board picks them up.")
 
 
+def submitter_key() -> str | None:
+    """Whose quota an upload from this browser counts against: the Hugging Face user when the
+    Space signs visitors in (OAuth), else the client's address (the first X-Forwarded-For hop
+    behind the Space's proxy)."""
+    from evaluator.submissions import quotas
+
+    user = None
+    try:
+        if st.user.is_logged_in:
+            user = str(st.user.get("preferred_username") or st.user.get("email") or "") or None
+    except (AttributeError, KeyError, st.errors.StreamlitAPIException):
+        user = None  # no sign-in configured
+    forwarded = (st.context.headers.get("X-Forwarded-For") or "").split(",")[0].strip()
+    return quotas.submitter_key(user, forwarded or st.context.ip_address)
+
+
 def spec_of(name: str) -> BenchmarkSpec | None:
     try:
         return registry.get(name)

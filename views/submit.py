@@ -121,7 +121,9 @@ if go:
             threshold=float(threshold) if policy == "fixed" else None,
         )
         with st.spinner("Checking and scoring…"):
-            st.session_state[LAST] = submit.submit(upload.getvalue(), upload.name, meta)
+            st.session_state[LAST] = submit.submit(
+                upload.getvalue(), upload.name, meta, submitter=ui.submitter_key()
+            )
 
 res = st.session_state.get(LAST)
 if res is not None:

@@ -29,8 +29,10 @@ QUEUE = "queue"
 README = "README.md"
 EEE = "eee"
 
-# fields of a submission record that never leave the machine that received it
-PRIVATE_RECORD_FIELDS = ("email",)
+# fields of a submission record that never leave the machine that received it: the contact
+# e-mail, and the quota key (a client's key is a digest of its address, which a public repo must
+# not carry; quotas are therefore kept per replica)
+PRIVATE_RECORD_FIELDS = ("email", "submitter")
 
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 

@@ -98,6 +98,7 @@ def _submit(r: Replica, seed: int, monkeypatch: pytest.MonkeyPatch) -> service.S
         data_root=r.data,
         submissions_root=r.subs,
         resamples=50,
+        submitter="client:0123456789abcdef01234567",
     )
     assert res.ok, res.problems
     return res
@@ -137,6 +138,7 @@ def test_a_submission_survives_a_restart_with_a_wiped_root(
     # the e-mail and the raw upload never reached the repo
     files = repo_files(fake_hub)
     assert not any(b"private@example.org" in data for data in files.values())
+    assert not any(b"0123456789abcdef01234567" in data for data in files.values())
     assert not any("upload" in p for p in files)
     assert f"submissions/{res.submission_id}.json" in files
     # and the same file submitted again on the new disk is still a duplicate
