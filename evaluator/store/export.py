@@ -80,6 +80,7 @@ def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataF
     recs = runs.list_runs(root, benchmark=benchmark).runs
     rows = result_rows(recs)
     notes = {rec.run_id: _run_note(rec) for rec in recs}
+    rolled = {(rec.run_id, "summary") for rec in recs if rolled_up(rec)}
     out = pd.DataFrame(
         {
             "model": rows["model_name"],
@@ -98,12 +99,28 @@ def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataF
             "n": rows["n"],
             "coverage": [";".join(c or []) for c in rows["coverage"]],
             "source": [f"FactBoard run {r}" for r in rows["run_id"]],
-            "note": rows["run_id"].map(notes),
+            "note": [
+                notes[r] + (ROLLED_UP_NOTE if (r, u) in rolled else "")
+                for r, u in zip(rows["run_id"], rows["unit"], strict=True)
+            ],
             "run_id": rows["run_id"],
         },
         columns=EXPORT_COLUMNS,
     )
     return out
+
+
+ROLLED_UP_NOTE = (
+    "; summary level rolled up from this run's sentence labels (a summary is inconsistent if "
+    "any sentence is), not a separately tuned summary-level threshold as in the papers"
+)
+
+
+def rolled_up(rec: RunRecord) -> bool:
+    """Whether the run's summary-level numbers come from its sentence predictions (TofuEval:
+    a run predicts sentences, and its summaries' labels roll up)."""
+    units = {r.unit for r in rec.results}
+    return {"sentence", "summary"} <= units
 
 
 def _run_note(rec: RunRecord) -> str:

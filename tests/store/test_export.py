@@ -63,3 +63,42 @@ def test_export_writes_n_as_an_integer_beside_published_rows_without_n(tmp_path:
         in tex
     )
     assert "<NA>" not in tex and "235" in tex and "235.0" not in tex
+
+
+def test_a_run_rolled_up_from_sentences_says_so_on_its_summary_rows(tmp_data_root: Path) -> None:
+    from evaluator.core.types import Counts, ModelInfo, RunRecord, SliceResult, ThresholdInfo
+    from evaluator.store import runs
+
+    def rec(run_id: str, units: tuple[str, ...]) -> RunRecord:
+        return RunRecord(
+            run_id=run_id,
+            benchmark="tofueval",
+            benchmark_version="v",
+            created_at="t",
+            model=ModelInfo(name=run_id, kind="non-llm"),
+            origin="submitted",
+            threshold=ThresholdInfo(policy="dev", threshold=0.5),
+            splits=["test"],
+            counts=Counts(n=2, predicted=2, missing=0),
+            results=[
+                SliceResult(
+                    split="test",
+                    unit=u,
+                    slice_kind="overall",
+                    slice_value="",
+                    metric="balanced_accuracy",
+                    value=0.6,
+                    n=2,
+                )
+                for u in units
+            ],
+        )
+
+    preds = pd.DataFrame({"sample_id": ["a"], "score": [0.3]})
+    runs.write_run(rec("sentences", ("sentence", "summary")), preds)
+    runs.write_run(rec("summaries", ("summary",)), preds)
+    rows = export.run_rows(tmp_data_root, "tofueval")
+    note = dict(zip(zip(rows["run_id"], rows["unit"], strict=True), rows["note"], strict=True))
+    assert note[("sentences", "summary")].endswith(export.ROLLED_UP_NOTE)
+    assert "rolled up" not in note[("sentences", "sentence")]
+    assert "rolled up" not in note[("summaries", "summary")]
