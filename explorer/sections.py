@@ -18,6 +18,7 @@ from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
 from evaluator.submissions import moderation, report
 from explorer import charts, ui
 from explorer import compare_view as V
+from explorer import submit as S
 from explorer import leaderboard as L
 from explorer import queries as Q
 
@@ -324,11 +325,25 @@ def disagreements(
 MOD_DONE = "submit.mod_done"
 
 
-def submission_result(res: Any) -> None:
-    """A submission's outcome: the scored run with its numbers, every problem, or why it waits."""
+def submission_result(res: Any, looks_like: str | None = None) -> None:
+    """A submission's outcome: the scored run with its numbers and links to its board row and
+    samples, every problem (and which benchmark the file looks like), or why it waits."""
     if res.ok and res.record is not None:
         rec = res.record
         st.success(f"Scored and added to the board as run `{rec.run_id}`.", icon="✅")
+        with st.container(horizontal=True):
+            st.page_link(
+                ui.PAGES["leaderboard"],
+                label="Its row on the leaderboard",
+                icon="🏆",
+                query_params=S.board_params(rec),
+            )
+            st.page_link(
+                ui.PAGES["samples"],
+                label="The samples it gets wrong",
+                icon="🔎",
+                query_params=S.samples_params(rec),
+            )
         st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
         st.text(f"Threshold: {report.threshold_text(rec)}")
         c = rec.counts
@@ -336,14 +351,11 @@ def submission_result(res: Any) -> None:
             f"Samples: {c.n}  ·  predicted {c.predicted}  ·  missing {c.missing}  ·  "
             f"unusable {c.unparsable}"
         )
-        number = st.column_config.NumberColumn(format="%.4f")
-        cols = {"value": number, "ci_low": number, "ci_high": number}
-        st.dataframe(
-            report.results_frame(rec), hide_index=True, width="stretch", column_config=cols
-        )
+        cols = {"value": st.column_config.NumberColumn(format="%.4f")}
+        st.dataframe(S.results_table(rec), hide_index=True, width="stretch", column_config=cols)
         with st.expander("Every slice"):
             st.dataframe(
-                report.results_frame(rec, overall_only=False),
+                S.results_table(rec, overall_only=False),
                 hide_index=True,
                 width="stretch",
                 column_config=cols,
@@ -356,6 +368,8 @@ def submission_result(res: Any) -> None:
             "added to the board. Fix them all and upload again.",
             icon="🚫",
         )
+        if looks_like:
+            st.warning(ui.md_escape(looks_like), icon="🔀")
         st.code("\n".join(res.problems), language=None, wrap_lines=True)
     else:
         for w in res.warnings:
