@@ -18,9 +18,9 @@ from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
 from evaluator.submissions import moderation, report
 from explorer import charts, ui
 from explorer import compare_view as V
-from explorer import submit as S
 from explorer import leaderboard as L
 from explorer import queries as Q
+from explorer import submit as S
 
 CHARTS = ["CI forest plot", "Model × slice", "Error types", "Size vs score"]
 

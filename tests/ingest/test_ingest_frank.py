@@ -260,7 +260,7 @@ def test_released_runs(loaded: LoadedBenchmark, table: pd.DataFrame) -> None:
         "QAGS",
     ]
     ids = {x.sample_id for x in loaded.samples}
-    for name, run in runs.items():
+    for run in runs.values():
         p = run.predictions
         assert list(p.columns) == ["sample_id", "score", "label", "explanation", "raw_output"]
         assert set(p["sample_id"]) == ids and len(p) == len(ids)
