@@ -171,7 +171,9 @@ def predictions_table(preds: pd.DataFrame, grades: pd.DataFrame) -> pd.DataFrame
             out = out.drop(columns=c)
     if out["score"].isna().all():
         out = out.drop(columns="score")
-    return out
+    # what a reader compares first (verdict, right or wrong, why) before who made it
+    first = ["model", "prediction", "correct", "explanation", "grades", "score"]
+    return out[[c for c in first if c in out] + [c for c in out if c not in first]]
 
 
 def sentences_table(sent: pd.DataFrame, current: str | None = None) -> pd.DataFrame:

@@ -500,9 +500,14 @@ def open_sample(
         ui.set_url_value("sample", str(table["sample"].iloc[0 if edge == "first" else -1]))
     rows = (st.session_state.get(table_key) or {}).get("selection", {}).get("rows", [])
     clicked = table["sample"].iloc[rows[0]] if rows and rows[0] < len(table) else None
-    if clicked and clicked != st.session_state.get(f"{page}._clicked"):
-        st.session_state[f"{page}._clicked"] = clicked
-        ui.set_url_value("sample", clicked)
+    # a click is a change of the selection; the row the list selects for the open sample (or
+    # a stale one after Previous / Next) is not
+    seen = (table_key, tuple(rows))
+    if st.session_state.get(f"{page}._rows") != seen:
+        st.session_state[f"{page}._rows"] = seen
+        shown = st.session_state.get(f"{page}._shown")  # what sample_results selected
+        if clicked and seen != shown and clicked != ui.url_value("sample"):
+            ui.set_url_value("sample", clicked)
     current = ui.url_value("sample")
     smp = Q.sample(con, bench, current) if current else None
     if current and smp is None:
@@ -526,8 +531,14 @@ def sample_results(
     picker that opens one."""
     ids = list(table["sample"])
     selected = [ids.index(current)] if current in ids else []
+    st.session_state[f"{page}._shown"] = (table_key, tuple(selected))
+    text_last = [c for c in table.columns if c != unit] + [unit]
+    first = ["sample", "gold", "wrong", "gap"]
+    order = [c for c in first if c in table.columns]
+    order += [c for c in text_last if c not in order]
     st.dataframe(
         table,
+        column_order=order,
         hide_index=True,
         width="stretch",
         on_select="rerun",
