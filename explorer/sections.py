@@ -238,7 +238,13 @@ def _error_types(
     _chart(ch, "No per-error-type numbers for the rows shown.")
     if ch is not None:
         st.caption(
-            f"{title} per {what}, first 8 rows of the table."
+            f"{title} per {what}, first 8 rows of the table"
+            + (
+                f", over the whole benchmark, not {view.slice_kind.replace('_', ' ')} "
+                f"{view.slice_value!r} alone: runs store {what} numbers for all of it."
+                if view.slice_kind not in ("overall", err_kind)
+                else "."
+            )
             + (
                 " SummEdits edit-type slices hold the consistent samples plus the "
                 "inconsistent ones with that edit (paper Table 10)."

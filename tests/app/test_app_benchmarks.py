@@ -116,3 +116,38 @@ def test_explanations_page_with_human_and_judge_grades(
     assert 0.5 < agree["Exact agreement"].iloc[0] <= 1
     assert {"Pearson r", "Cohen κ", "BAcc"} <= set(agree.columns)
     assert not {"pearson", "cohen_kappa", "balanced_accuracy"} & set(agree.columns)
+
+
+def test_benchmarks_page_speaks_plain_words(data: Path) -> None:
+    at = open_page("views/benchmarks.py", {"benchmark": "frank"})
+    overview = at.dataframe[0].value.set_index("benchmark")
+    assert overview.loc["FRANK", "primary metric"] == "Partial r"
+    assert overview.loc["TofuEval", "levels"] == "sentence level, summary level"
+    assert overview.loc["FRANK", "task"] == "correlation with human scores"
+    assert overview["samples"].isna().sum() == len(overview) - 1  # blank, never "None"
+    shown = [e.value for kind in ("info", "markdown", "caption") for e in at.get(kind)]
+    assert not any("../shared" in v or "SOURCE.md" in v or "README.md" in v for v in shown)
+    assert any("ingest frank --from PATH" in v for v in shown)
+
+
+def test_the_error_type_chart_axis() -> None:
+    import pandas as pd
+
+    from explorer import charts
+
+    # close values: the axis starts below the smallest, not at 0, and the title says so
+    assert charts.value_domain(pd.Series([0.61, 0.64, 0.66]))[0] == pytest.approx(0.6)
+    # values near 0 (or below): from 0
+    assert charts.value_domain(pd.Series([0.05, 0.6]))[0] == 0
+    assert charts.value_domain(pd.Series([-0.1, 0.3]))[0] == -0.1
+    long = pd.DataFrame(
+        {
+            "label": ["A", "B", "A", "B"],
+            "slice_value": ["hallucinated_fact_insertion", "hallucinated_fact_insertion"] * 2,
+            "value": [0.61, 0.64, 0.62, 0.66],
+        }
+    )
+    spec = charts.grouped_bars(long, "BAcc", "edit type", ["A", "B"]).to_dict()
+    x = spec["encoding"]["x"]
+    assert x["title"] == "BAcc (axis not from 0)" and x["scale"]["zero"] is False
+    assert spec["encoding"]["y"]["axis"]["labelLimit"] == 0  # labels never cut
