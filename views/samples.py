@@ -117,7 +117,7 @@ pages = X.num_pages(total)
 left, right = st.columns([5, 7], gap="medium")
 with left:
     head = st.columns([3, 4], vertical_alignment="center")
-    what = "samples, widest gap first" if gaps is not None else X.unit_plural(unit)
+    what = X.unit_plural(unit) + (", widest gap first" if gaps is not None else "")
     head[0].markdown(f"**{total:,}** matching {what}")
     with head[1]:
         page_no = ui.url_page_number("page", PAGE, pages, reset_token=(f, metric_run))
@@ -126,7 +126,8 @@ with left:
         table = X.disagreement_table(gaps.iloc[start : start + X.PAGE_SIZE], unit)
     else:
         table = X.page_table(Q.samples_page(con, f, X.PAGE_SIZE, start), unit)
-    table_key = f"{PAGE}.table.{hash((f, metric_run, page_no))}"
+    # one list widget per open sample: the list selects the open row afresh after each step
+    table_key = f"{PAGE}.table.{hash((f, metric_run, page_no, ui.url_value('sample')))}"
     current, smp = sections.open_sample(con, bench, table, PAGE, table_key)
     sections.sample_results(table, PAGE, table_key, unit, current)
     sections.sample_pager(list(table["sample"]), current, page_no, pages, PAGE)
