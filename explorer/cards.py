@@ -44,7 +44,8 @@ def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.
             }
         )
     out = pd.DataFrame(rows)
-    out["samples"] = pd.array(out["samples"], dtype="Int64")  # unknown until ingested: blank
+    # unknown until ingested: a dash (a number column would print "None")
+    out["samples"] = [f"{int(n):,}" if n is not None and n == n else "—" for n in out["samples"]]
     return out
 
 

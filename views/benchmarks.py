@@ -21,7 +21,7 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
-        "samples": st.column_config.NumberColumn(format="%d"),
+        "samples": st.column_config.TextColumn(help="Samples ingested here (— not ingested)"),
         "license": st.column_config.TextColumn(width="large"),
     },
 )

@@ -124,7 +124,8 @@ def test_benchmarks_page_speaks_plain_words(data: Path) -> None:
     assert overview.loc["FRANK", "primary metric"] == "Partial r"
     assert overview.loc["TofuEval", "levels"] == "sentence level, summary level"
     assert overview.loc["FRANK", "task"] == "correlation with human scores"
-    assert overview["samples"].isna().sum() == len(overview) - 1  # blank, never "None"
+    assert (overview["samples"] == "—").sum() == len(overview) - 1  # never "None"
+    assert overview.loc["Demo (synthetic)", "samples"] == "294"
     shown = [e.value for kind in ("info", "markdown", "caption") for e in at.get(kind)]
     assert not any("../shared" in v or "SOURCE.md" in v or "README.md" in v for v in shown)
     assert any("ingest frank --from PATH" in v for v in shown)

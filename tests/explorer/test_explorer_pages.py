@@ -211,7 +211,10 @@ def test_card_text_and_graded_table() -> None:
     assert tags.startswith("task: detection (consistent or not) · levels: summary level · ")
     ov = cards.overview([spec, registry.get("frank")], {})
     assert list(ov["primary metric"]) == ["BAcc", "Partial r"]  # never partial_pearson
-    assert ov["samples"].isna().all() and str(ov["samples"].dtype) == "Int64"
+    assert list(ov["samples"]) == ["—", "—"]
+    assert list(cards.overview([spec], {"demo": {"stats": {"n_samples": 1234}}})["samples"]) == [
+        "1,234"
+    ]
     meta = {
         "stats": {
             "n_samples": 1234,
