@@ -8,6 +8,14 @@ import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.vocabulary import metric_label
+from explorer.words import level_label
+
+TASK_WORDS = {
+    "detection": "detection (consistent or not)",
+    "detection+explanation": "detection and explanation",
+    "correlation": "correlation with human scores",
+    "explanation-grading": "explanation grading",
+}
 
 
 def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -20,22 +28,25 @@ def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.
             {
                 "benchmark": sp.title,
                 "name": sp.name,
-                "task": sp.task,
+                "task": TASK_WORDS.get(sp.task, sp.task),
                 "samples": st.get("n_samples"),
-                "levels": ", ".join(sp.units),
+                "levels": ", ".join(level_label(u) for u in sp.units),
                 "domains": (
                     f"{len(present)}/{len(sp.domains)}"
                     if m and sp.domains
                     else (str(len(sp.domains)) if sp.domains else "")
                 ),
-                "primary metric": sp.primary_metric,
+                "primary metric": metric_label(sp.primary_metric),
                 "status": (
                     "synthetic demo" if sp.synthetic and m else "ingested" if m else "not ingested"
                 ),
                 "license": sp.license,
             }
         )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # unknown until ingested: a dash (a number column would print "None")
+    out["samples"] = [f"{int(n):,}" if n is not None and n == n else "—" for n in out["samples"]]
+    return out
 
 
 def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
@@ -92,8 +103,8 @@ def tags(spec: BenchmarkSpec) -> str:
     )
     return " · ".join(
         [
-            f"task: {spec.task}",
-            f"levels: {', '.join(spec.units)}",
+            f"task: {TASK_WORDS.get(spec.task, spec.task)}",
+            f"levels: {', '.join(level_label(u) for u in spec.units)}",
             f"splits: {', '.join(spec.splits)}",
             f"primary metric: {metric_label(spec.primary_metric)}",
             overall,

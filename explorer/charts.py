@@ -96,35 +96,57 @@ def forest(rows: pd.DataFrame, metric_title: str) -> alt.Chart | None:
     return (rule + point).properties(height=_height(len(d)), width="container")
 
 
+def value_domain(values: pd.Series, pad: float = 0.1) -> list[float] | None:
+    """The x range of a bar chart of metric values: from 0 when 0 is near (within the spread
+    of the values), else from a little below the smallest value, so that differences of a few
+    points are not flattened against a long bar from 0. None: let Vega choose."""
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if v.empty:
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    spread = max(hi - lo, 0.02)
+    if lo <= 0 or lo <= spread:
+        return [min(0.0, lo), hi + pad * spread]
+    return [max(0.0, lo - pad * 2 * spread), hi + pad * spread]
+
+
 def grouped_bars(
     long: pd.DataFrame, metric_title: str, slice_title: str, order: list[str]
 ) -> alt.Chart | None:
-    """One group of bars per slice value (error type), one bar per model."""
+    """One row of bars per slice value (error type), one bar per model, labels in full; the
+    x axis starts near the smallest value (value_domain) rather than at 0, and says so."""
     if long.empty:
         return None
     models = [m for m in order if m in set(long["label"])]
+    dom = value_domain(long["value"])
+    zero = dom is not None and dom[0] <= 0
+    x_title = metric_title if zero or dom is None else f"{metric_title} (axis not from 0)"
+    scale = alt.Scale(domain=dom, zero=zero, nice=False) if dom else alt.Scale()
+    n_rows = len(models) * long["slice_value"].nunique()
     return (
         alt.Chart(long)
-        .mark_bar()
+        .mark_bar(clip=True)
         .encode(
-            y=alt.Y("slice_value:N", title=slice_title, axis=alt.Axis(labelLimit=220)),
+            y=alt.Y(
+                "slice_value:N",
+                title=slice_title,
+                axis=alt.Axis(labelLimit=0, labelFontSize=12, labelPadding=6),
+            ),
             yOffset=alt.YOffset("label:N", sort=models),
-            x=alt.X("value:Q", title=metric_title),
+            x=alt.X("value:Q", title=x_title, scale=scale),
             color=alt.Color(
                 "label:N",
                 title="model",
                 sort=models,
-                legend=alt.Legend(labelLimit=260, orient="bottom", columns=2),
+                legend=alt.Legend(labelLimit=0, orient="bottom", columns=2),
             ),
             tooltip=[
                 alt.Tooltip("label:N", title="model"),
-                alt.Tooltip("slice_value:N"),
+                alt.Tooltip("slice_value:N", title=slice_title),
                 alt.Tooltip("value:Q", title=metric_title, format=".3f"),
             ],
         )
-        .properties(
-            height=_height(len(models) * long["slice_value"].nunique(), per=15), width="container"
-        )
+        .properties(height=_height(n_rows, per=22, minimum=240), width="container")
     )
 
 
@@ -237,7 +259,7 @@ def counts_bar(counts: pd.DataFrame, what: str) -> alt.Chart | None:
         alt.Chart(counts)
         .mark_bar(color="#4c78a8")
         .encode(
-            y=alt.Y("name:N", sort="-x", title=None, axis=alt.Axis(labelLimit=240)),
+            y=alt.Y("name:N", sort="-x", title=None, axis=alt.Axis(labelLimit=0)),
             x=alt.X("n:Q", title=what),
             tooltip=[alt.Tooltip("name:N", title="type"), alt.Tooltip("n:Q")],
         )

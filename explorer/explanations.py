@@ -1,4 +1,6 @@
-"""Graded explanations: the type distribution per model, and judges against human grades."""
+"""Graded explanations: the type distribution per model, judges against human grades, the
+judge protocols EvalV1-V4 in plain words, and the published judge x protocol grid
+(SummExecEdit, Table 4). Column names come from evaluator.core.vocabulary."""
 
 from __future__ import annotations
 
@@ -6,15 +8,77 @@ import numpy as np
 import pandas as pd
 
 from evaluator.core import metrics as M
+from evaluator.core.vocabulary import metric_label
 from explorer import queries as Q
 from explorer.charts import TYPE_ORDER
 
 JUDGE_HELP = (
-    "No LLM judge has graded any explanation yet. Judges (EvalV1–EvalV4, "
-    "docs/ARCHITECTURE.md) come with the LLM work: `python -m evaluator judge ...` will write "
-    "their grades into the run folders (grades.parquet), and this table will then show each "
-    "judge's agreement with the human grades of the same explanations."
+    "No LLM judge has graded any explanation yet. A judge (an LLM following one of the "
+    "protocols EvalV1–EvalV4 above) is run with `python -m evaluator judge ...`; this table then "
+    "shows how far each judge's grades agree with the human grades of the same explanations."
 )
+
+# what the judge is given besides the explanation it grades (SummExecEdit §5.1 and Table 4)
+PROTOCOLS: dict[str, str] = {
+    "EvalV1": "the document and the edited summary: no reference, no seed summary",
+    "EvalV2": "the seed summary (the unedited, consistent one) and the edited summary: no "
+    "reference explanation",
+    "EvalV3": "the seed summary, the edited summary and the reference explanation written "
+    "with the edit",
+    "EvalV4": "only the reference explanation: the judge compares the two explanations",
+}
+PROTOCOL_INTRO = (
+    "An LLM judge grades a model's explanation of why a summary is inconsistent as entirely "
+    "correct (1), partially correct (0.5) or not correct (0). The SummExecEdit paper tried four "
+    "protocols, which differ only in what the judge is shown besides the explanation. A judge "
+    "is as good as its agreement with human grades of the same explanations; the paper found "
+    "EvalV4 (reference only) agrees best and uses it with GPT-4o for its Explanation Score."
+)
+
+AGREEMENT_COLUMNS = {
+    "pearson": metric_label("pearson"),
+    "cohen_kappa": metric_label("cohen_kappa"),
+    "balanced_accuracy": metric_label("balanced_accuracy"),
+    "exact_agreement": "Exact agreement",
+}
+
+
+def protocols_table() -> pd.DataFrame:
+    """The four judge protocols: name and what the judge is shown besides the explanation."""
+    return pd.DataFrame(
+        {"protocol": list(PROTOCOLS), "the judge sees, besides the explanation": PROTOCOLS.values()}
+    )
+
+
+def protocol_of(note: object) -> str | None:
+    """'protocol=EvalV3; role=judge; ...' -> 'EvalV3'."""
+    import re
+
+    m = re.search(r"protocol=(EvalV\d)", str(note or ""))
+    return m.group(1) if m else None
+
+
+def judge_grid(reported: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Published judge agreement (Q.reported_judges) as one judge x protocol grid per metric,
+    keyed by the metric's label; judges in the order the source lists them."""
+    if reported.empty:
+        return {}
+    r = reported.assign(protocol=reported["note"].map(protocol_of)).dropna(subset=["protocol"])
+    out: dict[str, pd.DataFrame] = {}
+    # correlation before balanced accuracy, as Table 4 prints them
+    order = sorted(r["metric"].unique(), key=lambda m: (m != "correlation", m))
+    for metric in order:
+        g = r[r["metric"] == metric]
+        grid = g.pivot_table(index="judge", columns="protocol", values="value", aggfunc="first")
+        grid = grid.reindex(columns=[p for p in PROTOCOLS if p in grid.columns])
+        grid = grid.reindex(list(dict.fromkeys(g["judge"])))
+        out[metric_label(str(metric))] = grid.rename_axis(columns=None).reset_index()
+    return out
+
+
+def agreement_table(agree: pd.DataFrame) -> pd.DataFrame:
+    """judge_agreement with the board's words for its columns."""
+    return agree.rename(columns=AGREEMENT_COLUMNS)
 
 
 def type_distribution(con: Q.Con, benchmark: str | None = None) -> pd.DataFrame:

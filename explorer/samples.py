@@ -1,5 +1,7 @@
 """The samples explorer's tables and text: a page of samples, one sample's facts, predictions and
-sentences, and the runs to filter by (labels from evaluator.core.vocabulary)."""
+sentences, the runs to filter by (labels from evaluator.core.vocabulary), paging through the
+list one sample at a time, and for correlation benchmarks where a metric's ranking of the samples
+departs most from the human one (`disagreement`). See docs/ARCHITECTURE.md."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.core.vocabulary import ORIGIN_BADGES, kind_label
+from evaluator.store.export import neutralise_formulas
 from explorer import queries as Q
 from explorer.leaderboard import as_list
 
@@ -22,6 +25,36 @@ SORT_LABELS = {"id": "sample id", "most_wrong": "hardest first", "domain": "doma
 def unit_plural(unit: str) -> str:
     """'summary' -> 'summaries', 'sentence' -> 'sentences'."""
     return "summaries" if unit == "summary" else f"{unit}s"
+
+
+def default_splits(splits: list[str]) -> list[str]:
+    """The split the list starts on: test, the one runs predict, when there is a dev split
+    too (dev samples have no predictions and would come first in id order)."""
+    return ["test"] if "test" in splits and len(splits) > 1 else []
+
+
+def sort_options(most_wrong: bool) -> list[str]:
+    """The orders on offer: with 'samples most runs get wrong' on, the list is hardest first
+    (or by domain); sample-id order is not offered then, so the control says what it is."""
+    return ["most_wrong", "domain"] if most_wrong else list(Q.SORTS)
+
+
+def id_width(ids: pd.Series, least: int = 120, most: int = 420) -> int:
+    """Pixels for a column of sample ids to show the longest in full."""
+    longest = int(ids.astype(str).str.len().max()) if len(ids) else 0
+    return max(least, min(most, 8 * longest + 24))
+
+
+def step(ids: list[str], current: str | None, delta: int) -> tuple[str | None, int]:
+    """Next (delta=1) or previous (-1) sample in the listed ids: (the id, 0), or (None, +1 / -1)
+    when the step leaves this page of the list (the caller turns the page)."""
+    if not ids:
+        return None, 0
+    i = ids.index(current) if current in ids else (-1 if delta > 0 else len(ids))
+    j = i + delta
+    if 0 <= j < len(ids):
+        return ids[j], 0
+    return None, (1 if j >= len(ids) else -1)
 
 
 def sample_facts(smp: dict[str, Any]) -> str:
@@ -53,8 +86,9 @@ def label_text(v: Any) -> str:
         return str(v)
 
 
-def page_table(page: pd.DataFrame) -> pd.DataFrame:
-    """The explorer's result rows, ready to show (text only)."""
+def page_table(page: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
+    """The explorer's result rows, ready to show (text only); the text column is named after
+    the level ('summary' or 'sentence')."""
     out = pd.DataFrame(
         {
             "sample": page["sample_id"],
@@ -62,7 +96,7 @@ def page_table(page: pd.DataFrame) -> pd.DataFrame:
             "domain": page["domain"],
             "gold": page["label"].map(label_text),
             "error types": [", ".join(as_list(v) or []) for v in page["error_types"]],
-            "summary": page["summary"],
+            unit: page["summary"],
             "wrong": [
                 f"{int(w)}/{int(n)}" if pd.notna(n) and n else ""
                 for w, n in zip(page["n_wrong"], page["n_runs"], strict=True)
@@ -73,6 +107,10 @@ def page_table(page: pd.DataFrame) -> pd.DataFrame:
         out.insert(3, "topic", page["topic_type"])
     if not page["n_runs"].fillna(0).astype(bool).any():
         out = out.drop(columns="wrong")  # no run has labels on these samples
+    if page["label"].isna().all():
+        out = out.drop(columns="gold")  # correlation benchmarks: a human score, no label
+    if not (out["error types"] != "").any():
+        out = out.drop(columns="error types")
     return out
 
 
@@ -125,13 +163,17 @@ def predictions_table(preds: pd.DataFrame, grades: pd.DataFrame) -> pd.DataFrame
             "run": preds["run_id"],
         }
     )
+    # text a spreadsheet would run (=HYPERLINK(...)) is shown, copied and downloaded inert
+    out = neutralise_formulas(out)
     # columns no run fills (no explanations, no grades, no scores) are left out
     for c in ("explanation", "grades"):
         if (out[c] == "").all():
             out = out.drop(columns=c)
     if out["score"].isna().all():
         out = out.drop(columns="score")
-    return out
+    # what a reader compares first (verdict, right or wrong, why) before who made it
+    first = ["model", "prediction", "correct", "explanation", "grades", "score"]
+    return out[[c for c in first if c in out] + [c for c in out if c not in first]]
 
 
 def sentences_table(sent: pd.DataFrame, current: str | None = None) -> pd.DataFrame:
@@ -199,3 +241,72 @@ def run_labels(runs: pd.DataFrame) -> list[str]:
 
 def num_pages(total: int, size: int = PAGE_SIZE) -> int:
     return max(1, int(np.ceil(total / size)))
+
+
+# --------------------------------------------------------------------------------------------
+# correlation benchmarks: where a metric departs from people
+
+
+def score_runs(con: Q.Con, benchmark: str) -> pd.DataFrame:
+    """Visible runs of the benchmark with scores (a correlation benchmark's metric runs):
+    run_id and a label ('model · origin · run id tail'), in board order of creation."""
+    runs = Q.runs_frame(con, benchmark)
+    if runs.empty:
+        return pd.DataFrame(columns=["run_id", "label"])
+    preds = Q.run_predictions(con, list(runs["run_id"]))
+    scored = set(preds.loc[preds["score"].notna(), "run_id"])
+    out = runs[runs["run_id"].isin(scored)].copy()
+    out["label"] = run_labels(out)
+    return out[["run_id", "label"]].reset_index(drop=True)
+
+
+DISAGREEMENT_HELP = (
+    "Each sample's rank among the listed samples, by the human score and by the metric's "
+    "score, as a percentile (100 = most consistent). 'gap' is the metric's rank minus the "
+    "human rank: large positive gaps are samples the metric rates far better than people do "
+    "(missed errors), large negative gaps samples it rates far worse. Sorted by the size of "
+    "the gap."
+)
+
+
+def disagreement(samples: pd.DataFrame, preds: pd.DataFrame) -> pd.DataFrame:
+    """Per sample, how far a metric's ranking departs from the human one.
+
+    samples: sample_id, human_score (and any columns to carry, e.g. split, domain, summary);
+    preds: sample_id, score. Samples without a human score or a metric score are left out.
+    Ranks are percentiles among the remaining samples (average rank for ties, 0-100, higher =
+    more consistent); gap = metric rank - human rank; rows sorted by |gap|, largest first."""
+    m = samples.merge(preds[["sample_id", "score"]], on="sample_id", how="inner")
+    m = m[m["human_score"].notna() & m["score"].notna()].copy()
+    if m.empty:
+        return m.assign(human_rank=[], metric_rank=[], gap=[])
+    m["human_rank"] = _percentile_rank(m["human_score"].astype(float))
+    m["metric_rank"] = _percentile_rank(m["score"].astype(float))
+    m["gap"] = m["metric_rank"] - m["human_rank"]
+    order = np.lexsort((m["sample_id"].to_numpy(), -m["gap"].abs().round(6).to_numpy()))
+    return m.iloc[order].reset_index(drop=True)
+
+
+def _percentile_rank(x: pd.Series) -> pd.Series:
+    n = len(x)
+    if n == 1:
+        return pd.Series([50.0], index=x.index)
+    return (x.rank(method="average") - 1) / (n - 1) * 100
+
+
+def disagreement_table(d: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
+    """disagreement() rows ready to show: sample, split, domain, human and metric score and
+    rank, the gap, and the text."""
+    return pd.DataFrame(
+        {
+            "sample": d["sample_id"],
+            "split": d["split"],
+            "domain": d["domain"],
+            "human score": d["human_score"].astype(float),
+            "metric score": d["score"].astype(float),
+            "human rank": d["human_rank"].round(0),
+            "metric rank": d["metric_rank"].round(0),
+            "gap": d["gap"].round(0),
+            unit: d["summary"],
+        }
+    )

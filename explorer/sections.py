@@ -20,6 +20,8 @@ from explorer import charts, ui
 from explorer import compare_view as V
 from explorer import leaderboard as L
 from explorer import queries as Q
+from explorer import samples as X
+from explorer import submit as S
 
 CHARTS = ["CI forest plot", "Model × slice", "Error types", "Size vs score"]
 
@@ -269,7 +271,13 @@ def _error_types(
     _chart(ch, "No per-error-type numbers for the rows shown.")
     if ch is not None:
         st.caption(
-            f"{title} per {what}, first 8 rows of the table."
+            f"{title} per {what}, first 8 rows of the table"
+            + (
+                f", over the whole benchmark, not {view.slice_kind.replace('_', ' ')} "
+                f"{view.slice_value!r} alone: runs store {what} numbers for all of it."
+                if view.slice_kind not in ("overall", err_kind)
+                else "."
+            )
             + (
                 " SummEdits edit-type slices hold the consistent samples plus the "
                 "inconsistent ones with that edit (paper Table 10)."
@@ -357,11 +365,25 @@ def disagreements(
 MOD_DONE = "submit.mod_done"
 
 
-def submission_result(res: Any) -> None:
-    """A submission's outcome: the scored run with its numbers, every problem, or why it waits."""
+def submission_result(res: Any, looks_like: str | None = None) -> None:
+    """A submission's outcome: the scored run with its numbers and links to its board row and
+    samples, every problem (and which benchmark the file looks like), or why it waits."""
     if res.ok and res.record is not None:
         rec = res.record
         st.success(f"Scored and added to the board as run `{rec.run_id}`.", icon="✅")
+        with st.container(horizontal=True):
+            st.page_link(
+                ui.PAGES["leaderboard"],
+                label="Its row on the leaderboard",
+                icon="🏆",
+                query_params=S.board_params(rec),
+            )
+            st.page_link(
+                ui.PAGES["samples"],
+                label="The samples it gets wrong",
+                icon="🔎",
+                query_params=S.samples_params(rec),
+            )
         st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
         st.text(f"Threshold: {report.threshold_text(rec)}")
         c = rec.counts
@@ -369,14 +391,11 @@ def submission_result(res: Any) -> None:
             f"Samples: {c.n}  ·  predicted {c.predicted}  ·  missing {c.missing}  ·  "
             f"unusable {c.unparsable}"
         )
-        number = st.column_config.NumberColumn(format="%.4f")
-        cols = {"value": number, "ci_low": number, "ci_high": number}
-        st.dataframe(
-            report.results_frame(rec), hide_index=True, width="stretch", column_config=cols
-        )
+        cols = {"value": st.column_config.NumberColumn(format="%.4f")}
+        st.dataframe(S.results_table(rec), hide_index=True, width="stretch", column_config=cols)
         with st.expander("Every slice"):
             st.dataframe(
-                report.results_frame(rec, overall_only=False),
+                S.results_table(rec, overall_only=False),
                 hide_index=True,
                 width="stretch",
                 column_config=cols,
@@ -389,6 +408,8 @@ def submission_result(res: Any) -> None:
             "added to the board. Fix them all and upload again.",
             icon="🚫",
         )
+        if looks_like:
+            st.warning(ui.md_escape(looks_like), icon="🔀")
         st.code("\n".join(res.problems), language=None, wrap_lines=True)
     else:
         for w in res.warnings:
@@ -478,62 +499,153 @@ def wrong_filters(runs: pd.DataFrame, page: str, cols: Any) -> tuple[str | None,
     return wrong_by or None, most_wrong
 
 
+def metric_run_picker(runs: pd.DataFrame, page: str, container: Any) -> str | None:
+    """For correlation benchmarks: the metric run whose disagreement with people orders the
+    list (URL parameter 'run'; runs: X.score_runs)."""
+    if runs.empty:
+        container.caption("No run has scores on these samples yet.")
+        return None
+    labels = dict(zip(runs["run_id"], runs["label"], strict=True))
+    run = ui.url_selectbox(
+        "Where does this metric disagree with people?",
+        ["", *runs["run_id"]],
+        "run",
+        page,
+        container=container,
+        format_func=lambda r: labels[r] if r else "— pick a metric run —",
+        help=X.DISAGREEMENT_HELP,
+    )
+    return run or None
+
+
+def disagreement_rows(
+    con: Q.Con, f: Q.SampleFilter, total: int, run_id: str, splits: list[str]
+) -> pd.DataFrame:
+    """The filtered samples ordered by the gap between the run's rank and the human rank."""
+    listed = Q.samples_page(con, f, max(total, 1), 0)
+    human = Q.scored_samples(con, f.benchmark, f.unit, splits)[["sample_id", "human_score"]]
+    preds = Q.run_predictions(con, [run_id])
+    return X.disagreement(listed.merge(human, on="sample_id"), preds)
+
+
 def open_sample(
     con: Q.Con, bench: str, table: pd.DataFrame, page: str, table_key: str
 ) -> tuple[str | None, dict[str, Any] | None]:
-    """The open sample (URL parameter 'sample'), set by a click on a row of the results table
-    or by the picker below it; a link to a sample the benchmark lacks is said and dropped."""
+    """The open sample (URL parameter 'sample'), set by a click on a row of the list, by the
+    picker below it, or by Previous / Next; a link to a sample the benchmark lacks is said and
+    dropped."""
+    edge = st.session_state.pop(f"{page}._edge", None)
+    if edge and len(table):
+        ui.set_url_value("sample", str(table["sample"].iloc[0 if edge == "first" else -1]))
     rows = (st.session_state.get(table_key) or {}).get("selection", {}).get("rows", [])
     clicked = table["sample"].iloc[rows[0]] if rows and rows[0] < len(table) else None
-    if clicked and clicked != st.session_state.get(f"{page}._clicked"):
-        st.session_state[f"{page}._clicked"] = clicked
-        ui.set_url_value("sample", clicked)
-        st.session_state[f"{page}.view"] = "Sample"
+    # a click is a change of the selection; the row the list selects for the open sample (or
+    # a stale one after Previous / Next) is not
+    seen = (table_key, tuple(rows))
+    if st.session_state.get(f"{page}._rows") != seen:
+        st.session_state[f"{page}._rows"] = seen
+        shown = st.session_state.get(f"{page}._shown")  # what sample_results selected
+        if clicked and seen != shown and clicked != ui.url_value("sample"):
+            ui.set_url_value("sample", clicked)
     current = ui.url_value("sample")
     smp = Q.sample(con, bench, current) if current else None
     if current and smp is None:
         ui.set_url_value("sample", None)
-        st.session_state.pop(f"{page}.view", None)
         st.warning(
             "The sample in the link is not in this benchmark (the link may predate a re-ingest).",
             icon="⚠️",
         )
+        current = None
     return current, smp
 
 
-def sample_results(table: pd.DataFrame, page: str, table_key: str) -> None:
-    """A page of samples, one selectable row each, and a picker that opens one."""
+def sample_results(
+    table: pd.DataFrame,
+    page: str,
+    table_key: str,
+    unit: str = "summary",
+    current: str | None = None,
+) -> None:
+    """A page of samples, one selectable row each (the open one selected), full ids, and a
+    picker that opens one."""
+    ids = list(table["sample"])
+    selected = [ids.index(current)] if current in ids else []
+    st.session_state[f"{page}._shown"] = (table_key, tuple(selected))
+    text_last = [c for c in table.columns if c != unit] + [unit]
+    first = ["sample", "gold", "wrong", "gap"]
+    order = [c for c in first if c in table.columns]
+    order += [c for c in text_last if c not in order]
     st.dataframe(
         table,
+        column_order=order,
         hide_index=True,
         width="stretch",
         on_select="rerun",
         selection_mode="single-row",
+        selection_default={"selection": {"rows": selected, "columns": []}},
         key=table_key,
         height=38 + 35 * max(len(table), 1),
         column_config={
-            "sample": st.column_config.TextColumn("sample", width="medium"),
-            "summary": st.column_config.TextColumn("summary", width="large"),
+            "sample": st.column_config.TextColumn("sample", width=X.id_width(table["sample"])),
+            unit: st.column_config.TextColumn(unit, width="large"),
             "wrong": st.column_config.TextColumn(
                 "wrong",
                 help="Runs (this benchmark version) that get it wrong / runs with a label",
             ),
+            "gap": st.column_config.NumberColumn("gap", help=X.DISAGREEMENT_HELP, format="%+.0f"),
+            "human score": st.column_config.NumberColumn(format="%.3f"),
+            "metric score": st.column_config.NumberColumn(format="%.4g"),
         },
     )
-    summaries = dict(zip(table["sample"], table["summary"], strict=True))
+    texts = dict(zip(table["sample"], table[unit], strict=True))
     pick_key = f"{page}.pick.{table_key}"
     st.selectbox(
         "Open a sample (or click a row)",
         ["", *table["sample"]],
         key=pick_key,
         on_change=_open_picked,
-        args=(pick_key, page),
-        format_func=lambda i: f"{i} · {summaries[i][:90]}" if i else "—",
+        args=(pick_key,),
+        format_func=lambda i: f"{i} · {str(texts[i])[:90]}" if i else "—",
     )
 
 
-def _open_picked(key: str, page: str) -> None:
+def _open_picked(key: str) -> None:
     picked = st.session_state.get(key)
     if picked:
         ui.set_url_value("sample", picked)
-        st.session_state[f"{page}.view"] = "Sample"
+
+
+def sample_pager(ids: list[str], current: str | None, page_no: int, pages: int, page: str) -> None:
+    """Previous / Next buttons (keys k / j) through the list, turning the page at its ends."""
+    _, turn_back = X.step(ids, current, -1)
+    _, turn_on = X.step(ids, current, 1)
+    c = st.columns(2)
+    c[0].button(
+        "← Previous",
+        key=f"{page}.prev",
+        shortcut="k",
+        on_click=_step,
+        args=(ids, current, -1, page_no, page),
+        disabled=turn_back < 0 and page_no <= 1,
+        width="stretch",
+        help="The previous sample of the list (key k)",
+    )
+    c[1].button(
+        "Next →",
+        key=f"{page}.next",
+        shortcut="j",
+        on_click=_step,
+        args=(ids, current, 1, page_no, page),
+        disabled=turn_on > 0 and page_no >= pages,
+        width="stretch",
+        help="The next sample of the list (key j)",
+    )
+
+
+def _step(ids: list[str], current: str | None, delta: int, page_no: int, page: str) -> None:
+    target, turn = X.step(ids, current, delta)
+    if target:
+        ui.set_url_value("sample", target)
+        return
+    st.query_params["page"] = str(page_no + turn)
+    st.session_state[f"{page}._edge"] = "first" if turn > 0 else "last"

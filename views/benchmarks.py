@@ -21,7 +21,7 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
-        "samples": st.column_config.NumberColumn(format="%d"),
+        "samples": st.column_config.TextColumn(help="Samples ingested here (— not ingested)"),
         "license": st.column_config.TextColumn(width="large"),
     },
 )
@@ -47,8 +47,8 @@ with st.container(border=True):
     st.markdown(ui.md_escape(sp.description))
     if meta is None:
         st.info(
-            f"Not ingested here. Ingest it with `python -m evaluator ingest {bench} --from "
-            f"PATH` (the release folder; see ../shared/benchmarks/*/SOURCE.md).",
+            f"Not ingested here. Download its release (see Source below) and ingest it with "
+            f"`python -m evaluator ingest {bench} --from PATH`, PATH being the release folder.",
             icon="📥",
         )
 
@@ -78,7 +78,8 @@ with st.container(border=True):
         et = cards.error_type_counts(meta)
         if not et.empty:
             st.markdown(
-                "**Error / edit types** (samples carrying each; one sample may carry several)"
+                "**Error / edit types** (samples carrying each, all domains and splits; one "
+                "sample may carry several)"
             )
             ch = charts.counts_bar(et, "samples")
             if ch is not None:

@@ -72,6 +72,9 @@ else:
     )
 
 st.subheader("Judges against human grades")
+with st.expander("What the judge protocols EvalV1–EvalV4 are", expanded=True):
+    st.markdown(E.PROTOCOL_INTRO)
+    st.dataframe(E.protocols_table(), hide_index=True, width="stretch")
 judges = Q.judge_runs(con)
 if judges.empty:
     st.info(E.JUDGE_HELP, icon="⚖️")
@@ -85,21 +88,33 @@ else:
         st.dataframe(judges, hide_index=True, width="stretch")
     else:
         st.dataframe(
-            agree,
+            E.agreement_table(agree),
             hide_index=True,
             width="stretch",
             column_config={
                 c: st.column_config.NumberColumn(format="%.3f")
-                for c in ("pearson", "cohen_kappa", "balanced_accuracy", "exact_agreement")
+                for c in E.AGREEMENT_COLUMNS.values()
             },
         )
         st.caption(
-            "Pearson and Cohen's κ on the grades (1 / 0.5 / 0); balanced accuracy of "
-            "'entirely correct' vs the rest, with the human grade as gold."
+            "Pearson r and Cohen's κ on the grades (1 / 0.5 / 0); BAcc: balanced accuracy of "
+            "the three grades as classes, with the human grade as gold."
         )
 
-rep = Q.reported_judges(con)
-if not rep.empty:
-    with st.expander("Published judge agreement (SummExecEdit paper, Table 4)"):
-        st.caption(f"{ORIGIN_BADGES['reported']}: transcribed from the paper, not recomputed.")
-        st.dataframe(rep, hide_index=True, width="stretch")
+grids = E.judge_grid(Q.reported_judges(con))
+if grids:
+    st.markdown(
+        "**Published judge agreement** (SummExecEdit paper, Table 4): each judge × protocol"
+    )
+    st.caption(
+        f"{ORIGIN_BADGES['reported']}: transcribed from the paper, not recomputed. The paper "
+        "does not say which correlation it reports."
+    )
+    for col, (label, grid) in zip(st.columns(len(grids)), grids.items(), strict=True):
+        col.markdown(f"*{label}* with human grades")
+        col.dataframe(
+            grid,
+            hide_index=True,
+            width="stretch",
+            column_config={p: st.column_config.NumberColumn(format="%.3f") for p in E.PROTOCOLS},
+        )

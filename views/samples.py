@@ -1,10 +1,13 @@
-"""Samples explorer: filter, page through, and open one sample with every run's prediction."""
+"""Samples explorer: filter the list, and read one sample beside it (its edit, its document and
+every run's prediction), stepping through the list with Previous / Next (keys k / j). For
+correlation benchmarks, the list can be ordered by where a metric departs from people."""
 
 import streamlit as st
 
 from explorer import queries as Q
 from explorer import samples as X
 from explorer import sections, ui, widgets
+from explorer.words import level_label
 
 PAGE = "ex"
 s = ui.store()
@@ -26,24 +29,28 @@ if not names:
 
 c = st.columns([2, 1, 1.4, 2.2, 1.4])
 bench = widgets.benchmark_picker(names, PAGE, container=c[0])
+spec = ui.spec_of(bench)
+correlation = spec is not None and spec.task == "correlation"
 s.ensure_labels(bench)
 units = Q.sample_units(con, bench)
-unit = ui.url_selectbox(
-    "Level",
-    units,
-    "unit",
-    PAGE,
-    container=c[1],
-    format_func=X.unit_plural,
-)
+unit = ui.url_selectbox("Level", units, "unit", PAGE, container=c[1], format_func=level_label)
 facets = Q.sample_facets(con, bench, unit)
 splits = ui.url_multiselect(
-    "Split", facets["splits"], "split", PAGE, container=c[2], placeholder="all splits"
+    "Split",
+    facets["splits"],
+    "split",
+    PAGE,
+    default=X.default_splits(facets["splits"]),
+    container=c[2],
+    placeholder="all splits",
+    help="Runs predict the test split; dev samples have no predictions.",
 )
 domains = ui.url_multiselect(
     "Domain", facets["domains"], "domain", PAGE, container=c[3], placeholder="all domains"
 )
-gold = ui.url_selectbox("Gold label", list(X.LABEL_FILTER), "label", PAGE, container=c[4])
+gold = "any"
+if not correlation:
+    gold = ui.url_selectbox("Gold label", list(X.LABEL_FILTER), "label", PAGE, container=c[4])
 
 c = st.columns([2.4, 1.6, 3])
 etypes = []
@@ -70,18 +77,21 @@ text = ui.url_text(
 )
 
 c = st.columns([3, 2, 1.3])
-wrong_by, most_wrong = sections.wrong_filters(X.run_choices(con, bench, unit), PAGE, c)
-sort = ui.url_selectbox(
-    "Order",
-    list(Q.SORTS),
-    "sort",
-    PAGE,
-    container=c[2],
-    format_func=X.SORT_LABELS.__getitem__,
-    help="With 'samples most runs get wrong' on, sample-id order becomes hardest first.",
-)
-if most_wrong and sort == "id":
-    sort = "most_wrong"
+metric_run = None
+wrong_by, most_wrong, sort = None, False, "id"
+if correlation:
+    metric_run = sections.metric_run_picker(X.score_runs(con, bench), PAGE, c[0])
+else:
+    wrong_by, most_wrong = sections.wrong_filters(X.run_choices(con, bench, unit), PAGE, c)
+    sort = ui.url_selectbox(
+        "Order",
+        X.sort_options(most_wrong),
+        "sort",
+        PAGE,
+        container=c[2],
+        format_func=X.SORT_LABELS.__getitem__,
+        help="With 'samples most runs get wrong' on, the list is hardest first (or by domain).",
+    )
 
 f = Q.SampleFilter(
     benchmark=bench,
@@ -98,30 +108,35 @@ f = Q.SampleFilter(
     sort=sort,
 )
 total = Q.count_samples(con, f)
+gaps = None
+if metric_run:
+    gaps = sections.disagreement_rows(con, f, total, metric_run, facets["splits"])
+    total = len(gaps)
 pages = X.num_pages(total)
 
-head = st.columns([4, 3])
-head[0].markdown(f"**{total:,}** matching {X.unit_plural(unit)} · page size {X.PAGE_SIZE}")
-with head[1]:
-    page_no = ui.url_page_number("page", PAGE, pages, reset_token=f)
-page = Q.samples_page(con, f, X.PAGE_SIZE, (page_no - 1) * X.PAGE_SIZE)
-table = X.page_table(page)
+left, right = st.columns([5, 7], gap="medium")
+with left:
+    head = st.columns([3, 4], vertical_alignment="center")
+    what = X.unit_plural(unit) + (", widest gap first" if gaps is not None else "")
+    head[0].markdown(f"**{total:,}** matching {what}")
+    with head[1]:
+        page_no = ui.url_page_number("page", PAGE, pages, reset_token=(f, metric_run))
+    start = (page_no - 1) * X.PAGE_SIZE
+    if gaps is not None:
+        table = X.disagreement_table(gaps.iloc[start : start + X.PAGE_SIZE], unit)
+    else:
+        table = X.page_table(Q.samples_page(con, f, X.PAGE_SIZE, start), unit)
+    # one list widget per open sample: the list selects the open row afresh after each step
+    table_key = f"{PAGE}.table.{hash((f, metric_run, page_no, ui.url_value('sample')))}"
+    current, smp = sections.open_sample(con, bench, table, PAGE, table_key)
+    sections.sample_results(table, PAGE, table_key, unit, current)
+    sections.sample_pager(list(table["sample"]), current, page_no, pages, PAGE)
 
-table_key = f"{PAGE}.table.{hash((f, page_no))}"
-current, smp = sections.open_sample(con, bench, table, PAGE, table_key)
-tabs, view = ui.url_tabs(
-    ["Results", "Sample"], "view", PAGE, default="Sample" if smp is not None else "Results"
-)
-if view == "Results":
-    with tabs[0]:
-        sections.sample_results(table, PAGE, table_key)
-    st.stop()
-
-with tabs[1]:
+with right:
     if smp is None:
         st.caption(
-            "Click a row of the results, or pick a sample below them, to see its "
-            "document, its edit, and every run's prediction."
+            "Click a row of the list, or press Next (j), to read a sample here: its document, "
+            "its edit, and every run's prediction."
         )
     else:
         widgets.sample_detail(con, smp, str(current), bench, unit, units)

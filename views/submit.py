@@ -7,6 +7,7 @@ from evaluator.core.vocabulary import kind_label, metric_label
 from evaluator.submissions import service as submit
 from evaluator.submissions import validation as submissions
 from explorer import sections, ui, widgets
+from explorer import submit as S
 
 POLICY_LABELS = {
     "auto": "auto: labels if given, else tune on dev",
@@ -44,18 +45,20 @@ split = top[1].selectbox(
     help="Rows of other splits may be included: dev rows let FactBoard tune a threshold on scores.",
 )
 try:
-    template = submit.template_csv(bench, split)
+    template = S.template_csv(bench, splits, split)
 except FactBoardError as e:
     template = ""
     st.error(ui.md_escape(e))
 top[2].download_button(
     "⬇️ Template (CSV)",
     template,
-    f"factboard-{bench}-{split}-template.csv",
+    f"factboard-{bench}-{'-'.join(S.template_splits(splits, split))}-template.csv",
     "text/csv",
     on_click="ignore",
     disabled=not template,
-    help="The sample ids to predict, with empty label, score and explanation columns.",
+    help="The sample ids to predict (dev ids first, where the benchmark has a dev split: a "
+    "scores-only detector needs dev scores for its threshold), with empty label, score and "
+    "explanation columns.",
 )
 if spec is not None and spec.synthetic:
     st.info("The demo benchmark is synthetic: use it to try the format, not to rank models.")
@@ -121,13 +124,20 @@ if go:
             threshold=float(threshold) if policy == "fixed" else None,
         )
         with st.spinner("Checking and scoring…"):
-            st.session_state[LAST] = submit.submit(
-                upload.getvalue(), upload.name, meta, submitter=ui.submitter_key()
+            data = upload.getvalue()
+            res = submit.submit(data, upload.name, meta, submitter=ui.submitter_key())
+            note = (
+                S.wrong_benchmark_note(
+                    data, upload.name, bench, res.problems, widgets.benchmark_title
+                )
+                if res.status == "rejected"
+                else None
             )
+            st.session_state[LAST] = (res, note)
 
-res = st.session_state.get(LAST)
-if res is not None:
-    sections.submission_result(res)
+last = st.session_state.get(LAST)
+if last is not None:
+    sections.submission_result(*last)
 
 st.divider()
 with st.expander("Maintainers: moderate submitted runs"):

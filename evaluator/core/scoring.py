@@ -164,6 +164,11 @@ def resolve_labels(
                 raise ScoringError(f"no dev predictions for domain {dom!r} (per-domain-dev)")
             per[str(dom)] = _tune(d, f"dev samples of domain {dom!r}").value
         thr = ThresholdInfo(policy="per-domain-dev", per_domain=per, tuned_on="dev")
+        # the dev BAcc the per-domain thresholds reach together, over the tuned domains' dev
+        dev_tuned = dev[dev["domain"].astype(str).isin(per)]
+        dev_labels = labels_from_threshold(dev_tuned, thr).astype(int).to_numpy()
+        reached = M.balanced_accuracy(dev_tuned["label"].astype(int).to_numpy(), dev_labels)
+        thr = thr.model_copy(update={"tuned_value": reached})
         return labels_from_threshold(frame, thr), thr
     raise ScoringError(f"threshold policy {policy!r} does not apply to {spec.name}")
 

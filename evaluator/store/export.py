@@ -81,6 +81,7 @@ def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataF
     recs = runs.list_runs(root, benchmark=benchmark).runs
     rows = result_rows(recs)
     notes = {rec.run_id: _run_note(rec) for rec in recs}
+    rolled = {(rec.run_id, "summary") for rec in recs if rolled_up(rec)}
     out = pd.DataFrame(
         {
             "model": rows["model_name"],
@@ -99,12 +100,28 @@ def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataF
             "n": rows["n"],
             "coverage": [";".join(c or []) for c in rows["coverage"]],
             "source": [f"FactBoard run {r}" for r in rows["run_id"]],
-            "note": rows["run_id"].map(notes),
+            "note": [
+                notes[r] + (ROLLED_UP_NOTE if (r, u) in rolled else "")
+                for r, u in zip(rows["run_id"], rows["unit"], strict=True)
+            ],
             "run_id": rows["run_id"],
         },
         columns=EXPORT_COLUMNS,
     )
     return out
+
+
+ROLLED_UP_NOTE = (
+    "; summary level rolled up from this run's sentence labels (a summary is inconsistent if "
+    "any sentence is), not a separately tuned summary-level threshold as in the papers"
+)
+
+
+def rolled_up(rec: RunRecord) -> bool:
+    """Whether the run's summary-level numbers come from its sentence predictions (TofuEval:
+    a run predicts sentences, and its summaries' labels roll up)."""
+    units = {r.unit for r in rec.results}
+    return {"sentence", "summary"} <= units
 
 
 def _run_note(rec: RunRecord) -> str:
@@ -200,24 +217,58 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
+MISSING = "—"
+
+
+def _missing(v: object) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, float) and v != v  # NaN
+
+
+def _needs_decimals(v: float, most: int = 4) -> int | None:
+    """The fewest decimals (up to `most`) that write v exactly; None when more are needed."""
+    for k in range(most + 1):
+        if abs(round(v, k) - v) < 1e-9:
+            return k
+    return None
+
+
+def whole_numbers(values: Iterable[object]) -> bool:
+    """Whether a numeric column holds only whole numbers (counts such as n)."""
+    return all(float(v).is_integer() for v in values if not _missing(v))  # type: ignore[arg-type]
+
+
+def format_number(v: float, whole: bool = False) -> str:
+    """A number as printed: whole numbers as integers; a value with at most 4 decimals keeps
+    exactly its digits (a published 54.53 % is 0.5453, a printed 0.34 stays 0.34); a computed
+    value with more is rounded to 3 decimals."""
+    if whole:
+        return str(int(round(v)))
+    k = _needs_decimals(v)
+    return f"{v:.{max(k, 1)}f}" if k is not None else f"{v:.3f}"
+
+
 def to_latex(df: pd.DataFrame) -> str:
-    """A booktabs tabular of the frame; numbers with 3 decimals, text escaped."""
+    """A booktabs tabular of the frame, text escaped, missing values as "—", numbers as printed
+    (format_number: counts as integers, published values with their own digits)."""
     cols = list(df.columns)
+    numeric = {
+        c: pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+        for c in cols
+    }
+    whole = {c: whole_numbers(df[c]) for c in cols if numeric[c]}
     buf = io.StringIO()
-    buf.write(
-        "\\begin{tabular}{"
-        + "".join("r" if pd.api.types.is_numeric_dtype(df[c]) else "l" for c in cols)
-        + "}\n\\toprule\n"
-    )
+    buf.write("\\begin{tabular}{" + "".join("r" if numeric[c] else "l" for c in cols))
+    buf.write("}\n\\toprule\n")
     buf.write(" & ".join(latex_escape(str(c)) for c in cols) + " \\\\\n\\midrule\n")
-    for _, row in df.iterrows():
+    for row in df.itertuples(index=False):
         cells = []
-        for c in cols:
-            v = row[c]
-            if v is None or (isinstance(v, float) and pd.isna(v)):
-                cells.append("")
-            elif isinstance(v, float):
-                cells.append(f"{v:.3f}")
+        for c, v in zip(cols, row, strict=True):
+            if _missing(v):
+                cells.append(MISSING)
+            elif numeric[c] and not isinstance(v, bool):
+                cells.append(format_number(float(v), whole[c]))
             else:
                 cells.append(latex_escape(str(v)))
         buf.write(" & ".join(cells) + " \\\\\n")
@@ -233,6 +284,9 @@ def export_results(
     root: Path | None = None,
 ) -> str:
     df = pd.concat([run_rows(root, benchmark), reported_rows(root, benchmark)], ignore_index=True)
+    for c in ("value", "ci_low", "ci_high"):
+        df[c] = pd.to_numeric(df[c]).astype(float)
+    df["n"] = pd.to_numeric(df["n"]).round().astype("Int64")  # a count, even beside missing ones
     if metric:
         df = df[df["metric"] == metric]
     if slice_kind != "all":

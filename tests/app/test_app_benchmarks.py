@@ -60,12 +60,24 @@ def test_explanations_page_without_graded_runs(data: Path) -> None:
     assert "No run has human-labelled explanations yet" in infos
     assert "No LLM judge has graded any explanation yet" in infos
     assert "python -m evaluator judge" in infos
-    with_reported = [e for e in at.expander if "Published judge agreement" in e.label]
-    assert with_reported  # the SummExecEdit Table 4 numbers, marked reported
-    rep = at.dataframe[-1].value
-    assert set(rep["benchmark"]) == {"summexecedit"} and {"EvalV1", "EvalV4"} <= {
-        n.split(";")[0].split("=")[1] for n in rep["note"]
-    }
+    # EvalV1-V4 defined on the page, in words
+    defs = at.dataframe[0].value
+    assert list(defs["protocol"]) == ["EvalV1", "EvalV2", "EvalV3", "EvalV4"]
+    assert "reference explanation" in defs.set_index("protocol").loc["EvalV4"].iloc[0]
+    assert any("entirely correct (1)" in m.value for m in at.markdown)
+    # the published Table 4 as judge x protocol grids, one per metric, with the board's labels
+    assert any("Published judge agreement" in m.value for m in at.markdown)
+    corr, bacc = at.dataframe[1].value, at.dataframe[2].value
+    expected = ["judge", "EvalV1", "EvalV2", "EvalV3", "EvalV4"]
+    assert list(corr.columns) == expected and list(bacc.columns) == expected
+    assert set(corr["judge"]) == {"claude3-haiku", "claude3-opus", "gpt3.5-turbo", "gpt4o"}
+    assert corr.set_index("judge").loc["gpt4o", "EvalV4"] == pytest.approx(0.833)
+    assert bacc.set_index("judge").loc["claude3-haiku", "EvalV1"] == pytest.approx(0.385)
+    labels = [m.value for m in at.markdown]
+    assert "*Correlation* with human grades" in labels and "*BAcc* with human grades" in labels
+    # no repository path on screen
+    for kind in ("markdown", "caption", "info"):
+        assert not any("docs/" in e.value or ".md" in e.value for e in at.get(kind))
 
 
 def test_explanations_page_with_human_and_judge_grades(
@@ -99,6 +111,44 @@ def test_explanations_page_with_human_and_judge_grades(
     assert row["correct"] == pytest.approx((human["rationale"] == "correct").mean())
     grades = at.dataframe[1].value
     assert set(grades["grader"]) == {"human", "gpt-4o / EvalV4"}
-    agree = at.dataframe[2].value
+    agree = at.dataframe[3].value  # after the protocols' definitions
     assert list(agree["judge"]) == ["gpt-4o"] and agree["n"].iloc[0] == len(human)
-    assert 0.5 < agree["exact_agreement"].iloc[0] <= 1
+    assert 0.5 < agree["Exact agreement"].iloc[0] <= 1
+    assert {"Pearson r", "Cohen κ", "BAcc"} <= set(agree.columns)
+    assert not {"pearson", "cohen_kappa", "balanced_accuracy"} & set(agree.columns)
+
+
+def test_benchmarks_page_speaks_plain_words(data: Path) -> None:
+    at = open_page("views/benchmarks.py", {"benchmark": "frank"})
+    overview = at.dataframe[0].value.set_index("benchmark")
+    assert overview.loc["FRANK", "primary metric"] == "Partial r"
+    assert overview.loc["TofuEval", "levels"] == "sentence level, summary level"
+    assert overview.loc["FRANK", "task"] == "correlation with human scores"
+    assert (overview["samples"] == "—").sum() == len(overview) - 1  # never "None"
+    assert overview.loc["Demo (synthetic)", "samples"] == "294"
+    shown = [e.value for kind in ("info", "markdown", "caption") for e in at.get(kind)]
+    assert not any("../shared" in v or "SOURCE.md" in v or "README.md" in v for v in shown)
+    assert any("ingest frank --from PATH" in v for v in shown)
+
+
+def test_the_error_type_chart_axis() -> None:
+    import pandas as pd
+
+    from explorer import charts
+
+    # close values: the axis starts below the smallest, not at 0, and the title says so
+    assert charts.value_domain(pd.Series([0.61, 0.64, 0.66]))[0] == pytest.approx(0.6)
+    # values near 0 (or below): from 0
+    assert charts.value_domain(pd.Series([0.05, 0.6]))[0] == 0
+    assert charts.value_domain(pd.Series([-0.1, 0.3]))[0] == -0.1
+    long = pd.DataFrame(
+        {
+            "label": ["A", "B", "A", "B"],
+            "slice_value": ["hallucinated_fact_insertion", "hallucinated_fact_insertion"] * 2,
+            "value": [0.61, 0.64, 0.62, 0.66],
+        }
+    )
+    spec = charts.grouped_bars(long, "BAcc", "edit type", ["A", "B"]).to_dict()
+    x = spec["encoding"]["x"]
+    assert x["title"] == "BAcc (axis not from 0)" and x["scale"]["zero"] is False
+    assert spec["encoding"]["y"]["axis"]["labelLimit"] == 0  # labels never cut

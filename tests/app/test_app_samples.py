@@ -53,11 +53,13 @@ def count(at: AppTest) -> int:
 def test_first_page_and_paging(data: Path) -> None:
     at = open_page()
     assert at.title[0].value == "🔎 Samples"
-    assert count(at) == 294
+    # the list starts on the test split (the one runs predict), not dev samples first
+    assert at.multiselect(key="ex.split").value == ["test"]
+    assert count(at) == 210
     first = list(results(at)["sample"])
     assert len(first) == 20 and first == sorted(first)
     pag = at.get("pagination")[0]
-    assert pag.num_pages == 15
+    assert pag.num_pages == 11
     pag.set_value(2).run()
     assert at.query_params["page"] == "2"
     second = list(results(at)["sample"])
@@ -73,24 +75,25 @@ def test_filters_from_widgets_and_url(data: Path) -> None:
     at.multiselect(key="ex.etype").set_value(["antonym_swap"]).run()
     df = ingested.load_samples("demo", data)
     want = df[
-        (df["domain"] == "science")
+        (df["split"] == "test")
+        & (df["domain"] == "science")
         & (df["label"] == 0)
         & df["error_types"].map(lambda t: "antonym_swap" in list(t))
     ]
-    assert count(at) == len(want) == 14
+    assert count(at) == len(want) == 10
     assert set(results(at)["sample"]) == set(want["sample_id"])
     assert at.query_params["domain"] == "science" and at.query_params["label"] == "inconsistent"
     again = open_page(dict(at.query_params))
-    assert count(again) == 14
+    assert count(again) == 10
     at.text_input(key="ex.q").set_value("worsened").run()
-    assert count(at) == 14 and at.query_params["q"] == "worsened"
+    assert count(at) == 10 and at.query_params["q"] == "worsened"
     at.text_input(key="ex.q").set_value("no such words anywhere").run()
     assert count(at) == 0
 
 
 def test_search_reaches_model_explanations(data: Path) -> None:
     at = open_page({"q": "something the document does not"})
-    assert 0 < count(at) < 294
+    assert 0 < count(at) < 210
 
 
 def test_wrong_filters(data: Path) -> None:
@@ -114,8 +117,7 @@ def picker(at: AppTest):  # type: ignore[no-untyped-def]
 
 def test_opening_a_sample_shows_everything(data: Path) -> None:
     at = open_page({"sample": "demo-news-05_3"})
-    assert [t.label for t in at.tabs] == ["Results", "Sample"]
-    assert len(at.tabs[0].children) == 0  # a link to a sample opens on the sample
+    assert not at.tabs  # list and detail side by side
     assert at.subheader[0].value == "Sample demo\\-news\\-05\\_3"
     facts = at.text[0].value
     assert "gold: ✗ inconsistent" in facts and "error types: antonym_swap" in facts
@@ -134,17 +136,46 @@ def test_opening_a_sample_shows_everything(data: Path) -> None:
 
 def test_selecting_from_the_page_updates_the_url(data: Path) -> None:
     at = open_page()
-    assert not at.subheader  # no sample open yet: the results tab
+    assert not at.subheader  # no sample open yet
     target = results(at)["sample"].iloc[3]
     picker(at).set_value(target).run()
     assert at.query_params["sample"] == target
-    assert at.query_params["view"] == "Sample"  # the tab shown is in the link too
     assert at.subheader[0].value.replace("\\", "") == f"Sample {target}"
-    # back to the results, the sample stays in the link
-    at.query_params["view"] = "Results"
-    at.run()
-    assert at.dataframe[0].value["sample"].iloc[3] == target
+    # the list stays beside it, with full ids
+    assert results(at)["sample"].iloc[3] == target
     assert at.query_params["sample"] == target
+
+
+def test_next_and_previous_step_through_the_list_and_turn_pages(data: Path) -> None:
+    at = open_page()
+    ids = list(results(at)["sample"])
+    nxt, prev = at.button(key="ex.next"), at.button(key="ex.prev")
+    assert nxt.proto.shortcut == "j" and prev.proto.shortcut == "k"
+    nxt.click().run()
+    assert at.query_params["sample"] == ids[0]
+    assert at.button(key="ex.prev").disabled  # nothing before the first sample of page 1
+    at.button(key="ex.next").click().run()
+    assert at.query_params["sample"] == ids[1]
+    at.button(key="ex.prev").click().run()
+    assert at.query_params["sample"] == ids[0]
+    assert at.subheader[0].value.replace("\\", "") == f"Sample {ids[0]}"
+    # past the last sample of the page: the next page, its first sample
+    at = open_page({"sample": ids[-1]})
+    at.button(key="ex.next").click().run()
+    assert at.query_params["page"] == "2"
+    second = list(results(at)["sample"])
+    assert second[0] > ids[-1] and at.query_params["sample"] == second[0]
+    at.button(key="ex.prev").click().run()
+    assert at.query_params.get("page", "1") == "1" and at.query_params["sample"] == ids[-1]
+    assert list(results(at)["sample"]) == ids
+
+
+def test_the_order_says_hardest_first_when_it_is(data: Path) -> None:
+    at = open_page()
+    assert at.selectbox(key="ex.sort").value == "id"
+    at.toggle(key="ex.hard").set_value(True).run()
+    order = at.selectbox(key="ex.sort")
+    assert order.value == "most_wrong" and order.options == ["hardest first", "domain"]
 
 
 def test_an_unknown_sample_in_a_link(data: Path) -> None:
@@ -169,7 +200,8 @@ def test_summary_without_seed_and_sentences(
     sid = summ["sample_id"].iloc[0]
     at = open_page({"benchmark": "tofueval", "unit": "summary", "sample": sid})
     assert any("Document not redistributed" in i.value for i in at.info)
-    sentences = at.dataframe[0].value  # the sample tab: sentences, then predictions
+    assert list(results(at).columns)[-2:] == ["summary", "wrong"]
+    sentences = at.dataframe[1].value  # the list, then the sample: sentences, predictions
     n_sent = int(((df["unit"] == "sentence") & (df["summary_id"] == sid)).sum())
     assert len(sentences) == n_sent and "✗ inconsistent" in set(sentences["gold"])
     preds = at.dataframe[-1].value
@@ -178,6 +210,10 @@ def test_summary_without_seed_and_sentences(
     at = open_page({"benchmark": "tofueval", "unit": "sentence", "topic": "marginal"})
     assert at.multiselect(key="ex.topic").value == ["marginal"]
     assert set(results(at)["topic"]) == {"marginal"}
+    # sentences are headed "sentence", and the level is named the same way everywhere
+    assert "sentence" in results(at).columns and "summary" not in results(at).columns
+    assert at.selectbox(key="ex.unit").value == "sentence"
+    assert at.selectbox(key="ex.unit").options == ["sentence level", "summary level"]
 
 
 def test_no_benchmark(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,10 @@ def demo(tmp_data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def page(path: str) -> AppTest:
-    return AppTest.from_file(path, default_timeout=120).run()
+    """The page through app.py's navigation (its links to other pages resolve there)."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.switch_page(str(Path(path).relative_to(REPO)))
+    return at.run()
 
 
 def fill_and_submit(at: AppTest, data: bytes, name: str = "Page model", **fields: str) -> AppTest:
@@ -38,6 +41,12 @@ def fill_and_submit(at: AppTest, data: bytes, name: str = "Page model", **fields
     at.file_uploader(key="submit.file").set_value(("preds.csv", data, "text/csv"))
     next(b for b in at.button if b.label == "Submit").click()
     return at.run()
+
+
+def _query(qs: str) -> dict[str, str]:
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(qs))
 
 
 def all_text(at: AppTest, kinds: tuple[str, ...]) -> list[str]:
@@ -63,12 +72,34 @@ def test_a_valid_upload_shows_its_results_with_cis_at_once(demo: Path) -> None:
     assert "Threshold: labels as given (no threshold)" in texts
     assert "Samples: 210  ·  predicted 210  ·  missing 0  ·  unusable 0" in texts
     table = at.dataframe[0].value
-    assert {"metric", "value", "ci_low", "ci_high", "n"} <= set(table.columns)
-    bacc = table[table["metric"] == "balanced_accuracy"].iloc[0]
-    assert bacc["ci_low"] <= bacc["value"] <= bacc["ci_high"] and bacc["n"] == 210
+    # the board's words: no raw metric ids, no ci_low, no empty judge column
+    assert list(table.columns) == ["split", "level", "slice", "metric", "value", "95% CI", "n"]
+    assert "balanced_accuracy" not in set(table["metric"])
+    bacc = table[table["metric"] == "BAcc"].iloc[0]
+    assert bacc["level"] == "summary level" and bacc["slice"] == "Overall" and bacc["n"] == 210
     [run] = [r for r in runs.list_runs().runs if r.origin == "submitted"]
     assert run.model.name == "Page model" and run.model.org == "Lab"
-    assert bacc["value"] == run.result("balanced_accuracy").value
+    res = run.result("balanced_accuracy")
+    assert bacc["value"] == res.value
+    assert bacc["95% CI"] == f"{res.ci_low:.3f} – {res.ci_high:.3f}"
+    # links to its row on the board and to the samples it gets wrong
+    links = {p.label: p for p in at.get("page_link")}
+    board = links["Its row on the leaderboard"].proto
+    assert board.page_script_hash  # a page of the app (the leaderboard is its default page)
+    assert _query(board.query_string) == {
+        "benchmark": "demo",
+        "slice": "overall",
+        "q": "Page model",
+        "unit": "summary",
+        "metric": "balanced_accuracy",
+    }
+    samples = links["The samples it gets wrong"].proto
+    assert samples.page == "samples" and samples.page_script_hash != board.page_script_hash
+    assert _query(samples.query_string) == {
+        "benchmark": "demo",
+        "wrong": run.run_id,
+        "unit": "summary",
+    }
 
 
 def test_a_bad_file_lists_every_problem_exactly(demo: Path) -> None:
@@ -218,3 +249,70 @@ def test_the_queue_page_shows_jobs_with_progress_and_messages(tmp_data_root: Pat
     messages = list(at.dataframe[1].value["message"])
     assert messages[0] == "failed: ValueError: <b>no</b> explanations in run r-failed"
     assert messages[-1] == "queued"
+
+
+def test_the_template_lists_dev_then_test_ids(demo: Path) -> None:
+    from evaluator.benchmarks import registry
+    from explorer import submit as S
+    from tests.support.submit import demo_ids
+
+    text = S.template_csv("demo", registry.get("demo").splits, "test")
+    lines = text.splitlines()
+    assert lines[0] == "sample_id,label,score,explanation"
+    ids = [line.split(",")[0] for line in lines[1:]]
+    assert ids == demo_ids("dev") + demo_ids("test")  # one header, dev first
+    assert S.template_splits(("dev", "test"), "dev") == ["dev"]
+    assert S.template_splits(("test",), "test") == ["test"]
+    # the page offers it, named after both splits; scores for every id of it are accepted
+    at = page(SUBMIT_PAGE)
+    [button] = at.get("download_button")
+    assert "dev ids first" in button.proto.help
+
+
+def _other_benchmark(root: Path, name: str = "summedits") -> list[str]:
+    """A copy of demo's samples under another registered benchmark's name, with other ids."""
+    import shutil
+
+    import pandas as pd
+
+    src, dst = root / "benchmarks" / "demo", root / "benchmarks" / name
+    shutil.copytree(src, dst)
+    s = pd.read_parquet(dst / "samples.parquet")
+    s["sample_id"] = "se-" + s["sample_id"]
+    s["benchmark"] = name
+    s.to_parquet(dst / "samples.parquet", index=False)
+    return sorted(s.loc[s["split"] == "test", "sample_id"])
+
+
+def test_a_file_of_another_benchmark_says_which_one_it_looks_like(demo: Path) -> None:
+    from evaluator.submissions import match
+
+    other = _other_benchmark(demo)
+    data = ("sample_id,label\n" + "".join(f"{i},1\n" for i in other)).encode()
+    assert match.uploaded_ids(data, "p.csv") == set(other)
+    found = match.looks_like(set(other), "demo", demo)
+    assert found == match.Match("summedits", 1.0, len(other))
+    assert match.looks_like(set(other), "summedits", demo) is None  # the chosen one fits
+    assert match.looks_like({"nope", "nada"}, "demo", demo) is None
+    at = fill_and_submit(page(SUBMIT_PAGE), data, "Wrong bench")
+    assert not at.exception
+    assert at.error[0].value.startswith("1 problem(s) with submission ")
+    assert [w.value for w in at.warning] == [
+        ui_escaped(
+            f"This looks like a SummEdits file: {len(other)} of its sample ids (100%) belong to "
+            f"SummEdits, not to {benchmark_title('demo')}. Pick SummEdits above and upload it "
+            "again."
+        )
+    ]
+
+
+def benchmark_title(name: str) -> str:
+    from explorer.widgets import benchmark_title as title
+
+    return title(name)
+
+
+def ui_escaped(text: str) -> str:
+    from explorer.ui import md_escape
+
+    return md_escape(text)

@@ -160,6 +160,14 @@ def test_per_domain_and_fixed_threshold_policies() -> None:
     per = score(_spec(), s, pred, ScoreOptions(policy="per-domain-dev", resamples=50))
     assert per.threshold.policy == "per-domain-dev"
     assert set(per.threshold.per_domain) == {"a", "b", "c"}
+    # the stored tuned value is the dev BAcc of the per-domain thresholds, all domains together
+    dev = s.merge(pred, on="sample_id").query("split == 'dev'")
+    dev_pred = [
+        int(sc >= per.threshold.per_domain[d]) for sc, d in zip(dev.score, dev.domain, strict=True)
+    ]
+    assert per.threshold.tuned_value == pytest.approx(
+        skm.balanced_accuracy_score(dev["label"], dev_pred)
+    )
     fixed = score(_spec(), s, pred, ScoreOptions(policy="fixed", threshold=0.5, resamples=50))
     test = s.merge(pred, on="sample_id").query("split == 'test'")
     assert _res(fixed, "accuracy", "domain", "a").value == pytest.approx(

@@ -208,7 +208,13 @@ def test_card_text_and_graded_table() -> None:
     spec = registry.get("demo")
     tags = cards.tags(spec)
     assert f"primary metric: {V.metric_label(spec.primary_metric)}" in tags
-    assert tags.startswith(f"task: {spec.task} · levels: ")
+    assert tags.startswith("task: detection (consistent or not) · levels: summary level · ")
+    ov = cards.overview([spec, registry.get("frank")], {})
+    assert list(ov["primary metric"]) == ["BAcc", "Partial r"]  # never partial_pearson
+    assert list(ov["samples"]) == ["—", "—"]
+    assert list(cards.overview([spec], {"demo": {"stats": {"n_samples": 1234}}})["samples"]) == [
+        "1,234"
+    ]
     meta = {
         "stats": {
             "n_samples": 1234,
