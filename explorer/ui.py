@@ -91,14 +91,18 @@ def submitter_key() -> str | None:
     behind the Space's proxy)."""
     from evaluator.submissions import quotas
 
+    def text(v: object) -> str | None:  # outside a browser session these may not be strings
+        return v.strip() or None if isinstance(v, str) else None
+
     user = None
     try:
-        if st.user.is_logged_in:
-            user = str(st.user.get("preferred_username") or st.user.get("email") or "") or None
+        if st.user.is_logged_in is True:
+            user = text(st.user.get("preferred_username")) or text(st.user.get("email"))
     except (AttributeError, KeyError, st.errors.StreamlitAPIException):
         user = None  # no sign-in configured
-    forwarded = (st.context.headers.get("X-Forwarded-For") or "").split(",")[0].strip()
-    return quotas.submitter_key(user, forwarded or st.context.ip_address)
+    forwarded = text(st.context.headers.get("X-Forwarded-For"))
+    client = forwarded.split(",")[0].strip() if forwarded else text(st.context.ip_address)
+    return quotas.submitter_key(user, client)
 
 
 def spec_of(name: str) -> BenchmarkSpec | None:
