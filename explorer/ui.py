@@ -457,6 +457,20 @@ def no_data(message: str) -> None:
     st.info(message, icon="ℹ️")
 
 
+def board_names_or_stop(s: Store) -> tuple[list[str], list[str]]:
+    """(ingested benchmarks, every benchmark with something to show, in board order); with
+    nothing at all, says how to get started and stops the page."""
+    ingested = s.benchmarks()
+    names = L.benchmark_order(ingested, *board_benchmarks(str(s.root), s.token()))
+    if not names:
+        no_data(
+            "No benchmark and no result yet. Run `python -m evaluator demo` for the built-in "
+            "demo, or ingest a benchmark: `python -m evaluator ingest NAME --from PATH`."
+        )
+        st.stop()
+    return ingested, names
+
+
 def header(title: str, caption: str) -> None:
     st.title(title)
     st.caption(caption)

@@ -16,15 +16,7 @@ ui.header(
     "board cannot tell apart from the leader (paired test on the same samples).",
 )
 ui.problems_notice(s)
-
-ingested = s.benchmarks()
-names = L.benchmark_order(ingested, *ui.board_benchmarks(str(s.root), s.token()))
-if not names:
-    ui.no_data(
-        "No benchmark and no result yet. Run `python -m evaluator demo` for the built-in "
-        "demo, or ingest a benchmark: `python -m evaluator ingest NAME --from PATH`."
-    )
-    st.stop()
+ingested, names = ui.board_names_or_stop(s)
 if len(names) > 1 and "demo" in names:
     names = [n for n in names if n != "demo"] + ["demo"]
 cards = [n for n in names if n in ingested]

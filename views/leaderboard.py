@@ -18,14 +18,7 @@ ui.header(
 )
 
 ui.problems_notice(s)
-ingested = s.benchmarks()
-names = L.benchmark_order(ingested, *ui.board_benchmarks(str(s.root), s.token()))
-if not names:
-    ui.no_data(
-        "No benchmark and no result yet. Run `python -m evaluator demo` for the built-in "
-        "demo, or ingest a benchmark: `python -m evaluator ingest NAME --from PATH`."
-    )
-    st.stop()
+ingested, names = ui.board_names_or_stop(s)
 
 
 def _bench_label(b: str) -> str:
