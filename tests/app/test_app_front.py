@@ -106,3 +106,10 @@ def test_unreadable_run_folders_are_noticed_not_fatal(
         assert any("results.0.value" in p for p in listed["problem"])
         models = " ".join(" ".join(map(str, d.value.get("Model", []))) for d in at.dataframe)
         assert "demo-truncated" not in models and "demo-bad-value" not in models
+
+
+@pytest.mark.parametrize("page", [PAGE, "views/leaderboard.py"])
+def test_an_empty_store_says_how_to_start(page: str, tmp_data_root: Path) -> None:
+    at = open_app_page(page)
+    assert any("No benchmark and no result yet" in i.value for i in at.info)
+    assert not at.dataframe
