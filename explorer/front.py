@@ -94,7 +94,9 @@ def leaders(rows: pd.DataFrame, k: int = 5) -> pd.DataFrame:
                 ci_text(v, lo, hi)
                 for v, lo, hi in zip(pick["value"], pick["ci_low"], pick["ci_high"], strict=True)
             ],
-            "Tied with the leader": ["yes" if t else "" for t in tied],
+            "Tied with the leader": [
+                ("leader" if i == 0 else "yes") if t else "" for i, t in enumerate(tied)
+            ],
             "Source": pick["source"].astype(str).tolist(),
         }
     ).reset_index(drop=True)
@@ -110,7 +112,7 @@ def tie_line(table: pd.DataFrame, total_runs: int) -> str:
             "the lead is possible."
         )
     leader = table["Model"].iloc[0]
-    tied = int((table["Tied with the leader"] == "yes").sum()) - 1
+    tied = int((table["Tied with the leader"] == "yes").sum())
     if total_runs < 2:
         return f"{leader} is the only FactBoard run."
     if tied <= 0:

@@ -39,7 +39,7 @@ def test_front_page_names_the_leaders_and_the_ties(data: Path) -> None:
     table = next(d.value for d in at.dataframe if "Strong" in set(d.value["Model"]))
     assert set(table["Model"][:2]) == {"Strong", "Strong twin"}
     # identical predictions: tied with the leader by the paired test; the weak baselines not
-    assert list(table["Tied with the leader"][:2]) == ["yes", "yes"]
+    assert list(table["Tied with the leader"][:2]) == ["leader", "yes"]
     assert "Always consistent" not in set(table[table["Tied with the leader"] == "yes"]["Model"])
     assert all("[" in v for v in table["Score [95% CI]"])
     lines = " ".join(m.value for m in at.markdown).replace("\\", "")
@@ -63,11 +63,11 @@ def test_tie_line() -> None:
         {
             "Rank": ["1", "1", "3"],
             "Model": ["A", "B", "C"],
-            "Tied with the leader": ["yes", "yes", ""],
+            "Tied with the leader": ["leader", "yes", ""],
         }
     )
     assert F.tie_line(t, 3).startswith("A leads, but 1 other run(s)")
-    t2 = t.assign(**{"Tied with the leader": ["yes", "", ""]})
+    t2 = t.assign(**{"Tied with the leader": ["leader", "", ""]})
     assert "significantly ahead" in F.tie_line(t2, 3)
     assert F.ci_text(0.5, float("nan"), float("nan")) == "0.500"
     assert F.ci_text(float("nan"), 0.1, 0.2) == "—"
