@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -352,38 +351,10 @@ def bench_server(root: Path, benches: list[str]) -> dict[str, object] | None:
     chromium = "/usr/bin/chromium"
     if not Path(chromium).exists():
         return None
-    with socket.socket() as sk:
-        sk.bind(("127.0.0.1", 0))
-        port = sk.getsockname()[1]
-    env = dict(os.environ, FACTBOARD_DATA=str(root))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(REPO / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=REPO,
-    )
-    try:
-        import urllib.request
+    from tests.support.server import running_app
 
-        for _ in range(150):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+    log = Path(tempfile.mkdtemp(prefix="bench-app-")) / "streamlit.log"
+    with running_app({"FACTBOARD_DATA": str(root)}, log) as app:
         urls = [""]  # the front page
         for b in benches:
             urls += [
@@ -409,7 +380,7 @@ def bench_server(root: Path, benches: list[str]) -> dict[str, object] | None:
             page = br.new_page()
             for u in urls:
                 t = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}/{u}")
+                page.goto(f"{app.url}/{u}")
                 page.wait_for_selector("h1", timeout=120_000)
                 page.wait_for_function(
                     "() => !document.querySelector('[data-testid=stStatusWidget]') && "
@@ -418,7 +389,7 @@ def bench_server(root: Path, benches: list[str]) -> dict[str, object] | None:
                 )
                 loads[u] = time.perf_counter() - t
             br.close()
-        status = Path(f"/proc/{proc.pid}/status").read_text()
+        status = Path(f"/proc/{app.proc.pid}/status").read_text()
         mem = {
             line.split(":")[0]: int(line.split()[1]) / 1024
             for line in status.splitlines()
@@ -429,9 +400,6 @@ def bench_server(root: Path, benches: list[str]) -> dict[str, object] | None:
             "peak_rss_mb": mem.get("VmHWM"),
             "browser_page_loads_s": loads,
         }
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 # --------------------------------------------------------------------------------------------

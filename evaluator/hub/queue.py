@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import threading
 import time
@@ -32,7 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evaluator.core.errors import FactBoardError
 from evaluator.hub import layout as H
 from evaluator.hub import sync
 from evaluator.hub.client import HubClient, HubError, StaleHead
@@ -44,16 +42,10 @@ MAX_RACES = 50
 
 
 def lease_seconds() -> float:
-    raw = os.environ.get("FACTBOARD_HUB_LEASE")
-    if not raw:
-        return DEFAULT_LEASE
-    try:
-        value = float(raw)
-    except ValueError:
-        raise FactBoardError(f"FACTBOARD_HUB_LEASE={raw!r} is not a number of seconds") from None
-    if not value > 0:
-        raise FactBoardError(f"FACTBOARD_HUB_LEASE={raw!r} must be positive")
-    return value
+    """A Hub job's lease ($FACTBOARD_HUB_LEASE, default 600 s; renewed every third of it)."""
+    from evaluator.jobs.queue import env_seconds
+
+    return env_seconds("FACTBOARD_HUB_LEASE", DEFAULT_LEASE)
 
 
 def _iso() -> str:

@@ -60,19 +60,25 @@ class TransientJobError(FactBoardError):
     """Raised by a job handler for a failure worth retrying (rate limit, timeout, network)."""
 
 
-def lease_seconds() -> float:
-    """How long a running job's heartbeat may be silent before the job is given to another
-    worker ($FACTBOARD_QUEUE_LEASE, default 60 s)."""
-    raw = os.environ.get("FACTBOARD_QUEUE_LEASE")
+def env_seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment variable `name` (unset or empty:
+    `default`); anything else is a QueueError naming the variable."""
+    raw = os.environ.get(name)
     if not raw:
-        return DEFAULT_LEASE_SECONDS
+        return default
     try:
         value = float(raw)
     except ValueError:
-        raise QueueError(f"FACTBOARD_QUEUE_LEASE={raw!r} is not a number of seconds") from None
+        raise QueueError(f"{name}={raw!r} is not a number of seconds") from None
     if not value > 0:
-        raise QueueError(f"FACTBOARD_QUEUE_LEASE={raw!r} must be positive")
+        raise QueueError(f"{name}={raw!r} must be positive")
     return value
+
+
+def lease_seconds() -> float:
+    """How long a running job's heartbeat may be silent before the job is given to another
+    worker ($FACTBOARD_QUEUE_LEASE, default 60 s)."""
+    return env_seconds("FACTBOARD_QUEUE_LEASE", DEFAULT_LEASE_SECONDS)
 
 
 def _now_iso() -> str:

@@ -10,12 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import testdata
+from tests.support.server import running_app
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -38,12 +33,6 @@ ARGS = [
 ARTIFACTS = REPO / "test-artifacts"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
@@ -63,48 +52,9 @@ def _serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         kind="proprietary-llm",
         seed=9,
     )
-    port = _free_port()
     log = tmp_path_factory.mktemp("e2e-log") / "streamlit.log"
-    env = dict(os.environ, FACTBOARD_DATA=str(root), HF_HUB_OFFLINE="1")
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                str(REPO / "app.py"),
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--browser.gatherUsageStats",
-                "false",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    pytest.fail(f"streamlit exited: {log.read_text()[-2000:]}")
-                time.sleep(0.2)
-        else:
-            pytest.fail(f"streamlit did not start: {log.read_text()[-2000:]}")
-        yield url, root
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with running_app({"FACTBOARD_DATA": str(root), "HF_HUB_OFFLINE": "1"}, log) as app:
+        yield app.url, root
 
 
 @pytest.fixture(scope="module")

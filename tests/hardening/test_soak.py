@@ -12,19 +12,15 @@ fixed amount of work, bounded by timeouts (HANG_S) rather than timed (house rule
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from evaluator.jobs import queue
 from evaluator.store import layout, runs
-from tests.support.submit import REPO, start_worker
+from tests.support.server import running_app, stop
+from tests.support.submit import start_worker
 
 SESSIONS = 20
 PAGES = ("", "samples", "queue", "benchmarks", "compare")  # "": the default page (the board)
@@ -32,12 +28,6 @@ RERUNS = 2
 # a bound, not a speed target (bench/ measures speed): the soak is a fixed amount of work (20
 # sessions, 2 runs each; about 20 s here) and a hung session fails the test after this long
 HANG_S = 120.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _session(url: str, page: str, i: int) -> list[str]:
@@ -95,53 +85,19 @@ def test_twenty_sessions_while_a_worker_writes_runs(demo: Path, tmp_path: Path) 
     for n in range(6):
         queue.enqueue("slow", {"dir": str(tmp_path), "model": f"Soak {n}", "write_first": True})
     (tmp_path / "gate").touch()  # the slow jobs write their run and finish at once
-    port = _free_port()
     log = tmp_path / "streamlit.log"
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    with open(log, "w") as fh:
-        app = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                str(REPO / "app.py"),
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--browser.gatherUsageStats",
-                "false",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        )
     worker = None
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                assert app.poll() is None, log.read_text()[-2000:]
-                time.sleep(0.2)
-        worker = start_worker("tests.support.submit:register_slow")
-        problems = asyncio.run(_all_sessions(f"ws://127.0.0.1:{port}/_stcore/stream"))
-        assert problems == [], "\n".join(problems)
-        deadline = time.monotonic() + 30
-        while queue.counts()["done"] < 6 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert queue.counts() == {"pending": 0, "running": 0, "done": 6, "failed": 0}
-        assert len([r for r in runs.list_runs().runs if r.model.name.startswith("Soak ")]) == 6
-        assert source in {p.name for p in layout.runs_dir().iterdir()}
-        assert "Traceback" not in log.read_text()
-    finally:
-        for proc in (worker, app):
-            if proc is not None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+    with running_app({"HF_HUB_OFFLINE": "1"}, log) as app:
+        try:
+            worker = start_worker("tests.support.submit:register_slow")
+            problems = asyncio.run(_all_sessions(f"ws://127.0.0.1:{app.port}/_stcore/stream"))
+            assert problems == [], "\n".join(problems)
+            deadline = time.monotonic() + 30
+            while queue.counts()["done"] < 6 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert queue.counts() == {"pending": 0, "running": 0, "done": 6, "failed": 0}
+            assert len([r for r in runs.list_runs().runs if r.model.name.startswith("Soak ")]) == 6
+            assert source in {p.name for p in layout.runs_dir().iterdir()}
+            assert "Traceback" not in log.read_text()
+        finally:
+            stop(worker)

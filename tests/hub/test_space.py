@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -21,6 +20,7 @@ from evaluator.hub.client import HubClient
 from tests.hub.conftest import READ_TOKEN, WRITE_TOKEN, Replica, hub_env
 from tests.support.apptest import open_app_page
 from tests.support.fake_hub import FakeHub
+from tests.support.server import free_port
 from tests.support.testdata import add_run, build_demo_root
 
 PAGE = "views/leaderboard.py"
@@ -90,12 +90,6 @@ def test_a_read_only_token_is_a_clear_notice_on_the_submit_page(
     assert "write access" in notes[0] and READ_TOKEN not in notes[0]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str) -> tuple[int, str]:
     with urllib.request.urlopen(url, timeout=5) as r:
         return r.status, r.read().decode("utf-8", "replace")
@@ -115,7 +109,7 @@ def deployed_space(hub: FakeHub, dest: Path) -> Path:
 
 def serve(app_dir: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], int]:
     """Run the entry script as the container does; returns once /_stcore/health says ok."""
-    port = _free_port()
+    port = free_port()
     env = {**env, "PORT": str(port), "FACTBOARD_ADDRESS": "127.0.0.1"}
     with open(log, "w") as fh:
         p = subprocess.Popen(
