@@ -4,6 +4,17 @@ A detector is constructed cheaply (options are parsed and checked, nothing is lo
 printed or downloaded) and loads its model(s) on the first `score` call. Statistics about the
 inputs it saw (how many were truncated, how many pairs it scored, at what speed) are kept in
 `stats` so that a run can record them.
+
+Fidelity: every option whose value changes how a score compares with the authors' own code
+declares the authors' value (`Opt(..., faithful=VALUE)`); the defaults are the authors' setup, and
+a run whose options differ records them as deviations (`deviations()`, in `describe()`), which
+the board shows in the model's name. What still differs from the authors' code in the faithful
+setup is listed, per detector, in `KNOWN_DIFFERENCES`.
+
+Evidence: besides one score per pair, a detector may say why, per pair (the sentence it flags, the
+source sentence that supports it best, a QAGS question and its two answers). `_score` hands it to
+`set_evidence` (one dict or None per pair, built with `evidence()` and `evidence_item()`);
+`score_with_evidence` returns both, and the run stores them beside the scores.
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ class Opt:
     help: str
     choices: tuple[str, ...] | None = None
     minimum: float | None = None
+    faithful: Any = None  # the authors' value (None: the option does not change fidelity)
 
     def parse(self, detector: str, key: str, value: Any) -> Any:
         where = f"option {key}={value!r} of detector {detector}"
@@ -153,6 +165,10 @@ class ModelDetector(abc.ABC):
     description: ClassVar[str] = ""
     OPTIONS: ClassVar[dict[str, Opt]] = {}
     default_batch_size: ClassVar[int] = 16
+    # the dtype the authors run on a GPU ("auto" precision picks it; the CPU is always float32)
+    gpu_precision: ClassVar[str] = "float32"
+    # what still differs from the authors' code in the faithful setup (README's detector table)
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -175,6 +191,7 @@ class ModelDetector(abc.ABC):
         merged = {**dict(options or {}), **more_options}
         self.options = parse_options(self.name, self.OPTIONS, merged)
         self.stats = Stats()
+        self._evidence: list[dict[str, Any] | None] | None = None
         self._loaded = False
         self.device: Any = None  # evaluator.detectors.device.DeviceChoice once loaded
         self._check_options()
@@ -199,7 +216,9 @@ class ModelDetector(abc.ABC):
             from evaluator.detectors.device import resolve_device, seed_everything
 
             seed_everything(0)
-            self.device = resolve_device(self.requested_device, self.options.get("precision"))
+            self.device = resolve_device(
+                self.requested_device, self.options.get("precision"), gpu=self.gpu_precision
+            )
             self._load()
             self._loaded = True
 
@@ -214,6 +233,41 @@ class ModelDetector(abc.ABC):
         self.stats.samples += len(out)
         self.stats.undefined += sum(1 for v in out if v != v)
         return out
+
+    def score_with_evidence(
+        self, documents: Sequence[str], summaries: Sequence[str]
+    ) -> tuple[list[float], list[dict[str, Any] | None]]:
+        """The scores, and per pair the evidence `_score` gave (None where it gave none)."""
+        self._evidence = None
+        scores = self.score(documents, summaries)
+        ev = self._evidence if self._evidence is not None else [None] * len(scores)
+        self._evidence = None
+        return scores, ev
+
+    def set_evidence(self, evidence: Sequence[dict[str, Any] | None]) -> None:
+        """Called by `_score`: one evidence dict (see `evidence()`) or None per pair."""
+        self._evidence = list(evidence)
+
+    def deviations(self) -> list[str]:
+        """The options set away from the authors' value, as `key=value` (empty: faithful)."""
+        out = []
+        for key, opt in self.OPTIONS.items():
+            value = self.options.get(key)
+            if key == "precision":
+                if value not in (None, "auto", "float32", self.gpu_precision):
+                    out.append(f"precision={value}")
+                continue
+            if opt.faithful is not None and value != opt.faithful:
+                out.append(f"{key}={value}")
+        return out
+
+    def fidelity(self) -> dict[str, Any]:
+        devs = self.deviations()
+        return {
+            "faithful": not devs,
+            "deviations": devs,
+            "known_differences": list(self.KNOWN_DIFFERENCES),
+        }
 
     def reset_stats(self) -> None:
         """Zero the counters (what was learnt at load time, limits and notes, is kept)."""
@@ -230,8 +284,64 @@ class ModelDetector(abc.ABC):
             "dtype": dev.dtype_name if dev is not None else None,
             "batch_size": self.batch_size,
             "options": dict(self.options),
+            "fidelity": self.fidelity(),
             "stats": self.stats.as_dict(),
         }
+
+
+# --------------------------------------------------------------------------------------------
+# evidence
+
+EVIDENCE_UNITS = ("sentence", "claim", "chunk", "question", "snippet")
+
+
+def evidence_item(
+    text: str, score: float | None, support: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """One piece of evidence: a part of the summary (a sentence, the claim, a question) with its
+    score, the source text that supports it best (a sentence, chunk or snippet) and any method
+    specific detail in `extra` (QAGS: the answers from summary and source). JSON values only."""
+    item: dict[str, Any] = {"text": str(text), "score": _finite_or_none(score)}
+    if support is not None:
+        item["support"] = str(support)
+    if extra:
+        item["extra"] = {k: _json_value(v) for k, v in extra.items()}
+    return item
+
+
+def evidence(
+    unit: str, items: Sequence[dict[str, Any]], aggregate: str, note: str | None = None
+) -> dict[str, Any]:
+    """A pair's evidence: what each item is (`unit`, one of EVIDENCE_UNITS), the items in summary
+    order, and how their scores make the pair's score (`aggregate`, e.g. "min", "mean")."""
+    if unit not in EVIDENCE_UNITS:
+        raise ValueError(f"evidence unit {unit!r} not in {EVIDENCE_UNITS}")
+    out: dict[str, Any] = {"unit": unit, "aggregate": aggregate, "items": list(items)}
+    if note:
+        out["note"] = note
+    return out
+
+
+def _finite_or_none(v: Any) -> float | None:
+    if v is None:
+        return None
+    f = float(v)
+    return f if f == f and abs(f) != float("inf") else None
+
+
+def _json_value(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, str, int)):
+        return v
+    if isinstance(v, float):
+        return _finite_or_none(v)
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    try:
+        return _finite_or_none(float(v))  # numpy / torch scalars
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def check_pairs(documents: Sequence[str], summaries: Sequence[str]) -> None:

@@ -1,5 +1,6 @@
 """Where a detector runs: CUDA, Apple MPS or the CPU, chosen from what torch reports (never from
-nvidia-smi) or by flag; half precision on a GPU, float32 on the CPU."""
+nvidia-smi) or by flag; on a GPU the dtype the detector's authors run (float32 unless a detector
+says otherwise), float32 on the CPU."""
 
 from __future__ import annotations
 
@@ -42,11 +43,13 @@ def _mps_available() -> bool:
     return bool(mps is not None and mps.is_available())
 
 
-def resolve_device(requested: str | None = None, precision: str | None = None) -> DeviceChoice:
+def resolve_device(
+    requested: str | None = None, precision: str | None = None, *, gpu: str = "float32"
+) -> DeviceChoice:
     """The device to run on. `requested`: None/"auto" (CUDA if torch sees one, else MPS, else
     CPU), "cuda", "cuda:N", "mps" or "cpu"; asking for an accelerator torch cannot see is an
-    error, not a silent fallback. `precision`: "auto" (float16 on a GPU, float32 on the CPU) or
-    an explicit dtype."""
+    error, not a silent fallback. `precision`: "auto" (`gpu`, the authors' dtype, on a GPU;
+    float32 on the CPU) or an explicit dtype."""
     import torch
 
     req = (requested or "auto").strip().lower()
@@ -76,7 +79,7 @@ def resolve_device(requested: str | None = None, precision: str | None = None) -
     if prec not in PRECISIONS:
         raise DetectorError(f"unknown precision {precision!r}; use {', '.join(PRECISIONS)}")
     if prec == "auto":
-        prec = "float32" if kind == "cpu" else "float16"
+        prec = "float32" if kind == "cpu" else gpu
     return DeviceChoice(req, prec)
 
 

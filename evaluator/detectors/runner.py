@@ -96,6 +96,9 @@ def default_model_name(det: Any) -> str:
     opts = getattr(det, "options", {}) or {}
     if getattr(det, "rouge_type", None) and opts.get("measure") != "precision":
         base = f"{base} {opts['measure']}"
+    devs = det.deviations() if hasattr(det, "deviations") else []
+    if devs:  # not the authors' setup: the board says so in the name
+        base = f"{base} [variant: {', '.join(devs)}]"
     return base[:120]
 
 
@@ -272,6 +275,8 @@ def run_detector(
             "engine": engine.record(),
         }
     )
+    if info.get("fidelity") is not None:
+        extra["fidelity"] = info["fidelity"]
     if info.get("summac_conv") is not None:
         extra["summac_conv"] = info["summac_conv"]
     config = RunConfig(detector=name, checkpoint=info.get("checkpoint"), extra=extra)
