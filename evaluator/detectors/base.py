@@ -240,7 +240,9 @@ class ModelDetector(abc.ABC):
         """The scores, and per pair the evidence `_score` gave (None where it gave none)."""
         self._evidence = None
         scores = self.score(documents, summaries)
-        ev = self._evidence if self._evidence is not None else [None] * len(scores)
+        ev: list[dict[str, Any] | None] = (
+            self._evidence if self._evidence is not None else [None] * len(scores)
+        )
         self._evidence = None
         return scores, ev
 
