@@ -6,6 +6,12 @@ whole sentences) and the summary into sentences, scores every (chunk, sentence) 
 3-way head's ALIGNED probability ("nli_sp" in the released code), takes the max over chunks for
 each sentence and the mean over sentences.
 
+As the released code does (src/alignscore/inference.py, `Inferencer.inference_per_example` and
+`batch_tokenize`): each pair is tokenized as (chunk, sentence) cut `only_first` at the
+tokenizer's limit (512 for RoBERTa), and a pair whose sentence alone is too long for that is cut
+`longest_first` instead (their `truncation=True` retry) rather than failing; float32 on every
+device (their Inferencer never casts the model).
+
 Checkpoint: the released Lightning file (`yzha/AlignScore`, AlignScore-large.ckpt on
 roberta-large, or AlignScore-base.ckpt on roberta-base), given as a local path or as
 `HUB_REPO:FILE`; its weights are loaded into a model built from `base_model`'s config.
@@ -18,13 +24,28 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evaluator.detectors.base import DetectorError, ModelDetector, Opt, TruncationLog
+from evaluator.detectors.base import (
+    DetectorError,
+    ModelDetector,
+    Opt,
+    TruncationLog,
+    evidence,
+    evidence_item,
+)
 from evaluator.detectors.registry import register_detector
 
 
 def alignscore_aggregate(matrix: np.ndarray) -> float:
     """[chunks, sentences] aligned probabilities -> max over chunks, mean over sentences."""
     return float(matrix.max(axis=0).mean())
+
+
+def summary_sentences(summary: str) -> tuple[str, ...]:
+    """The summary's sentences, each checked against every chunk (the released code:
+    `sent_tokenize(hypo)`); none for an empty summary, which then has no score."""
+    from evaluator.detectors.text import split_sentences
+
+    return split_sentences(summary) or ((summary.strip(),) if summary.strip() else ())
 
 
 def resolve_ckpt_file(checkpoint: str) -> str:
@@ -65,13 +86,37 @@ class AlignScore(ModelDetector):
             str, "roberta-large", "hub id or path of the backbone's config+tokenizer"
         ),
         "head": Opt(
-            str, "tri", "tri: 3-way ALIGNED prob (nli_sp); bin: binary head", ("tri", "bin")
+            str,
+            "tri",
+            "tri: 3-way ALIGNED prob (nli_sp); bin: binary head",
+            ("tri", "bin"),
+            faithful="tri",
         ),
-        "chunk_words": Opt(int, 350, "words per document chunk", minimum=1),
-        "max_length": Opt(int, 512, "tokens per (chunk, sentence) pair", minimum=8),
-        "precision": Opt(str, "auto", "model dtype", choices=("auto", "float32", "float16")),
+        "chunk_words": Opt(int, 350, "words per document chunk", minimum=1, faithful=350),
+        "max_length": Opt(
+            int,
+            512,
+            "tokens per (chunk, sentence) pair (capped at the tokenizer's limit)",
+            minimum=8,
+            faithful=512,
+        ),
+        "precision": Opt(
+            str, "auto", "model dtype (float32 as the authors)", ("auto", "float32", "float16")
+        ),
         "trust_checkpoint": Opt(bool, False, "allow a pickled (non weights-only) .ckpt"),
     }
+    gpu_precision: ClassVar[str] = "float32"  # the released Inferencer never casts the model
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
+        "Sentences (document and summary) are split by FactBoard's shared splitter (pysbd, a "
+        "line break ends a sentence); the authors use nltk's punkt (sent_tokenize) on the "
+        "whole text.",
+        "A pair whose summary sentence leaves no room for the chunk is cut longest-first on its "
+        "own; the authors retry their whole mini-batch (the example's pairs, batch_size at a "
+        "time) with truncation=True, which cuts other long pairs of that batch longest-first "
+        "too.",
+        "Batches are length-sorted and padded to their longest pair (the authors pad every pair "
+        "to 512): the same scores up to float rounding.",
+    )
 
     def _load(self) -> None:
         import torch
@@ -138,14 +183,14 @@ class AlignScore(ModelDetector):
             run_batches,
             unique,
         )
-        from evaluator.detectors.text import alignscore_chunks, split_sentences
+        from evaluator.detectors.text import alignscore_chunks
 
         segs = []
         keys: list[tuple[str, str]] = []
         owners: list[int] = []
         for i, (d, s) in enumerate(zip(documents, summaries, strict=True)):
             chunks = alignscore_chunks(d, self.options["chunk_words"])
-            sents = split_sentences(s) or ((s.strip(),) if s.strip() else ())
+            sents = summary_sentences(s)
             segs.append((chunks, sents))
             for c in chunks:
                 for t in sents:
@@ -153,9 +198,22 @@ class AlignScore(ModelDetector):
                     owners.append(i)
         uniq, where = unique(keys)
         self.stats.model_inputs += len(uniq)
+        fell_back: list[int] = []
         rows, flags = encode(
-            self.tokenizer, [k[0] for k in uniq], [k[1] for k in uniq], self.max_length
+            self.tokenizer,
+            [k[0] for k in uniq],
+            [k[1] for k in uniq],
+            self.max_length,
+            "only_first",
+            fallback="longest_first",
+            fell_back=fell_back,
         )
+        note = (
+            "pairs whose summary sentence is too long for only_first truncation at "
+            f"{self.max_length} tokens were cut longest_first (the authors' retry)"
+        )
+        if fell_back and note not in self.stats.notes:
+            self.stats.notes.append(note)
         col = self.aligned_col
 
         def forward(batch: dict[str, Any]) -> Any:
@@ -171,7 +229,22 @@ class AlignScore(ModelDetector):
         return per_sample_matrices(segs, where, probs)
 
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
-        return [
-            alignscore_aggregate(m) if m.size else float("nan")
-            for m in self.matrices(documents, summaries)
-        ]
+        from evaluator.detectors.text import alignscore_chunks
+
+        scores: list[float] = []
+        ev: list[dict[str, Any] | None] = []
+        for d, s, m in zip(documents, summaries, self.matrices(documents, summaries), strict=True):
+            if not m.size:
+                scores.append(float("nan"))
+                ev.append(None)
+                continue
+            scores.append(alignscore_aggregate(m))
+            chunks = alignscore_chunks(d, self.options["chunk_words"])
+            best = m.argmax(axis=0)
+            items = [
+                evidence_item(sent, float(m[best[j], j]), support=chunks[int(best[j])])
+                for j, sent in enumerate(summary_sentences(s))
+            ]
+            ev.append(evidence("sentence", items, "mean"))
+        self.set_evidence(ev)
+        return scores

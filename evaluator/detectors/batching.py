@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 K = TypeVar("K", bound=Hashable)
+_ROW_KEYS = ("input_ids", "attention_mask", "token_type_ids")  # what a token row keeps
 
 
 class Progress:
@@ -74,9 +75,17 @@ def encode(
     seconds: Sequence[str] | None,
     max_length: int,
     truncation: str = "only_first",
+    *,
+    fallback: str | None = None,
+    fell_back: list[int] | None = None,
 ) -> tuple[list[dict[str, list[int]]], list[bool]]:
     """Tokenize texts (or text pairs) without padding; inputs longer than `max_length` tokens are
-    cut (`truncation`: which side) and flagged, so the caller can record it."""
+    cut (`truncation`: which side) and flagged, so the caller can record it.
+
+    A pair whose second text alone leaves no room (`only_first` cannot cut enough) is cut with
+    `fallback` instead (e.g. "longest_first", as AlignScore's released code retries with
+    `truncation=True`), its index appended to `fell_back`; without a fallback it is an error
+    naming the pair."""
     from evaluator.detectors.base import quiet_transformers
 
     if not firsts:
@@ -86,21 +95,56 @@ def encode(
             full = tokenizer(list(firsts), add_special_tokens=True, truncation=False)
         else:
             full = tokenizer(list(firsts), list(seconds), add_special_tokens=True, truncation=False)
-        names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in full]
+        names = [k for k in _ROW_KEYS if k in full]
         rows = [{k: full[k][i] for k in names} for i in range(len(firsts))]
         flags = [len(r["input_ids"]) > max_length for r in rows]
         long = [i for i, f in enumerate(flags) if f]
         if long:
             a = [firsts[i] for i in long]
-            trunc = truncation if seconds is not None else True
             if seconds is None:
                 cut = tokenizer(a, truncation=True, max_length=max_length)
+                for j, i in enumerate(long):
+                    rows[i] = {k: cut[k][j] for k in names}
             else:
                 b = [seconds[i] for i in long]
-                cut = tokenizer(a, b, truncation=trunc, max_length=max_length)
-            for j, i in enumerate(long):
-                rows[i] = {k: cut[k][j] for k in names}
+                try:
+                    cut = tokenizer(a, b, truncation=truncation, max_length=max_length)
+                    for j, i in enumerate(long):
+                        rows[i] = {k: cut[k][j] for k in names}
+                except Exception:  # the fast tokenizers raise a bare Exception
+                    for i in long:
+                        rows[i], used_fallback = _cut_pair(
+                            tokenizer, firsts[i], seconds[i], i, max_length, truncation, fallback
+                        )
+                        if used_fallback and fell_back is not None:
+                            fell_back.append(i)
     return rows, flags
+
+
+def _cut_pair(
+    tokenizer: Any,
+    first: str,
+    second: str,
+    index: int,
+    max_length: int,
+    truncation: str,
+    fallback: str | None,
+) -> tuple[dict[str, list[int]], bool]:
+    """One over-long pair cut with `truncation`, else with `fallback` (True: it was)."""
+    try:
+        enc = tokenizer(first, second, truncation=truncation, max_length=max_length)
+        return {k: enc[k] for k in _ROW_KEYS if k in enc}, False
+    except Exception as e:
+        if fallback is None:
+            from evaluator.detectors.base import DetectorError
+
+            raise DetectorError(
+                f"input pair #{index} cannot be cut to {max_length} tokens with truncation="
+                f"{truncation}: {str(e).strip() or type(e).__name__} (its second text is "
+                f"{len(tokenizer(second, add_special_tokens=False)['input_ids'])} tokens)"
+            ) from None
+    enc = tokenizer(first, second, truncation=fallback, max_length=max_length)
+    return {k: enc[k] for k in _ROW_KEYS if k in enc}, True
 
 
 def pad_batch(rows: Sequence[dict[str, list[int]]], pad_id: int, device: Any) -> dict[str, Any]:
