@@ -143,7 +143,10 @@ def test_minicheck_matrix_equals_one_chunk_at_a_time(tiny: dict[str, str], which
     from evaluator.detectors.text import split_sentences
 
     det = build_detector(
-        "minicheck", checkpoint=tiny[which], device="cpu", options={"chunk_size": 20}
+        "minicheck",
+        checkpoint=tiny[which],
+        device="cpu",
+        options={"chunk_size": 20, "aggregate": "min"},
     )
     det.ensure_loaded()
     mats = det.matrices(DOCS, SUMMARIES)
