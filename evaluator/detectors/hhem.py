@@ -9,12 +9,13 @@ premise (the source) and the hypothesis (the summary or claim) are written into 
     <pad> Determine if the hypothesis is true given the premise?\\n\\n
     Premise: {text1}\\n\\nHypothesis: {text2}
 
-(one line in the code), tokenized with flan-t5-base's tokenizer (the checkpoint's config names it, `foundation`), and the
-head's logits at the first position (the literal `<pad>` token) go through a softmax; index 1 is
-"consistent" (the config's id2label: 0 hallucinated, 1 consistent), so the score is
-P(consistent), higher = more consistent. The authors neither chunk nor truncate (the model card:
-no context limit; their `predict` tokenizes with padding only), and neither does this detector
-by default; `--option max_length=N` is a named variant that shortens the premise to fit.
+(one line in the code), tokenized with flan-t5-base's tokenizer (the checkpoint's config names
+it, `foundation`), and the head's logits at the first position (the literal `<pad>` token) go
+through a softmax; index 1 is "consistent" (the config's id2label: 0 hallucinated, 1
+consistent), so the score is P(consistent), higher = more consistent. The authors neither chunk
+nor truncate (the model card: no context limit; their `predict` tokenizes with padding only),
+and neither does this detector by default; `--option max_length=N` is a named variant that
+shortens the premise to fit.
 
 The hub checkpoint needs `trust_remote_code`; here the architecture is built from transformers'
 own T5 classes and the checkpoint's weights are mapped onto it, so no remote code runs.
