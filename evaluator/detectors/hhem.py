@@ -132,9 +132,8 @@ class HHEM(ModelDetector):
             minimum=0,
             faithful=0,
         ),
-        "precision": Opt(
-            str, "auto", "model dtype", choices=("auto", "float32", "float16", "bfloat16")
-        ),
+        # no float16: T5's activations overflow it (NaN scores)
+        "precision": Opt(str, "auto", "model dtype", choices=("auto", "float32", "bfloat16")),
     }
     # the released config says float32 and the authors' code never casts
     gpu_precision: ClassVar[str] = "float32"

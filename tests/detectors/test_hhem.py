@@ -108,7 +108,9 @@ def test_scores_are_p_consistent_at_the_first_token(tiny: dict[str, str]) -> Non
     assert again == pytest.approx(scores, abs=1e-6)
 
 
-def test_either_name_of_the_tied_embedding_loads(tiny: dict[str, str], tmp_path: Path) -> None:
+def test_either_tied_embedding_name_and_either_weight_file_load(
+    tiny: dict[str, str], tmp_path: Path
+) -> None:
     from safetensors.torch import load_file, save_file
 
     state = load_file(str(Path(tiny["hhem"]) / "model.safetensors"))
@@ -120,6 +122,15 @@ def test_either_name_of_the_tied_embedding_loads(tiny: dict[str, str], tmp_path:
     base = build_detector("hhem", checkpoint=tiny["hhem"], device="cpu").score(DOCS, SUMMARIES)
     moved = build_detector("hhem", checkpoint=str(other), device="cpu").score(DOCS, SUMMARIES)
     assert moved == pytest.approx(base, abs=1e-6)
+    # the older pytorch_model.bin layout, read weights-only
+    import torch
+
+    (other / "model.safetensors").unlink()
+    torch.save(state, other / "pytorch_model.bin")
+    binary = build_detector("hhem", checkpoint=str(other), device="cpu").score(DOCS, SUMMARIES)
+    assert binary == pytest.approx(base, abs=1e-6)
+    with pytest.raises(DetectorError, match="precision='float16' of detector hhem"):
+        build_detector("hhem", checkpoint=tiny["hhem"], options={"precision": "float16"})
 
 
 def test_long_inputs_are_not_truncated_unless_a_limit_is_asked(tiny: dict[str, str]) -> None:
