@@ -92,7 +92,12 @@ def _read_weights(checkpoint: str) -> tuple[dict[str, Any], str]:
     if path is not None:
         from safetensors.torch import load_file
 
-        return dict(load_file(path)), str(path)
+        try:
+            return dict(load_file(path)), str(path)
+        except Exception as e:  # safetensors raises SafetensorError, OSError, ...
+            raise DetectorError(
+                f"cannot read HHEM weights {path!r}: {str(e).splitlines()[0]}"
+            ) from None
     path = find("pytorch_model.bin")
     if path is not None:
         import torch

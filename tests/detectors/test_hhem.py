@@ -187,6 +187,9 @@ def test_a_checkpoint_of_another_architecture_is_refused_by_name(
     )
     with pytest.raises(DetectorError, match=r"does not hold HHEM-2.1-open weights"):
         build_detector("hhem", checkpoint=str(headless), device="cpu").score(["a"], ["b"])
+    (headless / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(DetectorError, match=r"cannot read HHEM weights .*model.safetensors"):
+        build_detector("hhem", checkpoint=str(headless), device="cpu").score(["a"], ["b"])
     # no weights at all, and a path that is nothing
     empty = tmp_path / "no-weights"
     empty.mkdir()
