@@ -67,20 +67,23 @@ def alignscore_chunks(text: str, words_per_chunk: int = 350) -> tuple[str, ...]:
     return tuple(" ".join(sents[i : i + per]) for i in range(0, len(sents), per))
 
 
-def greedy_chunks(sentences: tuple[str, ...], sizes: list[int], limit: int) -> tuple[str, ...]:
+def greedy_chunks(
+    sentences: tuple[str, ...], sizes: list[int], limit: int, sep: str = " "
+) -> tuple[str, ...]:
     """MiniCheck's chunking: consecutive sentences are packed while the running size (words or
     tokens, given per sentence in `sizes`) stays within `limit`; a sentence that would overflow
-    starts a new chunk (an over-long sentence is a chunk of its own)."""
+    starts a new chunk (an over-long sentence is a chunk of its own). `sep` joins a chunk's
+    sentences (FactCG joins with a line break)."""
     chunks: list[str] = []
     cur: list[str] = []
     count = 0
     for s, n in zip(sentences, sizes, strict=True):
         if cur and count + n > limit:
-            chunks.append(" ".join(cur))
+            chunks.append(sep.join(cur))
             cur, count = [s], n
         else:
             cur.append(s)
             count += n
     if cur:
-        chunks.append(" ".join(cur))
+        chunks.append(sep.join(cur))
     return tuple(c.strip() for c in chunks if c.strip())
