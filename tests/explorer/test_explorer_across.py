@@ -227,3 +227,29 @@ def test_a_thousand_runs_read_only_results(tmp_path: Path) -> None:
     assert set(v.cells["runs"]) == {1}
     for table in ("predictions", "labels"):
         assert con.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+
+
+def test_llm_aggrefact_board_before_any_run(tmp_path: Path) -> None:
+    """Published numbers only: the board opens on the claim level's Overall with today's
+    leaders; the two snapshots' equal rows are one row naming both sources."""
+    import shutil
+
+    from evaluator.benchmarks import registry
+    from evaluator.store import layout
+    from explorer import front as F
+    from explorer import leaderboard as L
+
+    root = tmp_path / "leaderboard_data"
+    (root / "runs").mkdir(parents=True)
+    shutil.copytree(layout.REPO_ROOT / "leaderboard_data" / "reported", root / "reported")
+    s = Store(root)
+    s.refresh()
+    view = F.default_view(Q.result_dimensions(s.cursor(), LA), BA)
+    assert view == F.DefaultView("claim", BA)
+    q = L.BoardQuery(LA, "claim", "overall", "", BA, None)
+    rows = L.build_board(s.cursor(), q, registry.get(LA), None, 50).rows
+    assert len(rows) == 39  # the 2025-09 models; the 2024-10 rows fold into theirs
+    top = rows.head(2)
+    assert list(top["model"]) == ["Bespoke-MiniCheck-7B", "Claude-3.5 Sonnet"]
+    assert list(top["value"]) == pytest.approx([0.774, 0.772])
+    assert "(2024-10-25)" in top["source"].iloc[0] and "(2025-09-08)" in top["source"].iloc[0]
