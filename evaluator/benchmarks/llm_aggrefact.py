@@ -7,11 +7,13 @@ each, labelled 1 = supported by the document, 0 = not. Released only on the Hugg
 `contamination_identifier`. The loader reads those shards (or the same records as JSON lines, a
 JSON list or CSV) from a path, or downloads them ("hub").
 
-Protocol (MiniCheck paper §5, and the authors' `benchmark_evaluation_demo.ipynb` in
-Liyan06/MiniCheck): each claim is checked against its document as one unit; a checker that
-outputs the probability of "supported" is labelled at the fixed threshold 0.5 (no per-dataset
-tuning); balanced accuracy per dataset on the test split; the benchmark's number is the
-unweighted mean of the eleven per-dataset BAccs.
+Protocol, as the authors' code evaluates (Liyan06/MiniCheck: `minicheck/minicheck.py` labels a
+claim supported when its probability is > 0.5; `benchmark_evaluation_demo.ipynb` scores the test
+split with those labels): each claim is checked against its document as one unit; a checker
+that outputs the probability of "supported" is labelled at the fixed threshold 0.5 (no
+per-dataset tuning); balanced accuracy per dataset on the test split; the benchmark's number is
+the unweighted mean of the eleven per-dataset BAccs. (The paper's text could not be read here;
+the protocol is taken from that code and notebook.)
 """
 
 from __future__ import annotations
@@ -322,14 +324,15 @@ CITATION = """@inproceedings{tang-etal-2024-minicheck,
 }"""
 
 THRESHOLD_PROTOCOL = (
-    "The MiniCheck protocol: a checker that outputs the probability that the claim is "
-    "supported is labelled at the fixed threshold 0.5, the same on every dataset (the authors' "
+    "The MiniCheck authors' protocol: a checker that outputs the probability that the claim is "
+    "supported is labelled at the fixed threshold 0.5, the same on every dataset (their "
     "benchmark_evaluation_demo.ipynb: 'pred_label converts the raw probability into 1/0 using "
     "the threshold 0.5'); no threshold is tuned per dataset. FactBoard's default ('auto') does "
-    "exactly that for scores in [0, 1]; scores outside [0, 1] are not probabilities and need a "
-    "threshold given with the run (a fixed one, or 'dev' / 'per-domain-dev', tuned on the dev "
-    "split and labelled as such). LLMs answer supported / unsupported and are scored on those "
-    "labels."
+    "that for scores in [0, 1] (a probability of exactly 0.5 counts as supported here, as "
+    "unsupported in the authors' code, which tests > 0.5); scores outside [0, 1] are not "
+    "probabilities and need a threshold given with the run (a fixed one, or 'dev' / "
+    "'per-domain-dev', tuned on the dev split and labelled as such). LLMs answer supported / "
+    "unsupported and are scored on those labels."
 )
 
 SPEC = register(
