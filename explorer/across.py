@@ -66,15 +66,19 @@ def pick_columns(
     """Each benchmark's column: its primary metric (the most common metric of its Overall
     numbers when it has none registered, or none of its numbers uses it) at the first level
     that has it."""
+    dims: dict[str, dict[str, set[str]]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    sizes = rows.groupby(["benchmark", "metric", "unit"]).size()
+    for (bench, metric, unit), n in zip(sizes.index.tolist(), sizes.tolist(), strict=True):
+        dims.setdefault(str(bench), {}).setdefault(str(metric), set()).add(str(unit))
+        counts[(str(bench), str(metric))] = counts.get((str(bench), str(metric)), 0) + int(n)
     out = []
-    for bench in sorted(set(rows["benchmark"]), key=lambda b: (titles.get(b, b).casefold(), b)):
-        b = rows[rows["benchmark"] == bench]
+    for bench in sorted(dims, key=lambda b: (titles.get(b, b).casefold(), b)):
         metric = primary.get(bench)
-        if not metric or metric not in set(b["metric"]):
-            counts = b["metric"].value_counts()
-            metric = sorted(counts.index, key=lambda m: (-int(counts[m]), m))[0]
-        units = sorted(set(b.loc[b["metric"] == metric, "unit"]), key=level_order)
-        out.append(Column(bench, titles.get(bench, bench), str(metric), str(units[0])))
+        if not metric or metric not in dims[bench]:
+            metric = min(dims[bench], key=lambda m: (-counts[(bench, m)], m))
+        unit = sorted(dims[bench][metric], key=level_order)[0]
+        out.append(Column(bench, titles.get(bench, bench), metric, unit))
     return out
 
 
@@ -96,6 +100,8 @@ def build(
     best published one kept beside a run's)."""
     titles = dict(titles or {})
     rows = rows[rows["value"].notna() & rows["grader"].isna()]
+    text = ["origin_code", "benchmark", "model", "kind", "run_id", "unit", "metric", "source"]
+    rows = rows.astype(dict.fromkeys(text, object))  # small frames: numpy objects are faster
     if benchmarks is not None:
         rows = rows[rows["benchmark"].isin(list(benchmarks))]
     cols = pick_columns(rows, primary, titles) if not rows.empty else []

@@ -861,14 +861,13 @@ def overall_numbers(con: Con) -> pd.DataFrame:
     return con.execute(
         """
         SELECT 'run' AS origin_code, r.benchmark, r.model_name AS model, r.model_kind AS kind,
-               r.origin, r.run_id, r.created_at, x.split, x.unit, x.metric, x.grader, x.value,
-               x.ci_low, x.ci_high, x.n, array_to_string(x.coverage, ';') AS coverage,
-               CAST(NULL AS VARCHAR) AS source, CAST(NULL AS VARCHAR) AS note
+               r.run_id, x.split, x.unit, x.metric, x.grader, x.value, x.ci_low, x.ci_high, x.n,
+               CAST(NULL AS VARCHAR) AS source
         FROM results x JOIN runs r USING (run_id)
         WHERE NOT r.hidden AND x.slice_kind = 'overall' AND x.value IS NOT NULL
         UNION ALL
-        SELECT 'reported', benchmark, model, kind, 'reported', NULL, NULL, split, unit, metric,
-               NULL, value, NULL, NULL, n, coverage, source, note
+        SELECT 'reported', benchmark, model, kind, NULL, split, unit, metric, NULL, value, NULL,
+               NULL, n, source
         FROM reported
         WHERE slice_kind = 'overall' AND value IS NOT NULL
               AND coalesce(note, '') NOT LIKE '%role=judge%'

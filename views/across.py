@@ -31,6 +31,11 @@ def numbers(root: str, token: str, _s: Store) -> pd.DataFrame:
     return Q.overall_numbers(_s.cursor())
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def table(root: str, token: str, chosen: tuple[str, ...], min_n: int, search: str) -> A.Across:
+    return A.build(rows, primary, titles, list(chosen) or None, min_n, search)
+
+
 rows = numbers(str(s.root), s.token(), s)
 benches = sorted(set(rows["benchmark"]), key=lambda b: widgets.benchmark_title(b).casefold())
 if not benches:
@@ -54,7 +59,7 @@ min_n = ui.url_selectbox(
 )  # fmt: skip
 search = ui.url_text("Model name contains", "q", PAGE, container=c[2])
 
-view = A.build(rows, primary, titles, chosen or None, int(min_n), search)
+view = table(str(s.root), s.token(), tuple(chosen), int(min_n), search)
 if view.table.empty:
     ui.no_data(
         "No model has a number on that many of these benchmarks"
