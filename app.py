@@ -24,6 +24,7 @@ st.navigation(
             page("home", "Who is best", "📋", default=True),
             page("leaderboard", "Leaderboard", "🏆"),
             page("compare", "Compare", "⚖️"),
+            page("across", "Across benchmarks", "🧭"),
         ],
         "Data": [
             page("samples", "Samples", "🔎"),

@@ -851,3 +851,26 @@ def table_sizes(con: Con) -> dict[str, int]:
         row = con.execute(f"SELECT count(*) FROM {t}").fetchone()
         out[t] = int(row[0]) if row else 0
     return out
+
+
+def overall_numbers(con: Con) -> pd.DataFrame:
+    """Every Overall number on the board, of every benchmark: the per-slice results of visible
+    runs (run.json, already in the store; no per-sample file is read) and the published numbers
+    (judge-agreement rows left out). One row per run and metric, or per published row; the
+    cross-benchmark view (explorer.across) picks each benchmark's primary metric."""
+    return con.execute(
+        """
+        SELECT 'run' AS origin_code, r.benchmark, r.model_name AS model, r.model_kind AS kind,
+               r.run_id, x.split, x.unit, x.metric, x.grader, x.value, x.ci_low, x.ci_high, x.n,
+               CAST(NULL AS VARCHAR) AS source
+        FROM results x JOIN runs r USING (run_id)
+        WHERE NOT r.hidden AND x.slice_kind = 'overall' AND x.value IS NOT NULL
+        UNION ALL
+        SELECT 'reported', benchmark, model, kind, NULL, split, unit, metric, NULL, value, NULL,
+               NULL, n, source
+        FROM reported
+        WHERE slice_kind = 'overall' AND value IS NOT NULL
+              AND coalesce(note, '') NOT LIKE '%role=judge%'
+        ORDER BY 2, 1, 3
+        """
+    ).df()

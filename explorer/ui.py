@@ -41,6 +41,7 @@ PAGES = {
     "leaderboard": "views/leaderboard.py",
     "samples": "views/samples.py",
     "compare": "views/compare.py",
+    "across": "views/across.py",
     "benchmarks": "views/benchmarks.py",
     "explanations": "views/explanations.py",
     "submit": "views/submit.py",

@@ -92,6 +92,10 @@ class BenchmarkSpec:
     # reads, and a glob that sub-folder must match to be ingested from it (None: any content)
     release_folder: str | None = None
     release_files: str | None = None
+    # the benchmark's own threshold protocol for score-only predictions in [0, 1] (probabilities):
+    # policy "auto" labels them at this threshold instead of tuning one on dev (LLM-AggreFact:
+    # 0.5, the MiniCheck protocol); None: "auto" tunes on dev
+    fixed_threshold: float | None = None
 
     def slice(self, kind: str) -> SliceSpec:
         for s in self.slices:
@@ -112,6 +116,7 @@ class BenchmarkSpec:
             "slices": [s.kind for s in self.slices],
             "primary_metric": self.primary_metric,
             "overall": self.overall,
+            "fixed_threshold": self.fixed_threshold,
             "domains": list(self.domains),
             "license": self.license,
             "citation": self.citation,
@@ -136,6 +141,7 @@ BENCHMARKS: Registry[BenchmarkSpec] = Registry(
             "longsciverify",
             "qags",
             "frank",
+            "llm_aggrefact",
         )
     ),
 )

@@ -125,6 +125,8 @@ def resolve_labels(
     if policy == "auto":
         if has_label:
             policy = "labels"
+        elif has_score and spec.fixed_threshold is not None:
+            return _protocol_threshold(spec, frame)
         elif has_score:
             policy = "dev" if "dev" in spec.splits else "none"
             if policy == "none":
@@ -171,6 +173,23 @@ def resolve_labels(
         thr = thr.model_copy(update={"tuned_value": reached})
         return labels_from_threshold(frame, thr), thr
     raise ScoringError(f"threshold policy {policy!r} does not apply to {spec.name}")
+
+
+def _protocol_threshold(
+    spec: BenchmarkSpec, frame: pd.DataFrame
+) -> tuple[pd.Series, ThresholdInfo]:
+    """The benchmark's fixed threshold (spec.fixed_threshold) on probability scores."""
+    scores = frame["score"].dropna().astype(float)
+    lo, hi = float(scores.min()), float(scores.max())
+    if lo < 0.0 or hi > 1.0:
+        raise ScoringError(
+            f"{spec.name}'s protocol labels probabilities at the fixed threshold "
+            f"{spec.fixed_threshold:g}, but these scores run from {lo:.4g} to {hi:.4g}, so they "
+            "are not probabilities: give a threshold (policy 'fixed' with a value, or 'dev' / "
+            "'per-domain-dev' to tune one on the dev split), or labels"
+        )
+    thr = ThresholdInfo(policy="fixed", threshold=float(spec.fixed_threshold))  # type: ignore[arg-type]
+    return labels_from_threshold(frame, thr), thr
 
 
 def labels_from_threshold(frame: pd.DataFrame, thr: ThresholdInfo) -> pd.Series:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evaluator.core.vocabulary import ModelKind, Origin
 
 Split = Literal["dev", "test"]
-Unit = Literal["summary", "sentence"]
+Unit = Literal["summary", "sentence", "claim"]
 PROTOCOLS: tuple[str, ...] = ("EvalV1", "EvalV2", "EvalV3", "EvalV4", "human")
 
 CONSISTENT = 1

@@ -363,6 +363,29 @@ MODEL_ALIASES: dict[str, str] = {
     "Rouge-L": "ROUGE-L",
     "HHEM-2.1": "HHEM-2.1-Open",
     "Bespoke-Minicheck-7B": "Bespoke-MiniCheck-7B",
+    # LLM-AggreFact leaderboard names (2024-10 and 2025-09 snapshots) <-> checkpoints, the
+    # board names of FactBoard's detector runs and the other papers' spellings
+    "HHEM-2.1-open": "HHEM-2.1-Open",
+    "vectara/hallucination_evaluation_model": "HHEM-2.1-Open",
+    "bespokelabs/Bespoke-MiniCheck-7B": "Bespoke-MiniCheck-7B",
+    "Granite Guardian 3.3": "Granite Guardian 3.3 8B",
+    "granite-guardian-3.3-8b": "Granite Guardian 3.3 8B",
+    "ibm-granite/granite-guardian-3.3-8b": "Granite Guardian 3.3 8B",
+    "FactCG": "FactCG-DeBERTa-L",
+    "FactCG-DeBERTa-v3-Large": "FactCG-DeBERTa-L",
+    "yaxili96/FactCG-DeBERTa-v3-Large": "FactCG-DeBERTa-L",
+    "MiniCheck-Flan-T5-Large": "MiniCheck-Flan-T5-L",
+    "lytang/MiniCheck-Flan-T5-Large": "MiniCheck-Flan-T5-L",
+    "MiniCheck-RoBERTa-Large": "MiniCheck-RoBERTa-L",
+    "MiniCheck (lytang/MiniCheck-RoBERTa-Large)": "MiniCheck-RoBERTa-L",
+    "MiniCheck-DeBERTa-v3-Large": "MiniCheck-DeBERTa-L",
+    "MiniCheck (lytang/MiniCheck-DeBERTa-v3-Large)": "MiniCheck-DeBERTa-L",
+    "claude3-opus": "Claude-3 Opus",
+    "claude-3-opus-20240229": "Claude-3 Opus",
+    "claude-3-5-sonnet-20240620": "Claude-3.5 Sonnet",
+    "Claude 3.5 Sonnet": "Claude-3.5 Sonnet",
+    "Mistral-8x7B": "Mixtral-8x7B",  # LLM-AggreFact's spelling; its link is Mixtral 8x7B
+    "mixtral-8x7b": "Mixtral-8x7B",
 }
 _FOLD = re.compile(r"[\s_.-]+")
 

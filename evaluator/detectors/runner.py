@@ -190,9 +190,12 @@ def run_detector(
             f"{name} trains on the dev split and {benchmark} has none; give "
             "--option conv_weights=FILE (weights from another run's run.json)"
         )
-    scored_splits = requested or list(spec.splits)
+    scored_splits = requested or [
+        s for s in spec.splits if s != "dev" or spec.fixed_threshold is None or needs_fit
+    ]
     needed = list(scored_splits)
-    if has_dev and "dev" not in needed and ((detection and threshold is None) or needs_fit):
+    tunes = detection and threshold is None and spec.fixed_threshold is None
+    if has_dev and "dev" not in needed and (tunes or needs_fit):
         needed.append("dev")
 
     inputs = runner.load_inputs(benchmark, root)

@@ -396,6 +396,7 @@ def test_labels_given_runs_report_only_explanation_metrics() -> None:
 SHARED_SOURCE = {
     "factcc_explanations": "summedits",
     "frank": "frank",
+    "llm_aggrefact": "llm_aggrefact",
     "longeval_pubmed": "longsciverify",
     "longsciverify": "longsciverify",
     "qags": "qags",
@@ -446,7 +447,7 @@ def _synthetic_runs(
     fixed = ScoreOptions(policy="fixed", threshold=0.5, resamples=20)
     return [
         (pd.DataFrame({"sample_id": ids, "label": pred}), opts, grades),
-        (scores, opts if "dev" in spec.splits else fixed, None),
+        (scores, opts if "dev" in spec.splits and spec.fixed_threshold is None else fixed, None),
     ]
 
 
@@ -484,6 +485,7 @@ def test_every_metric_the_scorer_emits_is_registered(
     from evaluator.ingest import demo, pipeline
     from evaluator.store import ingested
     from tests.support import llm_data
+    from tests.support.llm_aggrefact_data import write_release
 
     assert set(SHARED_SOURCE) == set(registry.names()) - {"demo"}, (
         "a registered benchmark is missing from SHARED_SOURCE: say where its release lies"
@@ -495,6 +497,8 @@ def test_every_metric_the_scorer_emits_is_registered(
     for name, folder in SHARED_SOURCE.items():
         if name == "summexecedit":  # its release is not in ../shared: a file in its format
             llm_data.ingest_summexecedit(tmp_path, root)
+        elif name == "llm_aggrefact":  # likewise (hub only): files in its layout
+            pipeline.ingest(name, write_release(tmp_path / "llm_aggrefact"), root=root)
         elif name != "frank":
             pipeline.ingest(name, shared_benchmarks / folder, root=root)
     registered = set(V.metric_names())

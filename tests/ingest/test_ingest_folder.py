@@ -18,6 +18,7 @@ def test_every_release_benchmark_names_its_folder() -> None:
     assert folders == {
         "factcc_explanations": "summedits",
         "frank": "frank",
+        "llm_aggrefact": "llm_aggrefact",
         "longeval_pubmed": "longsciverify",
         "longsciverify": "longsciverify",
         "qags": "qags",
@@ -27,7 +28,8 @@ def test_every_release_benchmark_names_its_folder() -> None:
     }
     assert registry.get("demo").release_folder is None  # built in, not read from a release
     files = {s.name: s.release_files for s in registry.specs() if s.release_files}
-    assert files == {"summexecedit": "*.json*"}  # its rows may live on the hub only
+    # their rows may live on the hub only
+    assert files == {"summexecedit": "*.json*", "llm_aggrefact": "data/*.parquet"}
 
 
 def test_ingest_all_reads_the_folders_that_are_there(
