@@ -30,6 +30,7 @@ Output = Literal["yes_no", "json_verdict", "json_explanation", "grade"]
 PAPER_SUMMEDITS = "SummEdits (Laban et al., 2023)"
 PAPER_SUMMEXECEDIT = "SummExecEdit (Thorat, Laban and Wu, 2024)"
 PAPER_TOFUEVAL = "TofuEval (Tang et al., NAACL 2024)"
+PAPER_MINICHECK = "MiniCheck (Tang, Laban and Durrett, EMNLP 2024)"
 
 
 class PromptError(FactBoardError):
@@ -141,6 +142,34 @@ SUMMEDITS_ZS = Prompt(
     explains=True,
     benchmarks=("summedits",),
     notes="Verbatim. The label is read from the start of the answer (Yes = consistent).",
+)
+
+LLM_AGGREFACT_ZS = Prompt(
+    id="llm-aggrefact-zs-v1",
+    kind="detector",
+    title="LLM-AggreFact zero-shot claim check (MiniCheck, Appendix)",
+    source=(
+        f"{PAPER_MINICHECK}, the prompt given to the LLMs evaluated on LLM-AggreFact "
+        "(arxiv.org/abs/2404.10774, Appendix; llm-aggrefact.github.io)"
+    ),
+    template=(
+        "Determine whether the provided claim is consistent with the corresponding document. "
+        "Consistency in this context implies that all information presented in the claim is "
+        "substantiated by the document. If not, it should be considered inconsistent.\n"
+        "Document: [DOCUMENT]\n"
+        "Claim: [CLAIM]\n"
+        'Please assess the claim\'s consistency with the document by responding with either "yes" '
+        'or "no".\n'
+        "Answer:"
+    ),
+    placeholders={"[DOCUMENT]": "document", "[CLAIM]": "summary"},
+    output="yes_no",
+    unit="claim",
+    benchmarks=("llm_aggrefact",),
+    notes=(
+        "Verbatim; the paper's line breaks are kept. The label is read from the start of the "
+        "answer (yes = supported). The claim is the sample's summary field."
+    ),
 )
 
 _SEE_LAYOUT = (
@@ -538,6 +567,7 @@ PROMPTS: dict[str, Prompt] = {
     p.id: p
     for p in (
         SUMMEDITS_ZS,
+        LLM_AGGREFACT_ZS,
         SUMMEXECEDIT_DE,
         SUMMEXECEDIT_ED,
         TOFUEVAL_DIR_SENTENCE,
