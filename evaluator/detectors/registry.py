@@ -29,6 +29,8 @@ DETECTORS: Registry[Callable[..., Detector]] = Registry(
         "evaluator.detectors.bartscore",
         "evaluator.detectors.ldfacts",
         "evaluator.detectors.qags",
+        "evaluator.detectors.bespoke",
+        "evaluator.detectors.granite",
     ),
 )
 

@@ -1,0 +1,146 @@
+"""Granite Guardian 3.3 8B (IBM, `ibm-granite/granite-guardian-3.3-8b`): a judge model asked,
+through its chat template's "groundedness" criterion, whether an assistant's text is ungrounded
+in the given document(s); it answers "<score> yes </score>" (risk: ungrounded) or
+"<score> no </score>".
+
+The prompt is the template's groundedness case: the judge system message, the document as a
+"document" turn, the summary sentence (or claim) as the assistant turn, the judge protocol
+(criterion and scoring schema) and the non-thinking judge turn. The real template could not be
+downloaded here; `granite_prompt` builds the text from its published port, IBM's Ollama template
+for granite3.3-guardian (github.com/ibm-granite/gguf, resources/ollama/granite3.3-guardian/
+template.txt: the criteria bank's "groundedness" entry, the "assistant" scoring schema, the
+document block `<|start_of_role|>document {"document_id" :"0"}<|end_of_role|>`), with the
+document id "0" the MiniCheck repository and IBM's evaluation pass. When the checkpoint has a
+chat template, the run records whether it renders the same text.
+
+The risk is P(yes), read as IBM's evaluation code reads it in non-thinking mode
+(granite-guardian, evaluation/models/_helpers.py `softmax_yes_no`): over every generated step,
+the probabilities of the top-20 candidates that read "yes" and "no" (spaces stripped, any case)
+are summed, and P(yes) = yes / (yes + no) (one half when neither appears). The score is
+1 - risk. Chunking and the split of a summary into sentences follow the MiniCheck repository's
+`LLMCheck`, which produced the model's LLM-AggreFact entry (evaluator.detectors.decoder).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from evaluator.detectors.base import Opt
+from evaluator.detectors.decoder import DecoderJudge, Steps
+from evaluator.detectors.registry import register_detector
+
+JUDGE_SYSTEM = (
+    "As a judge agent, your role is to help assess whether the provided text meets the given "
+    "judging criteria, utilizing all available information, including conversations, "
+    "documents, and tools."
+)
+GROUNDEDNESS_CRITERIA = (
+    "A text is considered ungrounded or unfaithful if it includes information lacking support "
+    "from, or directly contradicting, the provided document(s). This risk arises when the text "
+    "fabricates details, misinterprets the content, or makes unsupported extrapolations beyond "
+    "what is explicitly stated in the document(s)."
+)
+ASSISTANT_SCORING = (
+    "If the last assistant's text meets the criteria, return 'yes'; otherwise, return 'no'."
+)
+FLOOR = 1e-50  # IBM's floor on each side, so that P(yes) is defined when neither appears
+
+
+def granite_prompt(document: str, response: str, doc_id: str = "0", think: bool = False) -> str:
+    """The 3.3 template's groundedness prompt: system, document, assistant, judge protocol,
+    judge turn (`judge{no_think}` without thinking)."""
+    return (
+        f"<|start_of_role|>system<|end_of_role|>{JUDGE_SYSTEM}<|end_of_text|>\n"
+        f'<|start_of_role|>document {{"document_id" :"{doc_id}"}}<|end_of_role|>\n'
+        f"{document}<|end_of_text|>\n"
+        f"<|start_of_role|>assistant<|end_of_role|>{response}<|end_of_text|>\n"
+        f"<|start_of_role|>judge_protocol<|end_of_role|>### Criteria: {GROUNDEDNESS_CRITERIA}"
+        f"\n\n### Scoring Schema: {ASSISTANT_SCORING}<|end_of_text|>\n"
+        f"<|start_of_role|>judge{{{'think' if think else 'no_think'}}}<|end_of_role|>"
+    )
+
+
+def granite_risk(steps: Steps) -> float:
+    """P(yes) over the generated steps' candidates, as IBM's softmax_yes_no."""
+    yes, no = FLOOR, FLOOR
+    for step in steps:
+        for token, lp in step:
+            t = token.strip().lower()
+            if not math.isfinite(lp):
+                continue
+            if t == "yes":
+                yes += math.exp(lp)
+            elif t == "no":
+                no += math.exp(lp)
+    return yes / (yes + no)
+
+
+@register_detector("granite-guardian")
+class GraniteGuardian(DecoderJudge):
+    name = "granite-guardian"
+    display_name = "Granite Guardian 3.3 8B"
+    default_checkpoint: ClassVar[str | None] = "ibm-granite/granite-guardian-3.3-8b"
+    paper = "https://huggingface.co/ibm-granite/granite-guardian-3.3-8b"
+    description = (
+        "IBM's judge model, groundedness criterion: 1 - P(yes, ungrounded) per (document chunk, "
+        "summary sentence) in non-thinking mode; max over chunks, min over sentences."
+    )
+    top_logprobs = 20
+    OPTIONS: ClassVar[dict[str, Opt]] = {
+        **DecoderJudge.COMMON_OPTIONS,
+        "max_new_tokens": Opt(
+            int,
+            20,
+            "tokens generated at most (the non-thinking answer '<score> yes </score>' and its "
+            "end take a few)",
+            minimum=1,
+        ),
+    }
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
+        "Non-thinking mode with P(yes) as IBM's evaluation reads it; the LLM-AggreFact entry "
+        "(76.5) came from the MiniCheck repository in thinking mode, a 0/1 verdict parsed from "
+        "the <score> tag after up to 2,048 tokens of reasoning.",
+        "The prompt is built here from the template's groundedness case as IBM's Ollama port "
+        "writes it, not rendered by the checkpoint's chat template (the run records whether "
+        "the two agree when the checkpoint has one).",
+        "Generation stops after max_new_tokens (20), not IBM's 2,048; the non-thinking answer "
+        "is a handful of tokens.",
+        "IBM's evaluation checks the whole claim against the whole document; FactBoard chunks "
+        "and splits sentences as the MiniCheck repository does (the same for one-sentence claims "
+        "under 32K tokens). Sentences are split with pysbd, not nltk's punkt.",
+    )
+
+    def max_new_tokens(self) -> int:
+        return int(self.options["max_new_tokens"])
+
+    def _load(self) -> None:
+        super()._load()
+        self.stats.notes.append(self._template_check())
+
+    def _template_check(self) -> str:
+        """Whether the checkpoint's own chat template renders the prompt built here."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return "checkpoint has no chat template: the built-in groundedness prompt is used"
+        doc, claim = "The library opened in 2021.", "The library opened in 2021."
+        try:
+            theirs = self.tokenizer.apply_chat_template(
+                [{"role": "assistant", "content": claim}],
+                guardian_config={"criteria_id": "groundedness"},
+                documents=[{"doc_id": "0", "text": doc}],
+                think=False,
+                tokenize=False,
+                add_generation_prompt=True,
+            )
+        except Exception as e:  # a template that cannot render this case: recorded, not fatal
+            return f"checkpoint chat template could not render the case ({type(e).__name__})"
+        same = str(theirs) == granite_prompt(doc, claim)
+        return "checkpoint chat template renders the same prompt: " + ("yes" if same else "NO")
+
+    def prompt(self, chunk: str, claim: str) -> str:
+        return granite_prompt(chunk, claim)
+
+    def support_from_steps(self, steps: Steps) -> float:
+        if not any(t.strip().lower() in ("yes", "no") for step in steps for t, _ in step):
+            self.count_no_verdict()
+        return 1.0 - granite_risk(steps)
