@@ -9,6 +9,7 @@ with the input instead of being zero everywhere."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -159,6 +160,15 @@ def build_tiny_decoders(root: Path) -> dict[str, str]:
     return paths
 
 
+@functools.lru_cache(maxsize=4)
+def _loaded(path: str):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    return tok, AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+
+
 def reference_steps(
     path: str, prompt: str, max_new_tokens: int, top_k: int
 ) -> list[list[tuple[str, float]]]:
@@ -166,10 +176,8 @@ def reference_steps(
     until its EOS, each step's top-k (decoded token, log-probability) over the whole vocabulary
     (what an OpenAI-compatible server returns as logprobs)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    tok, model = _loaded(path)
     ids = list(tok(prompt)["input_ids"])
     steps: list[list[tuple[str, float]]] = []
     with torch.inference_mode():
