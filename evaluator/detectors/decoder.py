@@ -178,6 +178,12 @@ class DecoderJudge(ModelDetector):
 
         ckpt = str(self.checkpoint)
         remote = bool(self.options["trust_remote_code"])
+        if not remote and needs_remote_code(ckpt):
+            raise DetectorError(
+                f"{ckpt!r} is an architecture whose code ships with the checkpoint (auto_map; "
+                "Bespoke-MiniCheck-7B is InternLM2): --option trust_remote_code=true runs that "
+                "code, as the authors do; the tokenizer needs it on the server path too"
+            )
         self.tokenizer = self._from_pretrained(
             "tokenizer", ckpt, AutoTokenizer.from_pretrained, trust_remote_code=remote
         )
@@ -219,16 +225,7 @@ class DecoderJudge(ModelDetector):
     def _from_pretrained(self, what: str, ckpt: str, loader: Any, **kwargs: Any) -> Any:
         from evaluator.detectors.base import load_pretrained
 
-        try:
-            return load_pretrained(f"{self.display_name} {what}", ckpt, loader, **kwargs)
-        except DetectorError as e:
-            if "trust_remote_code" not in str(e) or kwargs.get("trust_remote_code"):
-                raise
-            # an architecture whose code is in the checkpoint (auto_map), e.g. InternLM2
-            raise DetectorError(
-                f"{e}; its code is in the checkpoint: --option trust_remote_code=true runs it, "
-                "or serve the model with vLLM and give --option base_url=URL"
-            ) from None
+        return load_pretrained(f"{self.display_name} {what}", ckpt, loader, **kwargs)
 
     # chunking ------------------------------------------------------------------------------
 
@@ -467,6 +464,32 @@ class DecoderJudge(ModelDetector):
             out["device"] = "server"
             out["dtype"] = None
         return out
+
+
+def needs_remote_code(checkpoint: str) -> bool:
+    """Whether the checkpoint's config or tokenizer config maps its classes to code shipped with
+    it (`auto_map`): a local folder, or a hub id already in the Hugging Face cache."""
+    import json
+    from pathlib import Path
+
+    for name in ("config.json", "tokenizer_config.json"):
+        path: Any = Path(checkpoint) / name
+        if not Path(checkpoint).is_dir():
+            try:
+                from huggingface_hub import try_to_load_from_cache
+
+                path = try_to_load_from_cache(checkpoint, name)
+            except Exception:  # not a hub id the cache knows
+                path = None
+        if not isinstance(path, (str, Path)) or not Path(path).is_file():
+            continue
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("auto_map"):
+            return True
+    return False
 
 
 def logprob_mass(step: Sequence[tuple[str, float]], word: str, *, strip: bool) -> float:

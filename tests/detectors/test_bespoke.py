@@ -226,6 +226,14 @@ def test_bad_options_and_checkpoints_are_named(tiny: dict[str, str], tmp_path: P
     det = build_detector("bespoke-minicheck", checkpoint=tiny["granite"], device="cpu")
     with pytest.raises(DetectorError, match="no chat template"):
         det.score(DOCS[:1], SUMMARIES[:1])
+    # the real checkpoint is InternLM2, its code shipped with it: refused unless trusted
+    remote = tmp_path / "internlm2"
+    remote.mkdir()
+    auto = {"AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM"}
+    (remote / "config.json").write_text(json.dumps({"model_type": "internlm2", "auto_map": auto}))
+    det = build_detector("bespoke-minicheck", checkpoint=str(remote), device="cpu")
+    with pytest.raises(DetectorError, match="code ships with the checkpoint.*trust_remote_code"):
+        det.score(DOCS[:1], SUMMARIES[:1])
     det = build_detector("bespoke-minicheck", checkpoint=str(tmp_path / "none"), device="cpu")
     with pytest.raises(DetectorError, match="cannot load the Bespoke-MiniCheck-7B tokenizer"):
         det.score(DOCS[:1], SUMMARIES[:1])
