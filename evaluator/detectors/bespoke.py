@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from evaluator.detectors.base import DetectorError, Opt
-from evaluator.detectors.decoder import DecoderJudge, Steps, logprob_mass
+from evaluator.detectors.decoder import DecoderJudge, Generated, Steps, logprob_mass
 from evaluator.detectors.registry import register_detector
 
 SYSTEM_PROMPT = (
@@ -85,7 +85,8 @@ class BespokeMiniCheck(DecoderJudge):
             self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         )
 
-    def support_from_steps(self, steps: Steps) -> float:
+    def support(self, generated: Generated) -> float:
+        steps = generated.steps
         if not steps or not any(t.lower() == "yes" for t, _ in steps[0]):
             self.count_no_verdict()
         return bespoke_support(steps)

@@ -12,7 +12,7 @@ LLM-AggreFact numbers of both models):
   (option aggregate=whole checks the summary as one claim);
 - a prompt is scored from the most likely next tokens at temperature 0: each detector reads its
   support probability from the top-k (token, log-probability) lists of the generated steps
-  (`support_from_steps`).
+  and the generated text (`support`).
 
 Two ways to get those lists, one class: transformers (greedy generation on this machine, the
 raw next-token log-probabilities over the whole vocabulary), or an OpenAI-compatible server such
@@ -28,7 +28,7 @@ import math
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -42,6 +42,12 @@ from evaluator.detectors.base import (
 )
 
 Steps = list[list[tuple[str, float]]]  # per generated step, its top-k (decoded token, logprob)
+
+
+class Generated(NamedTuple):
+    text: str  # the generated text (special tokens skipped)
+    steps: Steps
+
 
 CLAIM_ROOM = 300  # tokens the authors keep free for the claim: chunk_size = max_length - 300
 DEFAULT_MAX_LENGTH = 32768  # the authors' max_model_len
@@ -89,7 +95,7 @@ def fusion_aggregate(matrix: np.ndarray, how: str = "min") -> float:
 
 class DecoderJudge(ModelDetector):
     """A chat LLM that answers yes/no about (chunk, claim). Subclasses set `top_logprobs`,
-    `max_new_tokens` and implement `prompt` and `support_from_steps`."""
+    `max_new_tokens` and implement `prompt` and `support`."""
 
     kind = "non-llm"
     gpu_precision = "bfloat16"
@@ -145,8 +151,9 @@ class DecoderJudge(ModelDetector):
         """The full prompt text (chat template applied, generation prompt included)."""
 
     @abc.abstractmethod
-    def support_from_steps(self, steps: Steps) -> float:
-        """P(the claim is supported by the chunk), from the generated steps' top-k lists."""
+    def support(self, generated: Generated) -> float:
+        """P(the claim is supported by the chunk), from the generated steps' top-k lists (or
+        the generated text)."""
 
     def max_new_tokens(self) -> int:
         return 1
@@ -284,13 +291,13 @@ class DecoderJudge(ModelDetector):
 
     # scoring -------------------------------------------------------------------------------
 
-    def steps_for(self, prompts: Sequence[str]) -> list[Steps]:
-        """The top-k lists of the generated steps, per prompt."""
+    def generate(self, prompts: Sequence[str]) -> list[Generated]:
+        """Per prompt, the generated text and the top-k lists of its steps."""
         if self.server:
             return self._steps_server(prompts)
         return self._steps_local(prompts)
 
-    def _steps_local(self, prompts: Sequence[str]) -> list[Steps]:
+    def _steps_local(self, prompts: Sequence[str]) -> list[Generated]:
         import torch
         from transformers import GenerationConfig
 
@@ -300,7 +307,7 @@ class DecoderJudge(ModelDetector):
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         eos = tok.eos_token_id
         rows = [self._encode(p) for p in prompts]
-        out: list[Steps | None] = [None] * len(rows)
+        out: list[Generated | None] = [None] * len(rows)
         k = self.top_logprobs
         n_new = self.max_new_tokens()
         config = GenerationConfig(
@@ -339,12 +346,13 @@ class DecoderJudge(ModelDetector):
                         )
                         if eos is not None and int(new[j, t]) == int(eos):
                             break
-                    out[i] = steps
+                    text = tok.decode(new[j, : len(steps)].tolist(), skip_special_tokens=True)
+                    out[i] = Generated(text, steps)
                 bar.update(len(idx))
         bar.close()
-        return [s if s is not None else [] for s in out]
+        return [g if g is not None else Generated("", []) for g in out]
 
-    def _steps_server(self, prompts: Sequence[str]) -> list[Steps]:
+    def _steps_server(self, prompts: Sequence[str]) -> list[Generated]:
         from evaluator.detectors.batching import Progress
         from evaluator.llm.clients import LLMConfigError, LLMError, TransientLLMError
         from evaluator.llm.execute import RetryPolicy
@@ -352,7 +360,7 @@ class DecoderJudge(ModelDetector):
         retry = RetryPolicy()
         bar = Progress(len(prompts), f"{self.name} prompts", self.progress, unit="prompt")
 
-        def one(text: str) -> Steps:
+        def one(text: str) -> Generated:
             attempt = 0
             while True:
                 attempt += 1
@@ -378,7 +386,7 @@ class DecoderJudge(ModelDetector):
                         "is needed, e.g. vLLM)"
                     )
                 bar.update(1)
-                return [list(s) for s in reply.steps]
+                return Generated(reply.text, [list(s) for s in reply.steps])
 
         try:
             workers = min(int(self.options["concurrency"]), max(len(prompts), 1))
@@ -405,8 +413,8 @@ class DecoderJudge(ModelDetector):
         uniq, where = unique(keys)
         self.stats.model_inputs += len(uniq)
         fitted = [self.fitted_prompt(c, t) for c, t in uniq]
-        steps = self.steps_for([p for p, _ in fitted])
-        probs = np.asarray([self.support_from_steps(s) for s in steps], dtype=np.float64)
+        generated = self.generate([p for p, _ in fitted])
+        probs = np.asarray([self.support(g) for g in generated], dtype=np.float64)
         log = TruncationLog(len(segs))
         log.mark(owners, [fitted[w][1] for w in where])
         log.add_to(self.stats)

@@ -19,6 +19,11 @@ the probabilities of the top-20 candidates that read "yes" and "no" (spaces stri
 are summed, and P(yes) = yes / (yes + no) (one half when neither appears). The score is
 1 - risk. Chunking and the split of a summary into sentences follow the MiniCheck repository's
 `LLMCheck`, which produced the model's LLM-AggreFact entry (evaluator.detectors.decoder).
+
+--option think=true is that entry's setup instead (the MiniCheck repository's "gg_hybrid" mode):
+the thinking judge turn, up to 2,048 generated tokens, and a 0/1 score, 1 when the answer
+contains "<score> no </score>" (no risk found), else 0. It is a variant of the defaults, which
+follow the model card's non-thinking scoring.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import math
 from typing import ClassVar
 
 from evaluator.detectors.base import Opt
-from evaluator.detectors.decoder import DecoderJudge, Steps
+from evaluator.detectors.decoder import DecoderJudge, Generated, Steps
 from evaluator.detectors.registry import register_detector
 
 JUDGE_SYSTEM = (
@@ -45,6 +50,7 @@ ASSISTANT_SCORING = (
     "If the last assistant's text meets the criteria, return 'yes'; otherwise, return 'no'."
 )
 FLOOR = 1e-50  # IBM's floor on each side, so that P(yes) is defined when neither appears
+THINK_TOKENS = 2048  # the MiniCheck repository's max_tokens for Granite Guardian 3.3
 
 
 def granite_prompt(document: str, response: str, doc_id: str = "0", think: bool = False) -> str:
@@ -76,6 +82,12 @@ def granite_risk(steps: Steps) -> float:
     return yes / (yes + no)
 
 
+def think_support(text: str) -> float:
+    """Thinking mode as the MiniCheck repository scores it: 1 when the answer holds
+    "<score> no </score>" (case-insensitive), else 0."""
+    return 1.0 if "<score> no </score>" in text.lower() else 0.0
+
+
 @register_detector("granite-guardian")
 class GraniteGuardian(DecoderJudge):
     name = "granite-guardian"
@@ -89,22 +101,29 @@ class GraniteGuardian(DecoderJudge):
     top_logprobs = 20
     OPTIONS: ClassVar[dict[str, Opt]] = {
         **DecoderJudge.COMMON_OPTIONS,
+        "think": Opt(
+            bool,
+            False,
+            "thinking mode, scored 0/1 from the <score> tag (LLM-AggreFact's setup, from the "
+            "MiniCheck repository); default: non-thinking, 1 - P(yes)",
+            faithful=False,
+        ),
         "max_new_tokens": Opt(
             int,
-            20,
-            "tokens generated at most (the non-thinking answer '<score> yes </score>' and its "
-            "end take a few)",
+            None,
+            "tokens generated at most (default 20: the non-thinking answer '<score> yes </score>' "
+            "takes a few; 2,048 with think=true, as the MiniCheck repository)",
             minimum=1,
         ),
     }
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
         "Non-thinking mode with P(yes) as IBM's evaluation reads it; the LLM-AggreFact entry "
         "(76.5) came from the MiniCheck repository in thinking mode, a 0/1 verdict parsed from "
-        "the <score> tag after up to 2,048 tokens of reasoning.",
+        "the <score> tag after up to 2,048 tokens of reasoning (think=true, a variant).",
         "The prompt is built here from the template's groundedness case as IBM's Ollama port "
         "writes it, not rendered by the checkpoint's chat template (the run records whether "
         "the two agree when the checkpoint has one).",
-        "Generation stops after max_new_tokens (20), not IBM's 2,048; the non-thinking answer "
+        "Non-thinking generation stops after max_new_tokens (20), not IBM's 2,048; the answer "
         "is a handful of tokens.",
         "IBM's evaluation checks the whole claim against the whole document; FactBoard chunks "
         "and splits sentences as the MiniCheck repository does (the same for one-sentence claims "
@@ -112,7 +131,10 @@ class GraniteGuardian(DecoderJudge):
     )
 
     def max_new_tokens(self) -> int:
-        return int(self.options["max_new_tokens"])
+        n = self.options["max_new_tokens"]
+        if n is not None:
+            return int(n)
+        return THINK_TOKENS if self.options["think"] else 20
 
     def _load(self) -> None:
         super()._load()
@@ -138,9 +160,12 @@ class GraniteGuardian(DecoderJudge):
         return "checkpoint chat template renders the same prompt: " + ("yes" if same else "NO")
 
     def prompt(self, chunk: str, claim: str) -> str:
-        return granite_prompt(chunk, claim)
+        return granite_prompt(chunk, claim, think=bool(self.options["think"]))
 
-    def support_from_steps(self, steps: Steps) -> float:
+    def support(self, generated: Generated) -> float:
+        if self.options["think"]:
+            return think_support(generated.text)
+        steps = generated.steps
         if not any(t.strip().lower() in ("yes", "no") for step in steps for t, _ in step):
             self.count_no_verdict()
         return 1.0 - granite_risk(steps)

@@ -157,6 +157,38 @@ def test_a_server_hiccup_is_retried(tiny: dict[str, str], monkeypatch: pytest.Mo
         assert server.count == 3
 
 
+def test_think_mode_is_the_aggrefact_setup_as_a_variant(tiny: dict[str, str]) -> None:
+    from evaluator.detectors.granite import think_support
+    from tests.support.tiny_decoders import reference_text
+
+    assert think_support("<think> fine </think>\n<score> No </score>") == 1.0
+    assert think_support("<score> yes </score>") == 0.0
+    assert think_support("no tag at all") == 0.0
+
+    def answer(req: Recorded) -> Reply:
+        verdict = "no" if "assistant<|end_of_role|>Construction" in req.json["prompt"] else "yes"
+        text = f"<think> checked </think> <score> {verdict} </score>"
+        return Reply(text=text, logprobs=[[("<", -0.1)]])
+
+    with FakeLLMServer("openai", responder=answer, completions=True) as server:
+        det = _det(tiny, think="true", base_url=server.url)
+        doc = DOCS[0]
+        assert det.score([doc, doc], ["Construction starts in June.", "It opened."]) == [1.0, 0.0]
+        reqs = list(server.requests)
+    assert {r.json["max_tokens"] for r in reqs} == {2048}
+    assert all(
+        r.json["prompt"].endswith("<|start_of_role|>judge{think}<|end_of_role|>") for r in reqs
+    )
+    assert det.deviations() == ["think=True"]
+    assert default_model_name(det).endswith("[variant: think=True]")
+    # on transformers, the text scored is the greedy text of the model
+    local = _det(tiny, think="true", max_new_tokens=5)
+    local.ensure_loaded()
+    prompt = local.prompt("The library opened.", "It opened.")
+    got = local.generate([prompt])[0]
+    assert got.text == reference_text(tiny["granite"], prompt, 5) and len(got.steps) <= 5
+
+
 def test_template_check_is_recorded(tiny: dict[str, str], tmp_path: Path) -> None:
     import shutil
 
@@ -209,7 +241,8 @@ def test_defaults_and_errors(tiny: dict[str, str]) -> None:
 
     det = GraniteGuardian()
     assert det.checkpoint == "ibm-granite/granite-guardian-3.3-8b"
-    assert det.options["max_new_tokens"] == 20 and det.top_logprobs == 20
+    assert det.max_new_tokens() == 20 and det.top_logprobs == 20 and not det.options["think"]
+    assert GraniteGuardian(options={"think": "true"}).max_new_tokens() == 2048
     assert det.deviations() == [] and det.gpu_precision == "bfloat16"
     assert default_model_name(det) == "Granite Guardian 3.3 8B"
     with pytest.raises(

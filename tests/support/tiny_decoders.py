@@ -175,19 +175,32 @@ def reference_steps(
     """The model at `path` run the plain way, one prompt, no batching, no cache: greedy steps
     until its EOS, each step's top-k (decoded token, log-probability) over the whole vocabulary
     (what an OpenAI-compatible server returns as logprobs)."""
+    return _greedy(path, prompt, max_new_tokens, top_k)[1]
+
+
+def reference_text(path: str, prompt: str, max_new_tokens: int) -> str:
+    """The greedy text of `reference_steps`, special tokens skipped (a server's `text`)."""
+    tok, _ = _loaded(path)
+    return str(tok.decode(_greedy(path, prompt, max_new_tokens, 1)[0], skip_special_tokens=True))
+
+
+def _greedy(
+    path: str, prompt: str, max_new_tokens: int, top_k: int
+) -> tuple[list[int], list[list[tuple[str, float]]]]:
     import torch
 
     tok, model = _loaded(path)
     ids = list(tok(prompt)["input_ids"])
+    new: list[int] = []
     steps: list[list[tuple[str, float]]] = []
     with torch.inference_mode():
         for _ in range(max_new_tokens):
-            logits = model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+            logits = model(input_ids=torch.tensor([ids + new])).logits[0, -1].float()
             lp = logits.log_softmax(-1)
             vals, idx = lp.topk(top_k)
             steps.append([(tok.decode([int(i)]), float(v)) for v, i in zip(vals, idx, strict=True)])
             nxt = int(logits.argmax())
+            new.append(nxt)
             if nxt == tok.eos_token_id:
                 break
-            ids.append(nxt)
-    return steps
+    return new, steps
