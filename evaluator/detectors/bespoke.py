@@ -86,7 +86,4 @@ class BespokeMiniCheck(DecoderJudge):
         )
 
     def support(self, generated: Generated) -> float:
-        steps = generated.steps
-        if not steps or not any(t.lower() == "yes" for t, _ in steps[0]):
-            self.count_no_verdict()
-        return bespoke_support(steps)
+        return bespoke_support(generated.steps)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import abc
 import math
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, NamedTuple
@@ -183,6 +182,8 @@ class DecoderJudge(ModelDetector):
     def _load(self) -> None:
         from transformers import AutoTokenizer
 
+        from evaluator.detectors.base import load_pretrained
+
         ckpt = str(self.checkpoint)
         remote = bool(self.options["trust_remote_code"])
         if not remote and needs_remote_code(ckpt):
@@ -191,8 +192,11 @@ class DecoderJudge(ModelDetector):
                 "Bespoke-MiniCheck-7B is InternLM2): --option trust_remote_code=true runs that "
                 "code, as the authors do; the tokenizer needs it on the server path too"
             )
-        self.tokenizer = self._from_pretrained(
-            "tokenizer", ckpt, AutoTokenizer.from_pretrained, trust_remote_code=remote
+        self.tokenizer = load_pretrained(
+            f"{self.display_name} tokenizer",
+            ckpt,
+            AutoTokenizer.from_pretrained,
+            trust_remote_code=remote,
         )
         self.max_length = int(self.options["max_length"])
         self.chunk_size = int(self.options["chunk_size"])
@@ -202,8 +206,6 @@ class DecoderJudge(ModelDetector):
             f"top-{self.top_logprobs} next-token log-probabilities"
         )
         self._chunk_cache: dict[str, list[str]] = {}
-        self._no_verdict = 0
-        self._lock = threading.Lock()
         if self.server:
             from evaluator.llm.clients import make_client, public_url
 
@@ -218,8 +220,8 @@ class DecoderJudge(ModelDetector):
 
         from evaluator.detectors.device import place
 
-        model = self._from_pretrained(
-            "model",
+        model = load_pretrained(
+            f"{self.display_name} model",
             ckpt,
             AutoModelForCausalLM.from_pretrained,
             trust_remote_code=remote,
@@ -228,11 +230,6 @@ class DecoderJudge(ModelDetector):
         self.model = place(model, self.device)
         if self.tokenizer.pad_token_id is None and self.tokenizer.eos_token_id is None:
             raise DetectorError(f"the tokenizer of {ckpt!r} has neither a padding nor an EOS token")
-
-    def _from_pretrained(self, what: str, ckpt: str, loader: Any, **kwargs: Any) -> Any:
-        from evaluator.detectors.base import load_pretrained
-
-        return load_pretrained(f"{self.display_name} {what}", ckpt, loader, **kwargs)
 
     # chunking ------------------------------------------------------------------------------
 
@@ -451,17 +448,7 @@ class DecoderJudge(ModelDetector):
             unit = "claim" if whole or len(claims) == 1 else "sentence"
             evid.append(evidence(unit, items, "min over sentences of max over chunks", note))
         self.set_evidence(evid)
-        if self._no_verdict:
-            self.stats.notes.append(
-                f"{self._no_verdict} prompt(s) had no yes/no token among the top "
-                f"{self.top_logprobs} candidates"
-            )
-            self._no_verdict = 0
         return scores
-
-    def count_no_verdict(self) -> None:
-        with self._lock:
-            self._no_verdict += 1
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()

@@ -165,7 +165,4 @@ class GraniteGuardian(DecoderJudge):
     def support(self, generated: Generated) -> float:
         if self.options["think"]:
             return think_support(generated.text)
-        steps = generated.steps
-        if not any(t.strip().lower() in ("yes", "no") for step in steps for t, _ in step):
-            self.count_no_verdict()
-        return 1.0 - granite_risk(steps)
+        return 1.0 - granite_risk(generated.steps)
