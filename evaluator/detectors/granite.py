@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from evaluator.detectors.base import Opt
+from evaluator.detectors.base import DetectorError, Opt
 from evaluator.detectors.decoder import DecoderJudge, Generated, Steps
 from evaluator.detectors.registry import register_detector
 
@@ -115,6 +115,12 @@ class GraniteGuardian(DecoderJudge):
             "takes a few; 2,048 with think=true, as the MiniCheck repository)",
             minimum=1,
         ),
+        "checkpoint_template": Opt(
+            bool,
+            False,
+            "render the prompt with the checkpoint's own chat template (guardian_config, "
+            "documents, think) instead of the built-in text; the run notes whether they agree",
+        ),
     }
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
         "Non-thinking mode with P(yes) as IBM's evaluation reads it; the LLM-AggreFact entry "
@@ -122,7 +128,7 @@ class GraniteGuardian(DecoderJudge):
         "the <score> tag after up to 2,048 tokens of reasoning (think=true, a variant).",
         "The prompt is built here from the template's groundedness case as IBM's Ollama port "
         "writes it, not rendered by the checkpoint's chat template (the run records whether "
-        "the two agree when the checkpoint has one).",
+        "the two agree; checkpoint_template=true uses the checkpoint's).",
         "Non-thinking generation stops after max_new_tokens (20), not IBM's 2,048; the answer "
         "is a handful of tokens.",
         "IBM's evaluation checks the whole claim against the whole document; FactBoard chunks "
@@ -142,24 +148,49 @@ class GraniteGuardian(DecoderJudge):
 
     def _template_check(self) -> str:
         """Whether the checkpoint's own chat template renders the prompt built here."""
+        use = bool(self.options["checkpoint_template"])
         if not getattr(self.tokenizer, "chat_template", None):
+            if use:
+                raise DetectorError(
+                    f"option checkpoint_template=true: the tokenizer of {self.checkpoint!r} has "
+                    "no chat template"
+                )
             return "checkpoint has no chat template: the built-in groundedness prompt is used"
         doc, claim = "The library opened in 2021.", "The library opened in 2021."
         try:
-            theirs = self.tokenizer.apply_chat_template(
+            theirs = self.template_prompt(doc, claim)
+        except Exception as e:  # a template that cannot render this case: recorded, not fatal
+            if use:
+                raise DetectorError(
+                    f"the chat template of {self.checkpoint!r} cannot render the groundedness "
+                    f"case: {type(e).__name__}: {e}"
+                ) from None
+            return f"checkpoint chat template could not render the case ({type(e).__name__})"
+        same = theirs == granite_prompt(doc, claim, think=bool(self.options["think"]))
+        which = "the checkpoint's" if use else "the built-in"
+        return (
+            "checkpoint chat template renders the same prompt: "
+            + ("yes" if same else "NO")
+            + f"; {which} prompt is used"
+        )
+
+    def template_prompt(self, chunk: str, claim: str) -> str:
+        """The prompt as the checkpoint's chat template renders it (the kwargs of the model
+        card: guardian_config with criteria_id, documents, think)."""
+        return str(
+            self.tokenizer.apply_chat_template(
                 [{"role": "assistant", "content": claim}],
                 guardian_config={"criteria_id": "groundedness"},
-                documents=[{"doc_id": "0", "text": doc}],
-                think=False,
+                documents=[{"doc_id": "0", "text": chunk}],
+                think=bool(self.options["think"]),
                 tokenize=False,
                 add_generation_prompt=True,
             )
-        except Exception as e:  # a template that cannot render this case: recorded, not fatal
-            return f"checkpoint chat template could not render the case ({type(e).__name__})"
-        same = str(theirs) == granite_prompt(doc, claim)
-        return "checkpoint chat template renders the same prompt: " + ("yes" if same else "NO")
+        )
 
     def prompt(self, chunk: str, claim: str) -> str:
+        if self.options["checkpoint_template"]:
+            return self.template_prompt(chunk, claim)
         return granite_prompt(chunk, claim, think=bool(self.options["think"]))
 
     def support(self, generated: Generated) -> float:

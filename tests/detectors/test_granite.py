@@ -228,12 +228,23 @@ def test_template_check_is_recorded(tiny: dict[str, str], tmp_path: Path) -> Non
     det = build_detector("granite-guardian", checkpoint=str(ckpt), device="cpu")
     det.ensure_loaded()
     assert "chat template renders the same prompt: yes" in det.stats.notes[-1]
+    # the checkpoint's template instead of the built-in text: the same prompts, the same scores
+    opts = {"checkpoint_template": "true", "max_new_tokens": 2}
+    own = build_detector("granite-guardian", checkpoint=str(ckpt), device="cpu", options=opts)
+    builtin = build_detector(
+        "granite-guardian", checkpoint=str(ckpt), device="cpu", options={"max_new_tokens": 2}
+    )
+    assert own.score(DOCS[:1], SUMMARIES[:1]) == builtin.score(DOCS[:1], SUMMARIES[:1])
+    assert "the checkpoint's prompt is used" in own.stats.notes[-1]
 
     tok.chat_template = "{{ 'something else' }}"
     tok.save_pretrained(ckpt)
     det = build_detector("granite-guardian", checkpoint=str(ckpt), device="cpu")
     det.ensure_loaded()
     assert "chat template renders the same prompt: NO" in det.stats.notes[-1]
+    det = build_detector("granite-guardian", checkpoint=tiny["granite"], device="cpu", options=opts)
+    with pytest.raises(DetectorError, match="checkpoint_template=true: .* no chat template"):
+        det.ensure_loaded()
 
 
 def test_defaults_and_errors(tiny: dict[str, str]) -> None:
