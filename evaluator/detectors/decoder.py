@@ -50,6 +50,7 @@ class Generated(NamedTuple):
 
 CLAIM_ROOM = 300  # tokens the authors keep free for the claim: chunk_size = max_length - 300
 DEFAULT_MAX_LENGTH = 32768  # the authors' max_model_len
+ANSWER_CHARS = 4000  # the model's answer kept in the evidence (a thinking trace can be long)
 
 
 def llmcheck_sentences(text: str) -> list[str]:
@@ -156,6 +157,10 @@ class DecoderJudge(ModelDetector):
 
     def max_new_tokens(self) -> int:
         return 1
+
+    def needs_steps(self) -> bool:
+        """Whether `support` reads the steps' log-probabilities (not only the text)."""
+        return True
 
     def _check_options(self) -> None:
         if self.options["chunk_size"] >= self.options["max_length"]:
@@ -312,7 +317,7 @@ class DecoderJudge(ModelDetector):
             max_new_tokens=n_new,
             eos_token_id=eos,
             pad_token_id=pad,
-            output_logits=True,
+            output_logits=self.needs_steps(),
             return_dict_in_generate=True,
         )
         bar = Progress(len(rows), f"{self.name} prompts", self.progress, unit="prompt")
@@ -329,21 +334,22 @@ class DecoderJudge(ModelDetector):
                 gen = self.model.generate(
                     input_ids=ids.to(dev), attention_mask=mask.to(dev), generation_config=config
                 )
-                new = gen.sequences[:, width:]
-                logps = [lg.float().log_softmax(dim=-1) for lg in gen.logits]
+                new = gen.sequences[:, width:].tolist()
                 for j, i in enumerate(idx):
+                    n = len(new[j])  # generated steps up to and with this row's EOS
+                    if eos is not None and int(eos) in new[j]:
+                        n = new[j].index(int(eos)) + 1
                     steps: Steps = []
-                    for t, lp in enumerate(logps):
-                        vals, tids = lp[j].topk(k)
+                    for t in range(n if self.needs_steps() else 0):
+                        lp = gen.logits[t][j].float().log_softmax(dim=-1)
+                        vals, tids = lp.topk(k)
                         steps.append(
                             [
                                 (tok.decode([int(a)]), float(v))
                                 for v, a in zip(vals.tolist(), tids.tolist(), strict=True)
                             ]
                         )
-                        if eos is not None and int(new[j, t]) == int(eos):
-                            break
-                    text = tok.decode(new[j, : len(steps)].tolist(), skip_special_tokens=True)
+                    text = tok.decode(new[j][:n], skip_special_tokens=True)
                     out[i] = Generated(text, steps)
                 bar.update(len(idx))
         bar.close()
@@ -376,7 +382,7 @@ class DecoderJudge(ModelDetector):
                     continue
                 except LLMError as e:
                     raise DetectorError(f"{self.name}: the server failed: {e}") from None
-                if not reply.steps:
+                if not reply.steps and self.needs_steps():
                     raise DetectorError(
                         f"{self.name}: the server at {self.options['base_url']} returned no "
                         "log-probabilities (an OpenAI-compatible /completions with logprobs "
@@ -394,7 +400,9 @@ class DecoderJudge(ModelDetector):
 
     def matrices(
         self, documents: Sequence[str], summaries: Sequence[str]
-    ) -> tuple[list[np.ndarray], list[tuple[list[str], list[str]]]]:
+    ) -> tuple[list[np.ndarray], list[tuple[list[str], list[str]]], list[list[list[str]]]]:
+        """Per pair: the [chunks, sentences] support matrix, its chunks and sentences, and the
+        model's answer (generated text) for each (chunk, sentence)."""
         from evaluator.detectors.batching import per_sample_matrices, unique
 
         segs: list[tuple[list[str], list[str]]] = []
@@ -415,14 +423,25 @@ class DecoderJudge(ModelDetector):
         log = TruncationLog(len(segs))
         log.mark(owners, [fitted[w][1] for w in where])
         log.add_to(self.stats)
-        return per_sample_matrices(segs, where, probs), segs
+        answers: list[list[list[str]]] = []
+        pos = 0
+        for chunks, claims in segs:  # pairs were made chunk-major
+            n = len(claims)
+            answers.append(
+                [
+                    [generated[w].text for w in where[pos + r * n : pos + (r + 1) * n]]
+                    for r in range(len(chunks))
+                ]
+            )
+            pos += len(chunks) * n
+        return per_sample_matrices(segs, where, probs), segs, answers
 
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
-        mats, segs = self.matrices(documents, summaries)
+        mats, segs, answers = self.matrices(documents, summaries)
         scores: list[float] = []
         evid: list[dict[str, Any] | None] = []
         whole = self.options["aggregate"] == "whole"
-        for m, (chunks, claims) in zip(mats, segs, strict=True):
+        for m, (chunks, claims), said in zip(mats, segs, answers, strict=True):
             if not m.size:
                 scores.append(float("nan"))
                 evid.append(None)
@@ -438,6 +457,7 @@ class DecoderJudge(ModelDetector):
                         support=chunks[best] if len(chunks) > 1 else None,
                         chunk_scores=[float(v) for v in m[:, j]],
                         best_chunk=best,
+                        answer=said[best][j][:ANSWER_CHARS],
                     )
                 )
             note = (

@@ -142,6 +142,9 @@ class GraniteGuardian(DecoderJudge):
             return int(n)
         return THINK_TOKENS if self.options["think"] else 20
 
+    def needs_steps(self) -> bool:
+        return not self.options["think"]
+
     def _load(self) -> None:
         super()._load()
         self.stats.notes.append(self._template_check())

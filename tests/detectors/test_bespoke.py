@@ -109,7 +109,7 @@ def _expected(det, reference, documents, summaries) -> list[float]:
 def test_transformers_path_equals_the_model_run_one_prompt_at_a_time(
     tiny: dict[str, str],
 ) -> None:
-    from tests.support.tiny_decoders import reference_steps
+    from tests.support.tiny_decoders import reference_steps, reference_text
 
     det = _det(tiny, chunk_size=40)  # the documents fall into several chunks
     docs, sums = DOCS + DOCS[:1], SUMMARIES + [SUMMARIES[1]]
@@ -131,7 +131,11 @@ def test_transformers_path_equals_the_model_run_one_prompt_at_a_time(
         per_chunk = item["extra"]["chunk_scores"]
         assert len(per_chunk) == len(chunks)
         assert item["score"] == pytest.approx(max(per_chunk))
-        assert item["support"] == chunks[item["extra"]["best_chunk"]]
+        best = chunks[item["extra"]["best_chunk"]]
+        assert item["support"] == best
+        # the model's answer there: its greedy first token
+        answer = reference_text(tiny["qwen2-chat"], det.prompt(best, item["text"]), 1)
+        assert item["extra"]["answer"] == answer
     assert scores[0] == pytest.approx(min(i["score"] for i in ev["items"]))
     stats = det.describe()["stats"]
     assert stats["samples"] == 4 and stats["inputs_truncated"] == 0

@@ -173,8 +173,13 @@ def test_think_mode_is_the_aggrefact_setup_as_a_variant(tiny: dict[str, str]) ->
     with FakeLLMServer("openai", responder=answer, completions=True) as server:
         det = _det(tiny, think="true", base_url=server.url)
         doc = DOCS[0]
-        assert det.score([doc, doc], ["Construction starts in June.", "It opened."]) == [1.0, 0.0]
+        scores, ev = det.score_with_evidence([doc, doc], ["Construction starts in June.", "Ok."])
+        assert scores == [1.0, 0.0]
         reqs = list(server.requests)
+    # the evidence shows the model's reasoning and verdict for the sentence
+    assert ev[0] is not None and ev[0]["items"][0]["extra"]["answer"] == (
+        "<think> checked </think> <score> no </score>"
+    )
     assert {r.json["max_tokens"] for r in reqs} == {2048}
     assert all(
         r.json["prompt"].endswith("<|start_of_role|>judge{think}<|end_of_role|>") for r in reqs
@@ -186,7 +191,8 @@ def test_think_mode_is_the_aggrefact_setup_as_a_variant(tiny: dict[str, str]) ->
     local.ensure_loaded()
     prompt = local.prompt("The library opened.", "It opened.")
     got = local.generate([prompt])[0]
-    assert got.text == reference_text(tiny["granite"], prompt, 5) and len(got.steps) <= 5
+    assert got.text == reference_text(tiny["granite"], prompt, 5)
+    assert got.steps == []  # the thinking verdict is read from the text alone
 
 
 def test_template_check_is_recorded(tiny: dict[str, str], tmp_path: Path) -> None:
