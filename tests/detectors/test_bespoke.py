@@ -190,6 +190,14 @@ def test_server_path_gives_the_transformers_scores(tiny: dict[str, str]) -> None
     assert remote.deviations() == ["chunk_size=60"]
 
 
+def test_server_credentials_stay_out_of_the_record(tiny: dict[str, str]) -> None:
+    det = _det(tiny, base_url="http://someone:s3cret@127.0.0.1:9/v1?key=abc")
+    det.ensure_loaded()  # loads the tokenizer and builds the client; sends nothing
+    text = json.dumps(det.describe())
+    assert "s3cret" not in text and "key=abc" not in text
+    assert det.describe()["options"]["base_url"] == "http://127.0.0.1:9/v1"
+
+
 def test_server_errors_are_named(tiny: dict[str, str]) -> None:
     with FakeLLMServer("openai", completions=True) as server:
         server.responder = lambda req: Reply(text="Yes", logprobs=None)
@@ -272,3 +280,19 @@ def test_cli_run_on_the_demo(tiny: dict[str, str], tmp_data_root: Path) -> None:
     assert extra["fidelity"]["faithful"] is True and extra["fidelity"]["known_differences"]
     assert extra["stats"]["samples"] == 12 and extra["dtype"] == "float32"
     assert record["model"]["name"] == "Bespoke-MiniCheck-7B (qwen2-chat)"
+
+    # the same run on a server answering with the tiny model's log-probabilities: same scores
+    import pandas as pd
+
+    with _logprob_server(tiny["qwen2-chat"], 1, 5) as server:
+        argv_server = argv + ["--option", f"base_url={server.url}", "--model-name", "served"]
+        assert main(argv_server) == 0
+    served = [r for r in runs.list_runs(benchmark="demo").runs if r.model.name == "served"]
+    assert len(served) == 1
+    folder = tmp_data_root / "runs"
+    a = pd.read_parquet(folder / new[0].run_id / "predictions.parquet").set_index("sample_id")
+    b = pd.read_parquet(folder / served[0].run_id / "predictions.parquet").set_index("sample_id")
+    assert len(a) == 12 and a.index.equals(b.index) and a["score"].max() > 0.5
+    assert np.allclose(a["score"], b["score"], atol=1e-5)
+    rec = json.loads((folder / served[0].run_id / "run.json").read_text())["config"]["extra"]
+    assert rec["device"] == "server" and rec["options"]["base_url"] == server.url
