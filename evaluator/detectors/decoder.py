@@ -296,10 +296,10 @@ class DecoderJudge(ModelDetector):
     def generate(self, prompts: Sequence[str]) -> list[Generated]:
         """Per prompt, the generated text and the top-k lists of its steps."""
         if self.server:
-            return self._steps_server(prompts)
-        return self._steps_local(prompts)
+            return self._generate_server(prompts)
+        return self._generate_local(prompts)
 
-    def _steps_local(self, prompts: Sequence[str]) -> list[Generated]:
+    def _generate_local(self, prompts: Sequence[str]) -> list[Generated]:
         import torch
         from transformers import GenerationConfig
 
@@ -355,9 +355,9 @@ class DecoderJudge(ModelDetector):
         bar.close()
         return [g if g is not None else Generated("", []) for g in out]
 
-    def _steps_server(self, prompts: Sequence[str]) -> list[Generated]:
+    def _generate_server(self, prompts: Sequence[str]) -> list[Generated]:
         from evaluator.detectors.batching import Progress
-        from evaluator.llm.clients import LLMConfigError, LLMError, TransientLLMError
+        from evaluator.llm.clients import LLMConfigError, LLMError, TransientLLMError, public_url
         from evaluator.llm.execute import RetryPolicy
 
         retry = RetryPolicy()
@@ -384,7 +384,8 @@ class DecoderJudge(ModelDetector):
                     raise DetectorError(f"{self.name}: the server failed: {e}") from None
                 if not reply.steps and self.needs_steps():
                     raise DetectorError(
-                        f"{self.name}: the server at {self.options['base_url']} returned no "
+                        f"{self.name}: the server at {public_url(self.options['base_url'])} "
+                        "returned no "
                         "log-probabilities (an OpenAI-compatible /completions with logprobs "
                         "is needed, e.g. vLLM)"
                     )
