@@ -31,6 +31,8 @@ DETECTORS: Registry[Callable[..., Detector]] = Registry(
         "evaluator.detectors.qags",
         "evaluator.detectors.hhem",
         "evaluator.detectors.factcg",
+        "evaluator.detectors.bespoke",
+        "evaluator.detectors.granite",
     ),
 )
 

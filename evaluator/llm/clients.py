@@ -377,6 +377,61 @@ class OpenAIChatClient:
             ) from None
         return _openai_response(self.provider, resp)
 
+    def complete_logprobs(
+        self, prompt: str, *, max_tokens: int, top_logprobs: int
+    ) -> CompletionLogprobs:
+        """A raw text completion (POST /completions: the prompt is sent as is, no chat template
+        applied) at temperature 0, with the `top_logprobs` likeliest tokens of every generated
+        step: a CompletionLogprobs (text, steps of (token, logprob), finish_reason). For
+        detectors that read next-token probabilities from a served model (vLLM)."""
+        import openai
+
+        try:
+            resp = self._client.completions.create(
+                model=self.model,
+                prompt=prompt,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                logprobs=top_logprobs,
+            )
+        except openai.APITimeoutError:
+            raise TransientLLMError(
+                f"{self.provider}: no reply within {self.timeout:g} s"
+            ) from None
+        except openai.APIConnectionError as e:
+            raise TransientLLMError(
+                f"{self.provider}: connection failed ({redact(_cause(e))})"
+            ) from None
+        except openai.APIStatusError as e:
+            raise _status_error(
+                self.provider, e.status_code, _body_message(e), e.response.headers
+            ) from None
+        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as e:
+            raise TransientLLMError(
+                f"{self.provider}: malformed reply ({redact(str(e))[:200]})"
+            ) from None
+        choices = getattr(resp, "choices", None)
+        if not choices:
+            raise TransientLLMError(f"{self.provider}: reply without choices")
+        lp = getattr(choices[0], "logprobs", None)
+        tops = getattr(lp, "top_logprobs", None) or []
+        steps = tuple(
+            tuple((str(t), float(v)) for t, v in (step or {}).items() if v is not None)
+            for step in tops
+        )
+        return CompletionLogprobs(
+            str(getattr(choices[0], "text", "") or ""),
+            steps,
+            getattr(choices[0], "finish_reason", None),
+        )
+
+
+@dataclass(frozen=True)
+class CompletionLogprobs:
+    text: str
+    steps: tuple[tuple[tuple[str, float], ...], ...]  # per generated step: (token, logprob)
+    finish_reason: str | None = None
+
 
 def _openai_response(provider: str, resp: Any) -> ChatResponse:
     choices = getattr(resp, "choices", None)

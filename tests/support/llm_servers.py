@@ -8,6 +8,10 @@ A test scripts the replies: `server.script(Reply(...), Reply(...))` queues repli
 in order, then `server.responder` (a function request -> Reply; by default it answers "Yes.")
 answers the rest. A Reply can stall (delay), drop the connection, send a truncated body, return
 any status with any headers (429 + Retry-After, 500, ...). Every request is recorded.
+
+`FakeLLMServer("openai", completions=True)` also answers POST /v1/completions (a raw text
+prompt, as vLLM does); a Reply's `logprobs` (per generated step, its top (token, logprob) pairs,
+the first being the token generated) is then returned as the completion's logprobs.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class Reply:
     truncate: int | None = None  # send only this many bytes of the body, then close
     usage: tuple[int, int] | None = (12, 3)  # (input, output) tokens; None: no usage field
     message: str | None = None  # the error message of a non-200 reply
+    # /v1/completions: per generated step, its top (token, logprob) pairs, the first generated
+    logprobs: list[list[tuple[str, float]]] | None = None
 
 
 @dataclass
@@ -72,12 +78,14 @@ class FakeLLMServer:
         kind: str = "openai",
         responder: Callable[[Recorded], Reply] | None = None,
         latency: float = 0.0,
+        completions: bool = False,
     ):
         if kind not in ("openai", "anthropic"):
             raise ValueError(f"unknown fake server kind {kind!r}")
         self.kind = kind
         self.responder = responder or (lambda req: Reply())
         self.latency = latency  # added to every reply
+        self.completions = completions  # also answer POST /v1/completions
         self.requests: list[Recorded] = []
         self._scripted: deque[Reply] = deque()
         self.active = 0  # requests being answered now
@@ -132,6 +140,7 @@ class FakeLLMServer:
         return scripted if scripted is not None else self.responder(req)
 
     def _body(self, req: Recorded, reply: Reply) -> bytes:
+        out: dict[str, Any]
         if reply.body is not None:
             return reply.body
         model = req.json.get("model", "fake-model")
@@ -142,8 +151,29 @@ class FakeLLMServer:
             else:
                 err = {"type": "error", "error": {"type": "fake", "message": message}}
             return json.dumps(err).encode()
-        if self.kind == "openai":
-            out: dict[str, Any] = {
+        if self.kind == "openai" and req.path == "/v1/completions":
+            steps = reply.logprobs or []
+            out = {
+                "id": "cmpl-fake",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "text": reply.text or "",
+                        "finish_reason": "length",
+                        "logprobs": {
+                            "tokens": [s[0][0] for s in steps],
+                            "token_logprobs": [s[0][1] for s in steps],
+                            "top_logprobs": [dict(s) for s in steps],
+                            "text_offset": list(range(len(steps))),
+                        },
+                    }
+                ],
+            }
+        elif self.kind == "openai":
+            out = {
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "created": int(time.time()),
@@ -207,7 +237,8 @@ class FakeLLMServer:
                     data = {"_raw": raw.decode("utf-8", "replace")}
                 req = Recorded(self.path, dict(self.headers), data, time.monotonic())
                 expected = "/v1/chat/completions" if server.kind == "openai" else "/v1/messages"
-                if self.path != expected:
+                raw_text = server.completions and self.path == "/v1/completions"
+                if self.path != expected and not raw_text:
                     reply = Reply(status=404, body=b'{"error": {"message": "no such path"}}')
                     with server._lock:
                         server.requests.append(req)
