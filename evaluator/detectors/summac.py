@@ -756,6 +756,7 @@ class SummaCConv(_SummaCBase):
         super()._check_options()
         self.bins = conv_bins(self.options["bins"])
         self.state: dict[str, Any] | None = None
+        self._fitted = False  # fit() replaced the weights the options name
         given = self.options["conv_weights"]
         if given == "released":
             found = find_released_conv()  # a local copy only: nothing is downloaded here
@@ -772,7 +773,7 @@ class SummaCConv(_SummaCBase):
     def deviations(self) -> list[str]:
         out = [d for d in super().deviations() if not d.startswith("conv_weights=")]
         given = self.options["conv_weights"]
-        if given == "dev":
+        if given == "dev" or self._fitted:
             out.append("conv_weights=dev")
         elif given != "released" and not self._released_state():
             out.append(f"conv_weights={Path(given).name}")
@@ -782,10 +783,11 @@ class SummaCConv(_SummaCBase):
         src = (self.state or {}).get("source") or {}
         return bool(src.get("released")) and src.get("sha256") == RELEASED_CONV_SHA256
 
-    def _load(self) -> None:
+    def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         if self.state is None and self.options["conv_weights"] == "released":
+            # before the NLI model loads: a missing file fails at once, saying what to pass
             self.state = load_conv_state(fetch_released_conv(), self.options)
-        super()._load()
+        return super().score(documents, summaries)
 
     def histograms(self, documents: Sequence[str], summaries: Sequence[str]) -> np.ndarray:
         imgs = self.images(documents, summaries)
@@ -803,6 +805,7 @@ class SummaCConv(_SummaCBase):
             {"bins": list(self.bins), "nli_labels": self.options["nli_labels"], "n_rows": N_ROWS}
         )
         self.state = st
+        self._fitted = True
         return st
 
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:

@@ -227,6 +227,11 @@ def test_without_the_released_file_the_error_says_what_to_pass(
     assert f"--option conv_weights=/path/to/{RELEASED_CONV_FILE}" in msg
     assert "github.com/tingofurro/summac" in msg and "FACTBOARD_SUMMAC_CONV_WEIGHTS" in msg
     assert "conv_weights=dev" in msg and str(no_conv_cache) in msg
+    assert not det._loaded  # it failed before loading the NLI model
+    # trained by hand instead, the detector is no longer the authors' setup and says so
+    det.fit(DOCS * 2, SUMMARIES + [d.split(". ")[0] + "." for d in DOCS], [0, 0, 0, 1, 1, 1])
+    assert "conv_weights=dev" in det.deviations()
+    assert all(0.0 <= v <= 1.0 for v in det.score(DOCS, SUMMARIES))
 
 
 # --------------------------------------------------------------------------------------------
