@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -303,3 +304,45 @@ def test_evidence_is_per_summary_sentence_with_the_best_block(
                 assert it["score"] is None and it["extra"]["in_model"] is False
         assert score == pytest.approx(float(conv_probability(h, conv.state)[0]), abs=1e-12)  # type: ignore[arg-type]
     assert len(ev[-1]["items"]) == 12  # type: ignore[index]
+
+
+def test_the_released_weights_are_downloaded_once_and_checked(
+    no_conv_cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Online and without a copy, the file comes from the authors' repository (here a local
+    server standing in for it) into the cache folder; a file whose sha256 differs is refused."""
+    import http.server
+    import threading
+
+    from evaluator.detectors import summac
+
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(_released(), served / RELEASED_CONV_FILE)
+    (served / "tampered.bin").write_bytes((served / RELEASED_CONV_FILE).read_bytes() + b"x")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, directory=str(served), **kw)
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        monkeypatch.setattr(summac, "RELEASED_CONV_URL", f"{base}/tampered.bin")
+        with pytest.raises(DetectorError, match="do not match their sha256"):
+            summac.fetch_released_conv()
+        assert not (no_conv_cache / RELEASED_CONV_FILE).exists()
+        monkeypatch.setattr(summac, "RELEASED_CONV_URL", f"{base}/{RELEASED_CONV_FILE}")
+        got = summac.fetch_released_conv()
+        assert got == no_conv_cache / RELEASED_CONV_FILE
+        assert got.read_bytes() == _released().read_bytes()
+        monkeypatch.setattr(summac, "RELEASED_CONV_URL", f"{base}/gone.bin")
+        assert summac.fetch_released_conv() == got  # the cached copy: no second download
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
