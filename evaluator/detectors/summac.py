@@ -751,6 +751,11 @@ class SummaCConv(_SummaCBase):
         "lr": Opt(float, 0.01, "Adam learning rate with conv_weights=dev", minimum=0.0),
         "seed": Opt(int, 0, "initialisation seed with conv_weights=dev"),
     }
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
+        *_SummaCBase.KNOWN_DIFFERENCES,
+        "The convolution and the final layer run in float64 NumPy on the CPU (the authors: "
+        "float32 torch on the device): differences of the order of 1e-7.",
+    )
 
     def _check_options(self) -> None:
         super()._check_options()

@@ -116,7 +116,7 @@ def _inputs() -> tuple[list[str], list[str]]:
     docs = [
         *DOCS,
         long_doc,
-        f"{DOCS[0]} {huge} Residents were pleased.",
+        huge,  # one block: its pair decides the score
         "Short.\nOk. The zq. company opened two factories in 2021.\n\nIts chief will retire.",
         DOCS[1],
         DOCS[0],
@@ -126,7 +126,7 @@ def _inputs() -> tuple[list[str], list[str]]:
     sums = [
         *SUMMARIES,
         "The council met on day 120. It met on day 3 of the year.",
-        f"Revenue at the library rose. {long_sum}",
+        long_sum,
         "Yes. The company opened factories in 2021.",
         many,
         "",
