@@ -1,6 +1,22 @@
-"""Sentence splitting (pysbd: rule-based, needs no downloaded data, unlike nltk's punkt) and the
-document chunkings the detectors' papers use. Results are cached: benchmark documents repeat
-across many summaries."""
+"""Sentence splitting, one function for every detector, in the style each paper's code uses, and
+the document chunkings the detectors' papers use.
+
+Styles of `split_sentences(text, style)`:
+
+- "pysbd" (the default, FactBoard's own): pysbd (rule-based, needs no downloaded data), every line
+  break a boundary too (bulleted or line-per-sentence sources).
+- "nltk": nltk's `sent_tokenize` (the punkt model, English), as SummaC, AlignScore and
+  LongDocFACTScore call it.
+- "nltk-newlines": MiniCheck's `sent_tokenize_with_newlines`: each line split with punkt, and a
+  "\n" item between the lines (its chunker joins items with spaces and turns " \n " back
+  into line breaks).
+
+nltk's punkt needs its data (`python -m nltk.downloader punkt_tab`), which a deployment can fetch
+and some machines cannot: where it is not found, the nltk styles split with pysbd instead (the
+whole text, or each line) and `splitter_used(style)` says so ("pysbd (punkt data not found)"), so
+that a run records which splitter actually ran. Results are cached: benchmark documents repeat
+across many summaries.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +26,12 @@ from typing import Any
 
 _BLANK = re.compile(r"\n\s*\n")
 _segmenter: Any = None
+
+SENTENCE_STYLES = ("pysbd", "nltk", "nltk-newlines")
+PUNKT_MISSING = "pysbd (punkt data not found)"
+# the punkt tokenizer per nltk data path (None: no punkt data there), so that data installed
+# into another folder (or a test's) is found without restarting
+_punkt_by_path: dict[tuple[str, ...], Any] = {}
 
 
 def _seg() -> Any:
@@ -21,10 +43,54 @@ def _seg() -> Any:
     return _segmenter
 
 
+def _punkt() -> Any:
+    """nltk's English punkt tokenizer (the one `nltk.sent_tokenize` uses), or None where nltk or
+    its punkt_tab data is missing."""
+    try:
+        import nltk.data
+        from nltk.tokenize import punkt
+    except ImportError:
+        return None
+    key = tuple(str(p) for p in nltk.data.path)
+    if key not in _punkt_by_path:
+        tok = None
+        if hasattr(punkt, "PunktTokenizer"):  # nltk >= 3.8.2 reads the punkt_tab data
+            try:
+                tok = punkt.PunktTokenizer("english")
+            except (LookupError, OSError, ValueError):
+                tok = None
+        _punkt_by_path[key] = tok
+    return _punkt_by_path[key]
+
+
+def splitter_used(style: str = "pysbd") -> str:
+    """Which splitter `split_sentences(..., style)` runs on this machine: "pysbd",
+    "nltk-punkt", or "pysbd (punkt data not found)" for an nltk style without punkt data."""
+    _check_style(style)
+    if style == "pysbd":
+        return "pysbd"
+    return "nltk-punkt" if _punkt() is not None else PUNKT_MISSING
+
+
+def _check_style(style: str) -> None:
+    if style not in SENTENCE_STYLES:
+        raise ValueError(
+            f"unknown sentence-splitting style {style!r}; known: {', '.join(SENTENCE_STYLES)}"
+        )
+
+
+def split_sentences(text: str, style: str = "pysbd") -> tuple[str, ...]:
+    """The sentences of `text` in the given style (see the module's docstring). "pysbd" and
+    "nltk" give stripped, non-empty sentences (an empty text has none); "nltk-newlines" gives
+    MiniCheck's items, "\n" between lines included."""
+    if style == "pysbd":
+        return _split_lines(text)
+    _check_style(style)
+    return _split_nltk(text, style, _punkt())
+
+
 @lru_cache(maxsize=100_000)
-def split_sentences(text: str) -> tuple[str, ...]:
-    """The sentences of `text`, stripped, empty ones dropped; line breaks end a sentence too
-    (bulleted or line-per-sentence sources). An empty text has no sentences."""
+def _split_lines(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.split("\n"):
         if not line.strip():
@@ -34,6 +100,23 @@ def split_sentences(text: str) -> tuple[str, ...]:
             if s:
                 out.append(s)
     return tuple(out)
+
+
+def _pysbd_whole(text: str) -> list[str]:
+    return [s.strip() for s in _seg().segment(text) if s.strip()]
+
+
+@lru_cache(maxsize=100_000)
+def _split_nltk(text: str, style: str, tok: Any) -> tuple[str, ...]:
+    split = tok.tokenize if tok is not None else _pysbd_whole
+    if style == "nltk":
+        return tuple(split(text))
+    # MiniCheck: every line split on its own, "\n" between the lines (an empty line too)
+    out: list[str] = []
+    for block in text.split("\n"):
+        out.extend(split(block))
+        out.append("\n")
+    return tuple(out[:-1])
 
 
 def split_paragraphs(text: str) -> tuple[str, ...]:

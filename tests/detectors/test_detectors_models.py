@@ -238,7 +238,9 @@ def test_qags_uses_windows_over_long_sources(tiny: dict[str, str]) -> None:
 def test_summac_conv_trains_scores_and_reloads(tiny: dict[str, str], tmp_path: Path) -> None:
     import json
 
-    det = build_detector("summac-conv", checkpoint=tiny["nli"], device="cpu")
+    det = build_detector(
+        "summac-conv", checkpoint=tiny["nli"], device="cpu", options={"conv_weights": "dev"}
+    )
     assert det.needs_fit
     with pytest.raises(DetectorError, match="not trained"):
         det.score(DOCS, SUMMARIES)
