@@ -258,17 +258,25 @@ def sentence_spans(text: str, sentences: Sequence[str]) -> list[tuple[int, int]]
 
 
 def sentence_means(
-    token_logp: np.ndarray, offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]
+    token_logp: np.ndarray,
+    offsets: Sequence[tuple[int, int]],
+    special: Sequence[int],
+    spans: Sequence[tuple[int, int]],
 ) -> list[tuple[float | None, int]]:
-    """Per sentence span, the mean log-likelihood of the tokens that start inside it and how
-    many there are (None, 0 when the span has no scored token, e.g. cut at the length limit).
-    Special tokens have the empty offset (0, 0) and belong to no sentence."""
-    out: list[tuple[float | None, int]] = []
+    """Per sentence span, the mean log-likelihood of its tokens and how many there are (None, 0
+    when it has no scored token, e.g. cut at the length limit). A token belongs to the first
+    sentence that ends after the token starts (a space token between two sentences goes with
+    the next one, as BPE attaches spaces to the following word); special tokens belong to none."""
+    groups: list[list[int]] = [[] for _ in spans]
     n = min(len(token_logp), len(offsets))
-    for a, b in spans:
-        idx = [t for t in range(n) if offsets[t][1] > offsets[t][0] and a <= offsets[t][0] < b]
-        out.append((float(np.mean(token_logp[idx])), len(idx)) if idx else (None, 0))
-    return out
+    ends = [b for _, b in spans]
+    for t in range(n):
+        if special[t]:
+            continue
+        x = offsets[t][0]
+        j = next((k for k, b in enumerate(ends) if x < b), len(spans) - 1)
+        groups[j].append(t)
+    return [(float(np.mean(token_logp[g])), len(g)) if g else (None, 0) for g in groups]
 
 
 @register_detector("bartscore")
@@ -344,14 +352,24 @@ class BARTScore(ModelDetector):
         if not getattr(tok, "is_fast", False):
             return [None] * len(summaries)  # no offsets: the tokens cannot be placed
         with quiet_transformers():
-            enc = tok(list(summaries), truncation=False, return_offsets_mapping=True)
+            enc = tok(
+                list(summaries),
+                truncation=False,
+                return_offsets_mapping=True,
+                return_special_tokens_mask=True,
+            )
         out: list[dict[str, Any] | None] = []
         for i, summ in enumerate(summaries):
             sents = split_sentences(summ)
             if not sents:
                 out.append(None)
                 continue
-            means = sentence_means(tokens[i], enc["offset_mapping"][i], sentence_spans(summ, sents))
+            means = sentence_means(
+                tokens[i],
+                enc["offset_mapping"][i],
+                enc["special_tokens_mask"][i],
+                sentence_spans(summ, sents),
+            )
             items = [evidence_item(s, m, tokens=n) for s, (m, n) in zip(sents, means, strict=True)]
             out.append(
                 evidence(
