@@ -171,7 +171,14 @@ def best_span(
 class ExtractiveQA:
     """A SQuAD2.0-style span extractor over long contexts (overlapping windows)."""
 
-    def __init__(self, checkpoint: str, device: Any, max_length: int, stride: int):
+    def __init__(
+        self,
+        checkpoint: str,
+        device: Any,
+        max_length: int,
+        stride: int,
+        max_query_tokens: int = 64,
+    ):
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
         from evaluator.detectors.base import load_pretrained
@@ -192,6 +199,23 @@ class ExtractiveQA:
         lim = lim if isinstance(lim, int) and 0 < lim < 1_000_000 else max_length
         self.max_length = min(max_length, lim)
         self.stride = min(stride, self.max_length // 2)
+        self.n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
+        # questions are cut at max_query_tokens (the authors' --max_query_length 64), and at
+        # most half the window, so that every window keeps room for the context
+        self.max_query_tokens = max(
+            1, min(max_query_tokens, (self.max_length - self.n_special) // 2)
+        )
+
+    def _cut_questions(self, questions: Sequence[str]) -> tuple[list[str], list[int]]:
+        """The questions cut at max_query_tokens tokens, and their token counts."""
+        enc = self.tokenizer(list(questions), add_special_tokens=False, return_offsets_mapping=True)
+        out, lens = [], []
+        for q, ids, offs in zip(questions, enc["input_ids"], enc["offset_mapping"], strict=True):
+            if len(ids) > self.max_query_tokens:
+                q = q[: offs[self.max_query_tokens - 1][1]]
+            out.append(q)
+            lens.append(min(len(ids), self.max_query_tokens))
+        return out, lens
 
     def answer(
         self,
@@ -209,21 +233,37 @@ class ExtractiveQA:
 
         if not questions:
             return [], 0
+        enc: dict[str, list[Any]] = {
+            k: [] for k in ("input_ids", "attention_mask", "token_type_ids", "offset_mapping")
+        }
+        owner: list[int] = []
+        seq_ids: list[list[int | None]] = []
         with quiet_transformers():
-            enc = self.tokenizer(
-                list(questions),
-                list(contexts),
-                truncation="only_second",
-                max_length=self.max_length,
-                stride=self.stride,
-                return_overflowing_tokens=True,
-                return_offsets_mapping=True,
-            )
-        owner = list(enc["overflow_to_sample_mapping"])
+            cut, q_lens = self._cut_questions(questions)
+            # the overlap must leave each window some new context: a long question gets less
+            strides: dict[int, list[int]] = {}
+            for i, n in enumerate(q_lens):
+                room = self.max_length - n - self.n_special
+                strides.setdefault(max(0, min(self.stride, room - 1)), []).append(i)
+            for stride, members in sorted(strides.items()):
+                part = self.tokenizer(
+                    [cut[i] for i in members],
+                    [contexts[i] for i in members],
+                    truncation="only_second",
+                    max_length=self.max_length,
+                    stride=stride,
+                    return_overflowing_tokens=True,
+                    return_offsets_mapping=True,
+                )
+                for w, m in enumerate(part["overflow_to_sample_mapping"]):
+                    owner.append(members[m])
+                    seq_ids.append(part.sequence_ids(w))
+                    for k in enc:
+                        if k in part:
+                            enc[k].append(part[k][w])
         n_win = len(owner)
-        names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc]
+        names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if enc[k]]
         rows = [{k: enc[k][w] for k in names} for w in range(n_win)]
-        seq_ids = [enc.sequence_ids(w) for w in range(n_win)]
         best: list[tuple[float, int, int, int]] = [(float("-inf"), -1, -1, -1)] * len(questions)
         null = [float("inf")] * len(questions)
         lengths = [len(r["input_ids"]) for r in rows]

@@ -64,6 +64,8 @@ def _configs(tiny: dict[str, str]) -> dict[str, dict]:
                 "questions_per_answer": 3,
                 "n_questions": 4,
                 "min_question_tokens": 1,
+                "n_answers": 3,
+                "max_question_tokens": 12,
             },
         },
         "bertscore": {"checkpoint": tiny["encoder"], "options": {"num_layers": 2}},

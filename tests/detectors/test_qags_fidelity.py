@@ -217,12 +217,12 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def _tiny_qags(tiny: dict[str, str], **options):
-    opts = {"qa_model": tiny["qa"], "spacy_model": "none", **options}
+    opts = {"qa_model": tiny["qa"], "spacy_model": "none", "max_question_tokens": 12, **options}
     return build_detector("qags", checkpoint=tiny["t5"], device="cpu", batch_size=4, options=opts)
 
 
 def test_qags_evidence_per_question_on_tiny_models(tiny: dict[str, str]) -> None:
-    det = _tiny_qags(tiny, n_questions=4)
+    det = _tiny_qags(tiny, n_questions=4, n_answers=3)
     docs = [*DOCS, "Nothing here."]
     sums = [*SUMMARIES, "no candidate at all."]
     scores, ev = det.score_with_evidence(docs, sums)
