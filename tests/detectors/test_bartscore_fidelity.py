@@ -174,3 +174,27 @@ def test_bartscore_sentence_evidence_splits_the_token_log_likelihoods(tiny) -> N
             assert it["score"] == pytest.approx(float(logp[mine].mean()), abs=1e-5)
             covered += len(mine)
         assert covered == len(logp) - 2  # every token but <s> and </s> is in a sentence
+
+
+@pytest.mark.parametrize("name", ["bartscore", "longdocfactscore", "qags"])
+def test_float32_on_a_gpu_float16_a_labelled_variant(name: str) -> None:
+    from evaluator.detectors.runner import default_model_name
+
+    det = build_detector(name, checkpoint="unused", device="cpu")
+    assert det.gpu_precision == "float32" and det.deviations() == []
+    assert det.KNOWN_DIFFERENCES  # what still differs is said
+    half = build_detector(name, checkpoint="unused", device="cpu", options={"precision": "float16"})
+    assert half.deviations() == ["precision=float16"]
+    assert default_model_name(half).endswith("[variant: precision=float16]")
+
+
+def test_baselines_record_what_differs_from_the_papers_rows() -> None:
+    from evaluator.detectors.runner import default_model_name
+
+    rouge = build_detector("rouge-1")
+    assert rouge.score(["The cat sat on the mat."], ["The cat sat."]) == [1.0]
+    fid = rouge.describe()["fidelity"]
+    assert fid["faithful"] and "reference-free" in fid["known_differences"][0]
+    assert default_model_name(rouge) == "ROUGE-1"
+    bert = build_detector("bertscore", checkpoint="unused", device="cpu", options={"num_layers": 2})
+    assert bert.deviations() == [] and bert.describe()["fidelity"]["known_differences"]
