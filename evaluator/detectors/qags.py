@@ -22,8 +22,10 @@ defaults follow the authors' released code (W4ngatang/qags @ 47798e9); the steps
    against the 100 questions, which would test only the first 10; FactBoard tests each question
    against its own candidate, as the README and the paper describe.) question_filter=answerable
    is FactBoard's earlier filter (any answer on the summary, no '?' cut, normalised duplicates).
-4. Extractive QA (finetune_pt_squad.py: SQuAD2.0 BERT, 384-token windows, answers of at most 30
-   tokens, no answer when the null score beats the best span) answers each kept question from
+4. Extractive QA (finetune_pt_squad.py: SQuAD2.0 BERT, questions cut at 64 tokens, 384-token
+   windows 128 tokens apart, the 20 best starts and ends, answers of at most 30 tokens starting
+   in their max-context window, no answer when the null score beats the best span; see
+   `ExtractiveQA`) answers each kept question from
    the summary and from the source, both whitespace-normalised as the authors' SQuAD files are
    (utils.format_squad); the score is the mean token F1 (qa_utils.f1_score, SQuAD's
    normalisation; two empty answers agree, one empty answer scores 0).
@@ -150,26 +152,51 @@ def regex_candidates(text: str) -> list[str]:
 # extractive QA
 
 
-def best_span(
-    start: np.ndarray, end: np.ndarray, allowed: np.ndarray, max_answer_tokens: int
-) -> tuple[float, int, int]:
-    """The best (start <= end < start + max_answer_tokens) span over allowed tokens, as
-    (score, start, end); score -inf when no token is allowed."""
-    idx = np.flatnonzero(allowed)
-    if idx.size == 0:
-        return float("-inf"), -1, -1
-    s, e = start[idx], end[idx]
-    total = s[:, None] + e[None, :]
-    pos = idx
-    ok = (pos[None, :] >= pos[:, None]) & (pos[None, :] - pos[:, None] < max_answer_tokens)
-    total = np.where(ok, total, -np.inf)
-    flat = int(np.argmax(total))
-    i, j = divmod(flat, total.shape[1])
-    return float(total[i, j]), int(pos[i]), int(pos[j])
+def doc_windows(n_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> list[tuple[int, int]]:
+    """The authors' windows over a context of n_tokens (run_squad's convert_examples_to_features):
+    (start, length) pairs, each at most max_tokens_for_doc long, starting doc_stride tokens after
+    the previous one, the last reaching the end. An empty context is one empty window."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        length = min(n_tokens - start, max_tokens_for_doc)
+        spans.append((start, length))
+        if start + length >= n_tokens:
+            return spans
+        start += min(length, doc_stride)
+
+
+def max_context(spans: Sequence[tuple[int, int]], n_tokens: int) -> list[int]:
+    """For each context token, the window where it has the most context (run_squad's
+    _check_is_max_context: min(left, right) + 0.01 * window length; the first window wins a
+    tie). An answer may start only at a token in its max-context window."""
+    best = [-1] * n_tokens
+    score = [float("-inf")] * n_tokens
+    for w, (start, length) in enumerate(spans):
+        for pos in range(start, start + length):
+            s = min(pos - start, start + length - 1 - pos) + 0.01 * length
+            if s > score[pos]:
+                score[pos], best[pos] = s, w
+    return best
+
+
+def top_indexes(logits: np.ndarray, n_best: int) -> list[int]:
+    """The n_best highest logits' positions, best first, ties in position order
+    (run_squad's _get_best_indexes)."""
+    return [int(i) for i in np.argsort(-logits, kind="stable")[:n_best]]
 
 
 class ExtractiveQA:
-    """A SQuAD2.0-style span extractor over long contexts (overlapping windows)."""
+    """A SQuAD2.0 span extractor decoding as the authors' BERT script does (finetune_pt_squad.py
+    with pytorch-pretrained-BERT's run_squad utilities: --max_seq_length 384 --doc_stride 128
+    --max_query_length 64 --n_best_size 20 --max_answer_length 30, null threshold 0):
+    questions cut at 64 tokens; the context in windows of the tokens left beside the question,
+    each starting `stride` tokens after the previous one; per window, the 20 best start and end
+    positions are paired (start in the context, in its max-context window, end not before it,
+    at most max_answer_tokens long); the best pair over all windows is the answer unless the
+    smallest null score (start and end logits of the first token) beats it. The answer is the
+    context's text from its first token's start to its last token's end (the authors map
+    tokens back with get_final_text)."""
 
     def __init__(
         self,
@@ -178,6 +205,7 @@ class ExtractiveQA:
         max_length: int,
         stride: int,
         max_query_tokens: int = 64,
+        n_best: int = 20,
     ):
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
@@ -198,24 +226,33 @@ class ExtractiveQA:
         lim = getattr(self.tokenizer, "model_max_length", None)
         lim = lim if isinstance(lim, int) and 0 < lim < 1_000_000 else max_length
         self.max_length = min(max_length, lim)
-        self.stride = min(stride, self.max_length // 2)
-        self.n_special = int(self.tokenizer.num_special_tokens_to_add(pair=True))
-        # questions are cut at max_query_tokens (the authors' --max_query_length 64), and at
-        # most half the window, so that every window keeps room for the context
+        self.stride = max(1, stride)
+        self.n_best = n_best
+        self._template()
+        # and at most half the window, so that every window keeps room for the context
         self.max_query_tokens = max(
-            1, min(max_query_tokens, (self.max_length - self.n_special) // 2)
+            1, min(max_query_tokens, (self.max_length - len(self.specials)) // 2)
         )
 
-    def _cut_questions(self, questions: Sequence[str]) -> tuple[list[str], list[int]]:
-        """The questions cut at max_query_tokens tokens, and their token counts."""
-        enc = self.tokenizer(list(questions), add_special_tokens=False, return_offsets_mapping=True)
-        out, lens = [], []
-        for q, ids, offs in zip(questions, enc["input_ids"], enc["offset_mapping"], strict=True):
-            if len(ids) > self.max_query_tokens:
-                q = q[: offs[self.max_query_tokens - 1][1]]
-            out.append(q)
-            lens.append(min(len(ids), self.max_query_tokens))
-        return out, lens
+    def _template(self) -> None:
+        """The special tokens (and token types) the tokenizer puts around a question and a
+        context, read off one encoded pair: [prefix] question [middle] context [suffix]."""
+        from evaluator.detectors.base import quiet_transformers
+
+        with quiet_transformers():
+            enc = self.tokenizer("a b", "c d", return_token_type_ids=True)
+        ids, seq = enc["input_ids"], enc.sequence_ids(0)
+        types = enc.get("token_type_ids") or [0] * len(ids)
+        q_pos = [i for i, s in enumerate(seq) if s == 0]
+        c_pos = [i for i, s in enumerate(seq) if s == 1]
+        if not q_pos or not c_pos or q_pos[-1] > c_pos[0]:
+            raise DetectorError("QA tokenizer does not encode (question, context) pairs in order")
+        self.prefix = [(ids[i], types[i]) for i in range(q_pos[0])]
+        self.middle = [(ids[i], types[i]) for i in range(q_pos[-1] + 1, c_pos[0])]
+        self.suffix = [(ids[i], types[i]) for i in range(c_pos[-1] + 1, len(ids))]
+        self.specials = self.prefix + self.middle + self.suffix
+        self.q_type, self.c_type = types[q_pos[0]], types[c_pos[0]]
+        self.with_types = "token_type_ids" in enc
 
     def answer(
         self,
@@ -233,40 +270,48 @@ class ExtractiveQA:
 
         if not questions:
             return [], 0
-        enc: dict[str, list[Any]] = {
-            k: [] for k in ("input_ids", "attention_mask", "token_type_ids", "offset_mapping")
-        }
-        owner: list[int] = []
-        seq_ids: list[list[int | None]] = []
         with quiet_transformers():
-            cut, q_lens = self._cut_questions(questions)
-            # the overlap must leave each window some new context: a long question gets less
-            strides: dict[int, list[int]] = {}
-            for i, n in enumerate(q_lens):
-                room = self.max_length - n - self.n_special
-                strides.setdefault(max(0, min(self.stride, room - 1)), []).append(i)
-            for stride, members in sorted(strides.items()):
-                part = self.tokenizer(
-                    [cut[i] for i in members],
-                    [contexts[i] for i in members],
-                    truncation="only_second",
-                    max_length=self.max_length,
-                    stride=stride,
-                    return_overflowing_tokens=True,
-                    return_offsets_mapping=True,
+            q_ids = self.tokenizer(list(questions), add_special_tokens=False)["input_ids"]
+            distinct = list(dict.fromkeys(contexts))
+            c_enc = self.tokenizer(distinct, add_special_tokens=False, return_offsets_mapping=True)
+        ctx = {
+            c: (c_enc["input_ids"][i], c_enc["offset_mapping"][i]) for i, c in enumerate(distinct)
+        }
+        rows: list[dict[str, list[int]]] = []
+        owner: list[int] = []  # window -> question
+        first_ctx: list[int] = []  # window -> position of its first context token
+        window: list[tuple[int, int]] = []  # window -> (start, length) in the context tokens
+        win_no: list[int] = []  # window -> its number among its question's windows
+        home: list[list[int]] = []  # question -> max-context window of each context token
+        for qi, (q, c) in enumerate(zip(q_ids, contexts, strict=True)):
+            q = q[: self.max_query_tokens]
+            c_ids = ctx[c][0]
+            room = self.max_length - len(q) - len(self.specials)
+            spans = doc_windows(len(c_ids), room, self.stride)
+            home.append(max_context(spans, len(c_ids)))
+            for k, (start, length) in enumerate(spans):
+                parts = (
+                    self.prefix
+                    + [(t, self.q_type) for t in q]
+                    + self.middle
+                    + [(t, self.c_type) for t in c_ids[start : start + length]]
+                    + self.suffix
                 )
-                for w, m in enumerate(part["overflow_to_sample_mapping"]):
-                    owner.append(members[m])
-                    seq_ids.append(part.sequence_ids(w))
-                    for k in enc:
-                        if k in part:
-                            enc[k].append(part[k][w])
-        n_win = len(owner)
-        names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if enc[k]]
-        rows = [{k: enc[k][w] for k in names} for w in range(n_win)]
-        best: list[tuple[float, int, int, int]] = [(float("-inf"), -1, -1, -1)] * len(questions)
+                row = {"input_ids": [t for t, _ in parts]}
+                if self.with_types:
+                    row["token_type_ids"] = [k for _, k in parts]
+                rows.append(row)
+                owner.append(qi)
+                first_ctx.append(len(self.prefix) + len(q) + len(self.middle))
+                window.append((start, length))
+                win_no.append(k)
+        n_win = len(rows)
+        best: list[tuple[float, int, int]] = [(float("-inf"), -1, -1)] * len(questions)
         null = [float("inf")] * len(questions)
         lengths = [len(r["input_ids"]) for r in rows]
+        # each question's windows in order, so that a tie keeps the earlier window's span
+        order = sorted(range(n_win), key=lambda w: (owner[w], w))
+        logits: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         with torch.inference_mode():
             for idx in length_sorted_batches(lengths, batch_size):
                 batch = pad_batch([rows[w] for w in idx], self.pad_id, self.device)
@@ -274,23 +319,31 @@ class ExtractiveQA:
                 starts = out.start_logits.float().cpu().numpy()
                 ends = out.end_logits.float().cpu().numpy()
                 for j, w in enumerate(idx):
-                    n = lengths[w]
-                    s, e = starts[j, :n], ends[j, :n]
-                    q = owner[w]
-                    null[q] = min(null[q], float(s[0] + e[0]))
-                    allowed = np.asarray([sid == 1 for sid in seq_ids[w]])
-                    sc, a, b = best_span(s, e, allowed, max_answer_tokens)
-                    if sc > best[q][0]:
-                        best[q] = (sc, a, b, w)
+                    logits[w] = (starts[j, : lengths[w]], ends[j, : lengths[w]])
                 if progress is not None:
                     progress.update(len(idx))
+        for w in order:
+            s, e = logits.pop(w)
+            qi = owner[w]
+            null[qi] = min(null[qi], float(s[0] + e[0]))
+            lo, (start, length) = first_ctx[w], window[w]
+            ends_ok = [b for b in top_indexes(e, self.n_best) if lo <= b < lo + length]
+            for a in top_indexes(s, self.n_best):
+                if not lo <= a < lo + length or home[qi][start + a - lo] != win_no[w]:
+                    continue
+                for b in ends_ok:
+                    if b < a or b - a + 1 > max_answer_tokens:
+                        continue
+                    sc = float(s[a] + e[b])
+                    if sc > best[qi][0]:
+                        best[qi] = (sc, start + a - lo, start + b - lo)
         answers = []
-        for q, (sc, a, b, w) in enumerate(best):
-            if w < 0 or null[q] > sc:
+        for qi, (sc, a, b) in enumerate(best):
+            if a < 0 or null[qi] > sc:  # the authors: "" iff null - best non-null > 0
                 answers.append("")
                 continue
-            offsets = enc["offset_mapping"][w]
-            answers.append(contexts[q][offsets[a][0] : offsets[b][1]].strip())
+            offsets = ctx[contexts[qi]][1]
+            answers.append(contexts[qi][offsets[a][0] : offsets[b][1]].strip())
         return answers, n_win
 
 
@@ -317,9 +370,10 @@ class QAGS(ModelDetector):
         "The QA model is a public SQuAD2.0 checkpoint, not the authors' own BERT-large run.",
         "Answer candidates come from spaCy en_core_web_sm when installed (the released code loads "
         "en_core_web_lg), else from a regex fallback (the run says which).",
-        "Extractive QA takes the best span over each window's context tokens; the authors' BERT "
-        "script keeps the top 20 start and end positions and only the window where a token has "
-        "its widest context, and steps windows 128 tokens apart.",
+        "Extractive QA ranks the 20 best start and end positions over a window's real tokens "
+        "(the authors' script pads every window to 384 and ranks the padding too), maps the "
+        "span to text by character offsets (theirs: get_final_text), and answers '' where "
+        "theirs, in a rare edge case with no valid span, answers 'empty'.",
         "Generation stops at max_question_tokens (the authors' limit is the input's length + 1).",
         "Sampling is seeded per summary (the authors' random module was not seeded, and their "
         "candidate order came from a Python set).",
@@ -361,7 +415,13 @@ class QAGS(ModelDetector):
         "min_question_tokens": Opt(int, 3, "shorter questions are dropped", minimum=1, faithful=3),
         "max_answer_tokens": Opt(int, 30, "longest extracted answer", minimum=1, faithful=30),
         "qa_max_length": Opt(int, 384, "QA window tokens", minimum=32, faithful=384),
-        "qa_stride": Opt(int, 128, "QA window overlap", minimum=0),
+        "qa_stride": Opt(
+            int,
+            128,
+            "tokens between QA window starts (the authors' doc_stride)",
+            minimum=1,
+            faithful=128,
+        ),
         "qg_max_length": Opt(int, 512, "QG input tokens", minimum=16),
         "seed": Opt(int, 0, "seed of the candidate sample and the question fill-up"),
         "precision": Opt(str, "auto", "model dtype", choices=("auto", "float32", "float16")),

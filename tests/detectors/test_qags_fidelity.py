@@ -311,3 +311,126 @@ def test_qags_pipeline_with_scripted_models(tiny: dict[str, str]) -> None:
     assert items[2]["score"] == authors_f1_score(src_fill, qa.table.get((fill, norm), ""))
     assert scores[0] == pytest.approx((0.0 + 1.0 + items[2]["score"]) / 3)
     assert len(qa.asked) == len(set(qa.asked))  # each (question, context) asked once
+
+
+def authors_predictions(
+    model,
+    cls_id,
+    sep_id,
+    q_ids,
+    c_ids,
+    offsets,
+    context,
+    *,
+    max_seq_length,
+    doc_stride,
+    max_query_length=64,
+    n_best_size=20,
+    max_answer_length=30,
+):
+    """One answer as pytorch-pretrained-BERT's run_squad (finetune_pt_squad.py's utilities)
+    computes it for a BERT tokenizer: convert_examples_to_features, then write_predictions with
+    version_2_with_negative and null_score_diff_threshold 0.0."""
+    import torch
+
+    query_tokens = q_ids[:max_query_length]
+    max_tokens_for_doc = max_seq_length - len(query_tokens) - 3
+    doc_spans, start_offset = [], 0
+    while start_offset < len(c_ids):
+        length = min(len(c_ids) - start_offset, max_tokens_for_doc)
+        doc_spans.append((start_offset, length))
+        if start_offset + length == len(c_ids):
+            break
+        start_offset += min(length, doc_stride)
+
+    def is_max_context(span_index, position):  # _check_is_max_context
+        best_score, best_span_index = None, None
+        for i, (start, length) in enumerate(doc_spans):
+            end = start + length - 1
+            if position < start or position > end:
+                continue
+            score = min(position - start, end - position) + 0.01 * length
+            if best_score is None or score > best_score:
+                best_score, best_span_index = score, i
+        return span_index == best_span_index
+
+    prelim, score_null = [], float("inf")
+    for span_index, (start, length) in enumerate(doc_spans):
+        tokens = [cls_id, *query_tokens, sep_id, *c_ids[start : start + length], sep_id]
+        segment_ids = [0] * (len(query_tokens) + 2) + [1] * (length + 1)
+        token_to_orig_map = {len(query_tokens) + 2 + i: start + i for i in range(length)}
+        with torch.no_grad():
+            out = model(
+                input_ids=torch.tensor([tokens]), token_type_ids=torch.tensor([segment_ids])
+            )
+        start_logits = out.start_logits[0].tolist()
+        end_logits = out.end_logits[0].tolist()
+        score_null = min(score_null, start_logits[0] + end_logits[0])
+
+        def best_indexes(logits):  # _get_best_indexes
+            ranked = sorted(enumerate(logits), key=lambda x: x[1], reverse=True)
+            return [i for i, _ in ranked[:n_best_size]]
+
+        for s in best_indexes(start_logits):
+            for e in best_indexes(end_logits):
+                if s not in token_to_orig_map or e not in token_to_orig_map:
+                    continue
+                if not is_max_context(span_index, token_to_orig_map[s]):
+                    continue
+                if e < s or e - s + 1 > max_answer_length:
+                    continue
+                prelim.append(
+                    (start_logits[s] + end_logits[e], token_to_orig_map[s], token_to_orig_map[e])
+                )
+    prelim.sort(key=lambda x: x[0], reverse=True)
+    if not prelim:
+        return ""
+    best, a, b = prelim[0]
+    if score_null - best > 0.0:
+        return ""
+    return context[offsets[a][0] : offsets[b][1]].strip()
+
+
+def test_extractive_qa_decodes_as_the_authors_script(tiny: dict[str, str]) -> None:
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    from evaluator.detectors.device import resolve_device
+    from evaluator.detectors.qags import ExtractiveQA
+
+    tok = AutoTokenizer.from_pretrained(tiny["qa"])
+    model = AutoModelForQuestionAnswering.from_pretrained(tiny["qa"]).eval()
+    long_ctx = " ".join(DOCS)
+    questions = [
+        "Who is the mayor?",
+        "What rose?",
+        "How much will the library cost in the end, and who said so, and when?",
+        "Who?",
+    ]
+    contexts = [long_ctx, DOCS[1], long_ctx, DOCS[2]]
+    for max_len, stride, n_best in ((64, 16, 20), (96, 40, 3)):
+        qa = ExtractiveQA(tiny["qa"], resolve_device("cpu"), max_length=max_len, stride=stride)
+        qa.n_best = n_best
+        got, windows = qa.answer(questions * 2, contexts * 2, 3, 10)
+        assert windows > 2 * len(questions)  # the long contexts needed several windows
+        expected = []
+        for q, c in zip(questions, contexts, strict=True):
+            enc = tok(c, add_special_tokens=False, return_offsets_mapping=True)
+            q_ids = tok(q, add_special_tokens=False)["input_ids"]
+            expected.append(
+                authors_predictions(
+                    model,
+                    tok.cls_token_id,
+                    tok.sep_token_id,
+                    q_ids,
+                    enc["input_ids"],
+                    enc["offset_mapping"],
+                    c,
+                    max_seq_length=max_len,
+                    doc_stride=stride,
+                    max_query_length=min(64, (max_len - 3) // 2),
+                    n_best_size=n_best,
+                    max_answer_length=10,
+                )
+            )
+        assert got == expected * 2
+        assert any(expected) and expected != [""] * len(expected)
