@@ -306,12 +306,11 @@ class ExtractiveQA:
                 window.append((start, length))
                 win_no.append(k)
         n_win = len(rows)
-        best: list[tuple[float, int, int]] = [(float("-inf"), -1, -1)] * len(questions)
+        # per question: (score, window, start, end) of its best span; on a tie the earlier
+        # window keeps it (the authors' stable sort), whatever order the batches ran in
+        best: list[tuple[float, int, int, int]] = [(float("-inf"), -1, -1, -1)] * len(questions)
         null = [float("inf")] * len(questions)
         lengths = [len(r["input_ids"]) for r in rows]
-        # each question's windows in order, so that a tie keeps the earlier window's span
-        order = sorted(range(n_win), key=lambda w: (owner[w], w))
-        logits: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         with torch.inference_mode():
             for idx in length_sorted_batches(lengths, batch_size):
                 batch = pad_batch([rows[w] for w in idx], self.pad_id, self.device)
@@ -319,26 +318,25 @@ class ExtractiveQA:
                 starts = out.start_logits.float().cpu().numpy()
                 ends = out.end_logits.float().cpu().numpy()
                 for j, w in enumerate(idx):
-                    logits[w] = (starts[j, : lengths[w]], ends[j, : lengths[w]])
+                    s, e = starts[j, : lengths[w]], ends[j, : lengths[w]]
+                    qi = owner[w]
+                    null[qi] = min(null[qi], float(s[0] + e[0]))
+                    lo, (start, length) = first_ctx[w], window[w]
+                    ends_ok = [b for b in top_indexes(e, self.n_best) if lo <= b < lo + length]
+                    for a in top_indexes(s, self.n_best):
+                        if not lo <= a < lo + length or home[qi][start + a - lo] != win_no[w]:
+                            continue
+                        for b in ends_ok:
+                            if b < a or b - a + 1 > max_answer_tokens:
+                                continue
+                            sc = float(s[a] + e[b])
+                            top, top_w = best[qi][0], best[qi][1]
+                            if sc > top or (sc == top and w < top_w):
+                                best[qi] = (sc, w, start + a - lo, start + b - lo)
                 if progress is not None:
                     progress.update(len(idx))
-        for w in order:
-            s, e = logits.pop(w)
-            qi = owner[w]
-            null[qi] = min(null[qi], float(s[0] + e[0]))
-            lo, (start, length) = first_ctx[w], window[w]
-            ends_ok = [b for b in top_indexes(e, self.n_best) if lo <= b < lo + length]
-            for a in top_indexes(s, self.n_best):
-                if not lo <= a < lo + length or home[qi][start + a - lo] != win_no[w]:
-                    continue
-                for b in ends_ok:
-                    if b < a or b - a + 1 > max_answer_tokens:
-                        continue
-                    sc = float(s[a] + e[b])
-                    if sc > best[qi][0]:
-                        best[qi] = (sc, start + a - lo, start + b - lo)
         answers = []
-        for qi, (sc, a, b) in enumerate(best):
+        for qi, (sc, _, a, b) in enumerate(best):
             if a < 0 or null[qi] > sc:  # the authors: "" iff null - best non-null > 0
                 answers.append("")
                 continue
