@@ -30,6 +30,10 @@ class _Rouge:
     kind: ClassVar[str] = "baseline"
     default_checkpoint: ClassVar[str | None] = None
     paper: ClassVar[str] = "https://aclanthology.org/W04-1013/"
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
+        "Scored against the source document (reference-free); the papers' ROUGE rows compare "
+        "with reference summaries.",
+    )
     OPTIONS: ClassVar[dict[str, Opt]] = {
         "measure": Opt(str, "precision", "which ROUGE figure", choices=MEASURES),
         "stemmer": Opt(bool, True, "Porter stemming"),
@@ -57,8 +61,20 @@ class _Rouge:
             out.append(float(getattr(sc, self.options["measure"])))
         return out
 
+    def deviations(self) -> list[str]:
+        return []  # Google's rouge-score computes it; no option departs from the package
+
     def describe(self) -> dict[str, Any]:
-        return {"checkpoint": None, "device": "cpu", "options": dict(self.options)}
+        return {
+            "checkpoint": None,
+            "device": "cpu",
+            "options": dict(self.options),
+            "fidelity": {
+                "faithful": True,
+                "deviations": [],
+                "known_differences": list(self.KNOWN_DIFFERENCES),
+            },
+        }
 
 
 @register_detector("rouge-1")
@@ -93,6 +109,12 @@ class BERTScore(ModelDetector):
         "BERTScore precision of the summary against the source document (bert-score package)."
     )
     default_batch_size = 16
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
+        "Scored against the source document (reference-free); the papers' BERTScore rows "
+        "compare with reference summaries (QAGS: BERT-large uncased; LongDocFACTScore: "
+        "bert-base-uncased F1).",
+        "Documents longer than the encoder's limit are cut by bert-score (counted in the run).",
+    )
     OPTIONS: ClassVar[dict[str, Opt]] = {
         "num_layers": Opt(
             int, None, "encoder layer used (default: bert-score's for the model)", minimum=0

@@ -8,9 +8,14 @@ sentences most similar to it (cosine) are taken, each with one sentence of conte
 snippet and s_j, the best snippet counts, and the summary's score is the mean over its
 sentences:  (1/J) sum_j max_k metric(s_j | s*_k).
 
-option context=paper (default) builds the snippets as the paper defines them. The released
-package (longdocfactscore 1.0.0) slices `[k-1 : k+1]`, i.e. the previous sentence and s_k only
-(the first two sentences for k = 0); context=released reproduces it exactly.
+option context=released (the default, the authors' setup) builds the snippets as the released
+package does (longdocfactscore 1.0.0, `get_surrounding_sentences`): it slices `[k-1 : k+1]`,
+i.e. the previous sentence and s_k only (the first two sentences for k = 0), and the published
+numbers come from that code. context=paper is the variant that follows the paper's text
+(s_{k-1} + s_k + s_{k+1}).
+
+Evidence: per summary sentence, its score (the best snippet's BARTScore), the best snippet as
+support, and every retrieved snippet with its score.
 
 Faster than the released package with the same scores: each distinct document is split and
 embedded once (not once per summary), all summary sentences are embedded in one call, and the
@@ -24,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evaluator.detectors.base import ModelDetector, Opt, TruncationLog
+from evaluator.detectors.base import ModelDetector, Opt, TruncationLog, evidence, evidence_item
 from evaluator.detectors.registry import register_detector
 
 
@@ -62,15 +67,29 @@ class LongDocFACTScore(ModelDetector):
         "(Bishop et al. 2024)."
     )
     default_batch_size = 16
+    gpu_precision: ClassVar[str] = "float32"  # the package never casts its models
+    KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
+        "Sentences are split by FactBoard's splitter; the package uses nltk's sent_tokenize.",
+        "Equally similar source sentences are ranked earlier-first; the package's argsort "
+        "(quicksort) breaks such ties in no fixed order.",
+    )
     OPTIONS: ClassVar[dict[str, Opt]] = {
         "embedding_model": Opt(
             str,
             "sentence-transformers/bert-base-nli-mean-tokens",
             "sentence-transformers model (hub id or path)",
         ),
-        "k": Opt(int, 3, "most similar source sentences per summary sentence", minimum=1),
-        "context": Opt(str, "paper", "snippet window", choices=("paper", "released")),
-        "max_length": Opt(int, 1024, "scoring model tokens", minimum=8),
+        "k": Opt(
+            int, 3, "most similar source sentences per summary sentence", minimum=1, faithful=3
+        ),
+        "context": Opt(
+            str,
+            "released",
+            "snippet window: the released package's (released) or the paper's text (paper)",
+            choices=("paper", "released"),
+            faithful="released",
+        ),
+        "max_length": Opt(int, 1024, "scoring model tokens", minimum=8, faithful=1024),
         "embedding_batch_size": Opt(int, 64, "sentences per embedding batch", minimum=1),
         "precision": Opt(str, "auto", "model dtype", choices=("auto", "float32", "float16")),
     }
@@ -146,16 +165,41 @@ class LongDocFACTScore(ModelDetector):
         log.mark(owners, [flags[w] for w in where])
         log.add_to(self.stats)
         out: list[float] = []
+        ev: list[dict[str, Any] | None] = []
         pos = 0
-        for per_sample in layout:
+        for per_sample, sents in zip(layout, sum_sents, strict=True):
             if per_sample is None:
                 out.append(float("nan"))
+                ev.append(None)
                 continue
             per_sentence = []
-            for c in per_sample:
-                per_sentence.append([float(vals[w]) for w in where[pos : pos + c]])
+            items = []
+            for s, c in zip(sents, per_sample, strict=True):
+                scores = [float(vals[w]) for w in where[pos : pos + c]]
+                snippets = [uniq[w][0] for w in where[pos : pos + c]]
+                per_sentence.append(scores)
+                best = int(np.argmax(scores))
+                items.append(
+                    evidence_item(
+                        s,
+                        scores[best],
+                        snippets[best],
+                        snippets=[
+                            {"text": t, "score": v} for t, v in zip(snippets, scores, strict=True)
+                        ],
+                    )
+                )
                 pos += c
             out.append(ldfacts_aggregate(per_sentence))
+            ev.append(
+                evidence(
+                    "sentence",
+                    items,
+                    "mean over summary sentences of the best snippet's BARTScore",
+                    note=f"snippets: the K={k} most similar source sentences, window {context}",
+                )
+            )
+        self.set_evidence(ev)
         return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from evaluator.detectors.runner import build_detector
+from evaluator.detectors.text import split_sentences
 from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models, embedding_model_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -79,17 +80,45 @@ def inputs() -> tuple[list[str], list[str]]:
 
 
 def test_longdocfactscore_equals_the_official_package(official, inputs) -> None:
+    """The default (faithful) configuration is the package's."""
     docs, sums = inputs
     expected = official["scorer"].score_src_hyp_long(docs, sums)
     det = build_detector(
         "longdocfactscore",
         checkpoint=official["bart"],
         device="cpu",
-        options={"embedding_model": official["emb"], "context": "released"},
+        options={"embedding_model": official["emb"]},
     )
+    assert det.options["context"] == "released" and det.deviations() == []
     got = det.score(docs, sums)
     np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
     assert len(set(np.round(got, 4))) == len(got)  # distinct scores: a real comparison
+
+
+def test_longdocfactscore_evidence_is_the_packages_per_sentence_max(official) -> None:
+    """Per summary sentence: the package's metric on the retrieved snippets, max = the item's
+    score and its snippet the support; the mean of the items is the pair's score."""
+    det = build_detector(
+        "longdocfactscore",
+        checkpoint=official["bart"],
+        device="cpu",
+        options={"embedding_model": official["emb"]},
+    )
+    scores, ev = det.score_with_evidence(DOCS, SUMMARIES)
+    metric = official["scorer"].metric_function
+    for score, e, summ in zip(scores, ev, SUMMARIES, strict=True):
+        assert e is not None and e["unit"] == "sentence"
+        assert [it["text"] for it in e["items"]] == list(split_sentences(summ))
+        for it in e["items"]:
+            snippets = [x["text"] for x in it["extra"]["snippets"]]
+            assert len(snippets) == 3
+            ref = metric(snippets, [it["text"]] * len(snippets))
+            np.testing.assert_allclose(
+                [x["score"] for x in it["extra"]["snippets"]], ref, atol=1e-5
+            )
+            assert it["score"] == pytest.approx(max(ref), abs=1e-5)
+            assert it["support"] == snippets[int(np.argmax(ref))]
+        assert score == pytest.approx(np.mean([it["score"] for it in e["items"]]), abs=1e-9)
 
 
 def test_paper_context_equals_the_package_with_the_papers_window(official, inputs) -> None:
@@ -107,14 +136,15 @@ def test_paper_context_equals_the_package_with_the_papers_window(official, input
         "longdocfactscore",
         checkpoint=official["bart"],
         device="cpu",
-        options={"embedding_model": official["emb"]},
+        options={"embedding_model": official["emb"], "context": "paper"},
     )
+    assert det.deviations() == ["context=paper"]  # a labelled variant
     np.testing.assert_allclose(det.score(docs, sums), expected, atol=1e-5, rtol=0)
     released = build_detector(
         "longdocfactscore",
         checkpoint=official["bart"],
         device="cpu",
-        options={"embedding_model": official["emb"], "context": "released"},
+        options={"embedding_model": official["emb"]},
     ).score(docs, sums)
     assert not np.allclose(released, expected, atol=1e-5)  # the two windows do differ
 
