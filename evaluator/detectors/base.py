@@ -247,11 +247,11 @@ class ModelDetector(abc.ABC):
             self.device = resolve_device(
                 self.requested_device, self.options.get("precision"), gpu=self.gpu_precision
             )
-            self._load()
-            self._loaded = True
             used = self.splitter_used()
             if used is not None:
                 self.stats.notes.append(f"sentence splitter: {used}")
+            self._load()
+            self._loaded = True
 
     def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         """One score per (document, summary) pair; higher = more consistent. NaN where the
