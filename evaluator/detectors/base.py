@@ -248,8 +248,9 @@ class ModelDetector(abc.ABC):
                 self.requested_device, self.options.get("precision"), gpu=self.gpu_precision
             )
             used = self.splitter_used()
-            if used is not None:
-                self.stats.notes.append(f"sentence splitter: {used}")
+            note = f"sentence splitter: {used}"
+            if used is not None and note not in self.stats.notes:
+                self.stats.notes.append(note)
             self._load()
             self._loaded = True
 
