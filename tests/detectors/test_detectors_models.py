@@ -82,7 +82,7 @@ def test_summac_image_equals_one_pair_at_a_time(tiny: dict[str, str]) -> None:
     tok = AutoTokenizer.from_pretrained(tiny["nli"])
     model = AutoModelForSequenceClassification.from_pretrained(tiny["nli"]).eval()
     for doc, summ, img in zip(DOCS, SUMMARIES, images, strict=True):
-        blocks, sents = split_sentences(doc), split_sentences(summ)
+        blocks, sents = split_sentences(doc, "nltk"), split_sentences(summ, "nltk")
         assert img.shape == (3, len(blocks), len(sents))
         for i, b in enumerate(blocks):
             for j, s in enumerate(sents):
@@ -118,7 +118,8 @@ def test_alignscore_matrix_equals_one_pair_at_a_time(tiny: dict[str, str]) -> No
     backbone.eval()
     tok = AutoTokenizer.from_pretrained(tiny["align-base"])
     for doc, summ, m in zip(DOCS, SUMMARIES, mats, strict=True):
-        chunks, sents = alignscore_chunks(doc), split_sentences(summ)
+        chunks = alignscore_chunks(doc, style="nltk")
+        sents = split_sentences(summ, "nltk")
         for i, c in enumerate(chunks):
             for j, s in enumerate(sents):
                 enc = tok(c, s, truncation="only_first", max_length=128, return_tensors="pt")
@@ -157,7 +158,7 @@ def test_minicheck_matrix_equals_one_chunk_at_a_time(tiny: dict[str, str], which
     else:
         model = AutoModelForSequenceClassification.from_pretrained(tiny[which]).eval()
     for doc, summ, m in zip(DOCS, SUMMARIES, mats, strict=True):
-        chunks, claims = det.chunks(doc), split_sentences(summ)
+        chunks, claims = det.chunks(doc), split_sentences(summ, "nltk")
         assert len(chunks) > 1  # 20-word (or token) chunks: the document is split
         for i, c in enumerate(chunks):
             for j, s in enumerate(claims):
