@@ -31,6 +31,7 @@ from evaluator.detectors.base import (
     TruncationLog,
     evidence,
     evidence_item,
+    splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
 
@@ -40,12 +41,12 @@ def alignscore_aggregate(matrix: np.ndarray) -> float:
     return float(matrix.max(axis=0).mean())
 
 
-def summary_sentences(summary: str) -> tuple[str, ...]:
+def summary_sentences(summary: str, style: str = "nltk") -> tuple[str, ...]:
     """The summary's sentences, each checked against every chunk (the released code:
     `sent_tokenize(hypo)`); none for an empty summary, which then has no score."""
     from evaluator.detectors.text import split_sentences
 
-    return split_sentences(summary) or ((summary.strip(),) if summary.strip() else ())
+    return split_sentences(summary, style) or ((summary.strip(),) if summary.strip() else ())
 
 
 def resolve_ckpt_file(checkpoint: str) -> str:
@@ -103,13 +104,12 @@ class AlignScore(ModelDetector):
         "precision": Opt(
             str, "auto", "model dtype (float32 as the authors)", ("auto", "float32", "float16")
         ),
+        "splitter": splitter_opt("nltk"),
         "trust_checkpoint": Opt(bool, False, "allow a pickled (non weights-only) .ckpt"),
     }
     gpu_precision: ClassVar[str] = "float32"  # the released Inferencer never casts the model
+    sentence_style: ClassVar[str | None] = "nltk"  # sent_tokenize(premise), sent_tokenize(hypo)
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
-        "Sentences (document and summary) are split by FactBoard's shared splitter (pysbd, a "
-        "line break ends a sentence); the authors use nltk's punkt (sent_tokenize) on the "
-        "whole text.",
         "A pair whose summary sentence leaves no room for the chunk is cut longest-first on its "
         "own; the authors retry their whole mini-batch (the example's pairs, batch_size at a "
         "time) with truncation=True, which cuts other long pairs of that batch longest-first "
@@ -174,6 +174,18 @@ class AlignScore(ModelDetector):
         self.max_length = min(self.options["max_length"], lim)
         self.stats.max_input_tokens["alignment"] = self.max_length
 
+    def chunks(self, document: str) -> tuple[str, ...]:
+        """The document's chunks of about `chunk_words` words, whole sentences split in the
+        chosen style (the authors: nltk's sent_tokenize on the whole text)."""
+        from evaluator.detectors.text import alignscore_chunks
+
+        style = self.splitter_style() or "nltk"
+        return alignscore_chunks(document, self.options["chunk_words"], style)
+
+    def summary_sentences(self, summary: str) -> tuple[str, ...]:
+        """The summary's sentences in the chosen style (see `summary_sentences`)."""
+        return summary_sentences(summary, self.splitter_style() or "nltk")
+
     def matrices(self, documents: Sequence[str], summaries: Sequence[str]) -> list[np.ndarray]:
         """[chunks, sentences] aligned probabilities per pair."""
         from evaluator.detectors.batching import (
@@ -183,14 +195,12 @@ class AlignScore(ModelDetector):
             run_batches,
             unique,
         )
-        from evaluator.detectors.text import alignscore_chunks
 
         segs = []
         keys: list[tuple[str, str]] = []
         owners: list[int] = []
         for i, (d, s) in enumerate(zip(documents, summaries, strict=True)):
-            chunks = alignscore_chunks(d, self.options["chunk_words"])
-            sents = summary_sentences(s)
+            chunks, sents = self.chunks(d), self.summary_sentences(s)
             segs.append((chunks, sents))
             for c in chunks:
                 for t in sents:
@@ -229,8 +239,6 @@ class AlignScore(ModelDetector):
         return per_sample_matrices(segs, where, probs)
 
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
-        from evaluator.detectors.text import alignscore_chunks
-
         scores: list[float] = []
         ev: list[dict[str, Any] | None] = []
         for d, s, m in zip(documents, summaries, self.matrices(documents, summaries), strict=True):
@@ -239,11 +247,11 @@ class AlignScore(ModelDetector):
                 ev.append(None)
                 continue
             scores.append(alignscore_aggregate(m))
-            chunks = alignscore_chunks(d, self.options["chunk_words"])
+            chunks = self.chunks(d)
             best = m.argmax(axis=0)
             items = [
                 evidence_item(sent, float(m[best[j], j]), support=chunks[int(best[j])])
-                for j, sent in enumerate(summary_sentences(s))
+                for j, sent in enumerate(self.summary_sentences(s))
             ]
             ev.append(evidence("sentence", items, "mean"))
         self.set_evidence(ev)

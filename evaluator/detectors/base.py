@@ -11,6 +11,13 @@ a run whose options differ records them as deviations (`deviations()`, in `descr
 the board shows in the model's name. What still differs from the authors' code in the faithful
 setup is listed, per detector, in `KNOWN_DIFFERENCES`.
 
+Sentences: a detector that splits text into sentences names the authors' splitting style in
+`sentence_style` (a style of `evaluator.detectors.text.split_sentences`: "nltk" or
+"nltk-newlines"), puts `splitter_opt(style)` in its OPTIONS as "splitter" (the authors' style,
+or "pysbd", FactBoard's own) and splits with `self.sentences(text)`. The run records the splitter
+that ran (`fidelity()["splitter"]`, a note in the stats), and a run that asked for the authors'
+punkt on a machine without its data is the variant `splitter=pysbd`.
+
 Evidence: besides one score per pair, a detector may say why, per pair (the sentence it flags, the
 source sentence that supports it best, a QAGS question and its two answers). `_score` hands it to
 `set_evidence` (one dict or None per pair, built with `evidence()` and `evidence_item()`);
@@ -27,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from evaluator.core.errors import FactBoardError
+from evaluator.detectors import text as _text
 
 
 class DetectorError(FactBoardError):
@@ -99,6 +107,24 @@ def parse_options(
     return out
 
 
+def splitter_opt(authors_style: str) -> Opt:
+    """The "splitter" option of a detector whose authors split sentences in `authors_style`
+    (a style of `split_sentences`): that style (the default, faithful) or "pysbd"."""
+    if authors_style not in _text.SENTENCE_STYLES or authors_style == "pysbd":
+        raise ValueError(
+            f"the authors' sentence style must be one of "
+            f"{', '.join(s for s in _text.SENTENCE_STYLES if s != 'pysbd')}, not {authors_style!r}"
+        )
+    return Opt(
+        str,
+        authors_style,
+        f"sentence splitter: {authors_style} (nltk's punkt as the authors; pysbd where its data "
+        "is missing) or pysbd (FactBoard's, every line break a boundary)",
+        choices=(authors_style, "pysbd"),
+        faithful=authors_style,
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # statistics
 
@@ -169,6 +195,8 @@ class ModelDetector(abc.ABC):
     gpu_precision: ClassVar[str] = "float32"
     # what still differs from the authors' code in the faithful setup (README's detector table)
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = ()
+    # the authors' sentence-splitting style (see the module's docstring); None: no sentences
+    sentence_style: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -219,6 +247,10 @@ class ModelDetector(abc.ABC):
             self.device = resolve_device(
                 self.requested_device, self.options.get("precision"), gpu=self.gpu_precision
             )
+            used = self.splitter_used()
+            note = f"sentence splitter: {used}"
+            if used is not None and note not in self.stats.notes:
+                self.stats.notes.append(note)
             self._load()
             self._loaded = True
 
@@ -251,7 +283,8 @@ class ModelDetector(abc.ABC):
         self._evidence = list(evidence)
 
     def deviations(self) -> list[str]:
-        """The options set away from the authors' value, as `key=value` (empty: faithful)."""
+        """The options set away from the authors' value, as `key=value` (empty: faithful). The
+        authors' splitter asked for on a machine without punkt data is `splitter=pysbd`."""
         out = []
         for key, opt in self.OPTIONS.items():
             value = self.options.get(key)
@@ -259,17 +292,49 @@ class ModelDetector(abc.ABC):
                 if value not in (None, "auto", "float32", self.gpu_precision):
                     out.append(f"precision={value}")
                 continue
+            if key == "splitter" and self.splitter_used() == _text.PUNKT_MISSING:
+                out.append("splitter=pysbd")  # the authors' punkt asked for, its data missing
+                continue
             if opt.faithful is not None and value != opt.faithful:
                 out.append(f"{key}={value}")
         return out
 
     def fidelity(self) -> dict[str, Any]:
         devs = self.deviations()
-        return {
+        out: dict[str, Any] = {
             "faithful": not devs,
             "deviations": devs,
             "known_differences": list(self.KNOWN_DIFFERENCES),
         }
+        used = self.splitter_used()
+        if used is not None:
+            out["splitter"] = used
+        return out
+
+    # sentences ------------------------------------------------------------------------------
+
+    def splitter_style(self, authors_style: str | None = None) -> str | None:
+        """The style `sentences` splits in: the authors' (`authors_style`, default the class's
+        `sentence_style`) unless option splitter=pysbd; None for a detector without sentences."""
+        authors = authors_style or self.sentence_style
+        if authors is None:
+            return None
+        return "pysbd" if self.options.get("splitter") == "pysbd" else authors
+
+    def sentences(self, text: str, authors_style: str | None = None) -> tuple[str, ...]:
+        """The sentences of `text` in the chosen style (see `splitter_style`; `authors_style`
+        names the authors' style for this text where a detector uses two, e.g. MiniCheck's
+        "nltk" for summary sentences beside "nltk-newlines" for documents)."""
+        style = self.splitter_style(authors_style)
+        if style is None:
+            raise DetectorError(f"detector {self.name} names no sentence style")
+        return _text.split_sentences(text, style)
+
+    def splitter_used(self) -> str | None:
+        """The splitter that runs here: "nltk-punkt", "pysbd (punkt data not found)" or "pysbd";
+        None for a detector that splits no sentences."""
+        style = self.splitter_style()
+        return None if style is None else _text.splitter_used(style)
 
     def reset_stats(self) -> None:
         """Zero the counters (what was learnt at load time, limits and notes, is kept)."""

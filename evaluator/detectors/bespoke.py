@@ -58,8 +58,6 @@ class BespokeMiniCheck(DecoderJudge):
     top_logprobs = 5
     OPTIONS: ClassVar[dict[str, Opt]] = dict(DecoderJudge.COMMON_OPTIONS)
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
-        "Sentences are split with pysbd, not nltk's punkt (which needs a download); a document "
-        "under 32K tokens is one chunk either way, so only multi-sentence summaries can differ.",
         "The 5 candidates are decoded one token at a time (tokenizer.decode), as current vLLM "
         "does; the vLLM of the authors' time decoded them in context.",
         "The transformers path runs the model in PyTorch, not vLLM: the same probabilities up "

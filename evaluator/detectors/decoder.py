@@ -38,6 +38,7 @@ from evaluator.detectors.base import (
     TruncationLog,
     evidence,
     evidence_item,
+    splitter_opt,
 )
 
 Steps = list[list[tuple[str, float]]]  # per generated step, its top-k (decoded token, logprob)
@@ -53,16 +54,19 @@ DEFAULT_MAX_LENGTH = 32768  # the authors' max_model_len
 ANSWER_CHARS = 4000  # the model's answer kept in the evidence (a thinking trace can be long)
 
 
-def llmcheck_sentences(text: str) -> list[str]:
-    """The document as the authors split it: sentences of each line, with "\\n" between lines
-    (pysbd here, nltk's punkt there)."""
+def llmcheck_sentences(text: str, style: str = "nltk-newlines") -> list[str]:
+    """The document as the authors split it (`sent_tokenize_with_newlines`): sentences of each
+    line, with "\\n" between lines; "nltk-newlines" splits each line with nltk's punkt (pysbd
+    where its data is missing), "pysbd" with FactBoard's splitter."""
     from evaluator.detectors.text import split_sentences
 
+    if style == "nltk-newlines":
+        return list(split_sentences(text, style))
     out: list[str] = []
     for i, line in enumerate(text.split("\n")):
         if i:
             out.append("\n")
-        out.extend(split_sentences(line) if line.strip() else ())
+        out.extend(split_sentences(line, style) if line.strip() else ())
     return out
 
 
@@ -100,6 +104,8 @@ class DecoderJudge(ModelDetector):
     kind = "non-llm"
     gpu_precision = "bfloat16"
     default_batch_size = 4
+    # documents: sent_tokenize_with_newlines (punkt per line); summary sentences: sent_tokenize
+    sentence_style: ClassVar[str | None] = "nltk-newlines"
     top_logprobs: ClassVar[int] = 5
     COMMON_OPTIONS: ClassVar[dict[str, Opt]] = {
         "max_length": Opt(
@@ -124,6 +130,7 @@ class DecoderJudge(ModelDetector):
             choices=("min", "whole"),
             faithful="min",
         ),
+        "splitter": splitter_opt("nltk-newlines"),
         "base_url": Opt(
             str,
             None,
@@ -249,18 +256,16 @@ class DecoderJudge(ModelDetector):
 
     def chunks(self, document: str) -> list[str]:
         if document not in self._chunk_cache:
-            items = llmcheck_sentences(document)
+            items = llmcheck_sentences(document, self.splitter_style() or "nltk-newlines")
             self._chunk_cache[document] = llmcheck_chunks(
                 items, self.n_tokens(items), self.chunk_size
             )
         return self._chunk_cache[document]
 
     def claims(self, summary: str) -> list[str]:
-        from evaluator.detectors.text import split_sentences
-
         if self.options["aggregate"] == "whole":
             return [summary.strip()] if summary.strip() else []
-        return list(split_sentences(summary))
+        return list(self.sentences(summary, "nltk"))  # the authors: nltk.sent_tokenize(claim)
 
     # prompts -------------------------------------------------------------------------------
 

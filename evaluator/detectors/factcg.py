@@ -31,6 +31,7 @@ from evaluator.detectors.base import (
     TruncationLog,
     evidence,
     evidence_item,
+    splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
 
@@ -88,13 +89,14 @@ class FactCG(ModelDetector):
             minimum=16,
             faithful=2048,
         ),
+        "splitter": splitter_opt("nltk"),
         "precision": Opt(
             str, "auto", "model dtype", choices=("auto", "float32", "float16", "bfloat16")
         ),
     }
     gpu_precision: ClassVar[str] = "float32"  # the authors load and run it in float32
+    sentence_style: ClassVar[str | None] = "nltk"  # chunking_src: sent_tokenize(src)
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
-        "Sentences are split with pysbd (line breaks end a sentence), not NLTK's punkt.",
         "Token counts for chunking use NLTK's word tokenizer per sentence (punkt not re-run).",
     )
 
@@ -137,10 +139,8 @@ class FactCG(ModelDetector):
         self._chunk_cache: dict[str, tuple[str, ...]] = {}
 
     def chunks(self, document: str) -> tuple[str, ...]:
-        from evaluator.detectors.text import split_sentences
-
         if document not in self._chunk_cache:
-            sents = split_sentences(document)
+            sents = self.sentences(document)
             sizes = [nltk_token_count(s) for s in sents]
             self._chunk_cache[document] = factcg_chunks(sents, sizes, self.chunk_size)
         return self._chunk_cache[document]

@@ -133,7 +133,7 @@ class GraniteGuardian(DecoderJudge):
         "is a handful of tokens.",
         "IBM's evaluation checks the whole claim against the whole document; FactBoard chunks "
         "and splits sentences as the MiniCheck repository does (the same for one-sentence claims "
-        "under 32K tokens). Sentences are split with pysbd, not nltk's punkt.",
+        "under 32K tokens).",
     )
 
     def max_new_tokens(self) -> int:

@@ -36,6 +36,7 @@ from evaluator.detectors.base import (
     TruncationLog,
     evidence,
     evidence_item,
+    splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
 
@@ -94,14 +95,18 @@ def minicheck_aggregate(matrix: np.ndarray, how: str = "min") -> float:
     return float(per_claim.min())
 
 
-def lines_and_sentences(document: str) -> tuple[str, ...]:
+def lines_and_sentences(document: str, style: str = "nltk-newlines") -> tuple[str, ...]:
     """The document's sentences line by line, LINE_BREAK between lines (an empty line adds one
-    more), as the authors' `sent_tokenize_with_newlines`; [""] when that leaves nothing."""
+    more), as the authors' `sent_tokenize_with_newlines` ("nltk-newlines": punkt within each
+    line, pysbd where its data is missing; "pysbd": FactBoard's splitter within each line);
+    [""] when that leaves nothing."""
     from evaluator.detectors.text import split_sentences
 
+    if style == "nltk-newlines":
+        return split_sentences(document, style) or ("",)
     out: list[str] = []
     for line in document.split("\n"):
-        out.extend(split_sentences(line))
+        out.extend(split_sentences(line, style))
         out.append(LINE_BREAK)
     return tuple(out[:-1]) or ("",)
 
@@ -191,6 +196,7 @@ class MiniCheck(ModelDetector):
         "unsupport_token_id": Opt(
             int, 3, "Flan-T5: token id read as 'not supported'", minimum=0, faithful=3
         ),
+        "splitter": splitter_opt("nltk-newlines"),
         "precision": Opt(
             str,
             "auto",
@@ -199,9 +205,10 @@ class MiniCheck(ModelDetector):
         ),
     }
     gpu_precision: ClassVar[str] = "float32"  # the authors load every checker in float32
+    # documents: sent_tokenize_with_newlines (punkt per line); summary sentences (the sentence
+    # variant, as the authors' LLMCheck): sent_tokenize
+    sentence_style: ClassVar[str | None] = "nltk-newlines"
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
-        "Document sentences are split line by line with FactBoard's shared splitter (pysbd); "
-        "the authors use nltk's punkt (sent_tokenize) within each line.",
         "An empty document is checked as one empty chunk (the authors' 7B code does the same; "
         "their RoBERTa/DeBERTa/Flan-T5 code fails on it); an empty summary gets no score.",
         "Batches are length-sorted and padded to their longest input (the authors: batches of 16 "
@@ -310,7 +317,7 @@ class MiniCheck(ModelDetector):
 
         if document in self._chunk_cache:
             return self._chunk_cache[document]
-        sents = lines_and_sentences(document)
+        sents = lines_and_sentences(document, self.splitter_style() or "nltk-newlines")
         if self.chunk_unit == "words":
             sizes = [len(s.split()) for s in sents]
         else:
@@ -332,13 +339,11 @@ class MiniCheck(ModelDetector):
     def claims(self, summary: str) -> tuple[str, ...]:
         """What is checked against each chunk: the whole summary as it is (the authors), or its
         sentences (the sentence variant); nothing for an empty summary."""
-        from evaluator.detectors.text import split_sentences
-
         if not summary.strip():
             return ()
         if self.options["aggregate"] == "whole":
             return (summary,)
-        return split_sentences(summary) or (summary.strip(),)
+        return self.sentences(summary, "nltk") or (summary.strip(),)
 
     def matrices(self, documents: Sequence[str], summaries: Sequence[str]) -> list[np.ndarray]:
         """[chunks, claims] support probabilities per pair."""

@@ -41,7 +41,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evaluator.detectors.base import DetectorError, ModelDetector, Opt, TruncationLog
+from evaluator.detectors.base import (
+    DetectorError,
+    ModelDetector,
+    Opt,
+    TruncationLog,
+    splitter_opt,
+)
 from evaluator.detectors.registry import register_detector
 
 # SummaC's 'percentile' bins (model_summac.py), 23 bins over [0, 1]
@@ -456,6 +462,7 @@ class _SummaCBase(ModelDetector):
     default_checkpoint: ClassVar[str | None] = "tals/albert-xlarge-vitaminc-mnli"
     paper: ClassVar[str] = "https://aclanthology.org/2022.tacl-1.10/"
     gpu_precision: ClassVar[str] = "float16"  # SummaCImager.load_nli: model.half() on CUDA
+    sentence_style: ClassVar[str | None] = "nltk"  # SummaCImager.split_sentences: sent_tokenize
     OPTIONS: ClassVar[dict[str, Opt]] = {
         "granularity": Opt(
             str,
@@ -464,14 +471,7 @@ class _SummaCBase(ModelDetector):
             choices=GRANULARITY_CHOICES,
             faithful="sentence",
         ),
-        "splitter": Opt(
-            str,
-            "nltk",
-            "sentence splitter: nltk (punkt; pysbd where its data is missing) or pysbd with "
-            "every line break a boundary",
-            choices=("nltk", "pysbd"),
-            faithful="nltk",
-        ),
+        "splitter": splitter_opt("nltk"),
         "min_chars": Opt(
             int,
             10,
@@ -520,25 +520,6 @@ class _SummaCBase(ModelDetector):
         if given and len(set(given)) != 3:
             raise DetectorError(f"detector {self.name}: label indices {given} are not distinct")
         self._cache: dict[tuple[str, str], tuple[np.ndarray, bool]] = {}
-
-    # fidelity -------------------------------------------------------------------------------
-
-    def splitter_used(self) -> str:
-        """The splitter that runs: "nltk-punkt", "pysbd (punkt data not found)" or "pysbd"."""
-        from evaluator.detectors.text import splitter_used
-
-        return splitter_used(self.options["splitter"])
-
-    def deviations(self) -> list[str]:
-        out = super().deviations()
-        if self.options["splitter"] == "nltk" and self.splitter_used() != "nltk-punkt":
-            out.append("splitter=pysbd")  # asked for the authors' nltk, no punkt data here
-        return out
-
-    def fidelity(self) -> dict[str, Any]:
-        d = super().fidelity()
-        d["splitter"] = self.splitter_used()
-        return d
 
     # model ----------------------------------------------------------------------------------
 
@@ -589,7 +570,6 @@ class _SummaCBase(ModelDetector):
                 f"(max_length={self.options['max_length']} asked)"
             )
         self.stats.max_input_tokens["nli"] = self.max_length
-        self.stats.notes.append(f"sentence splitter: {self.splitter_used()}")
         self.model = place(model, self.device)
 
     def _segments(self, document: str, summary: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -598,7 +578,7 @@ class _SummaCBase(ModelDetector):
             document,
             summary,
             o["granularity"],
-            o["splitter"],
+            self.splitter_style() or "nltk",
             o["min_chars"],
             o["max_doc_blocks"],
         )

@@ -140,11 +140,14 @@ def doc_blocks(text: str, granularity: str) -> tuple[str, ...]:
     raise ValueError(f"unknown granularity {granularity!r}")
 
 
-def alignscore_chunks(text: str, words_per_chunk: int = 350) -> tuple[str, ...]:
+def alignscore_chunks(
+    text: str, words_per_chunk: int = 350, style: str = "pysbd"
+) -> tuple[str, ...]:
     """AlignScore's chunking (Zha et al. 2023, released inference code): with W words in the
     document, n = W // 350 + 1 chunks are wanted, so consecutive runs of max(S // n, 1)
-    sentences are joined (S = number of sentences). An empty document is one empty chunk."""
-    sents = split_sentences(text) or ("",)
+    sentences (split in `style`; the authors' is "nltk") are joined (S = number of sentences).
+    An empty document is one empty chunk."""
+    sents = split_sentences(text, style) or ("",)
     n_chunk = len(text.strip().split()) // words_per_chunk + 1
     per = max(len(sents) // n_chunk, 1)
     return tuple(" ".join(sents[i : i + per]) for i in range(0, len(sents), per))

@@ -3,16 +3,17 @@
 The authors' package (yuh-zha/AlignScore, `alignscore`) is not on the package index, so
 FactBoard's faithful setup is compared with a straightforward re-computation of the released
 code path (src/alignscore/inference.py, `Inferencer`, evaluation mode "nli_sp"; the model as
-src/alignscore/model.py builds it), each step cited. The sentence splitter is the one step where
-the re-computation uses FactBoard's (nltk's punkt data cannot be had offline): it is named in
-AlignScore.KNOWN_DIFFERENCES.
+src/alignscore/model.py builds it), each step cited. Sentences are split by nltk's
+own `sent_tokenize` in the re-computation, on a tiny punkt model written to a temporary nltk data
+folder (the real model cannot be downloaded here).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
 from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models
+from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -39,6 +41,15 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                 pytest.fail(msg)
             pytest.skip(msg)
     return build_tiny_models(tmp_path_factory.mktemp("tiny-align"))
+
+
+@pytest.fixture(autouse=True)
+def nltk_data(tmp_path: Path) -> Iterator[Path]:
+    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
+    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
+    root = write_punkt_tab(tmp_path / "nltk_data")
+    with punkt_installed(root):
+        yield root
 
 
 def _detector(tiny: dict[str, str], **options: object) -> object:
@@ -132,9 +143,11 @@ class AuthorsAlignScore:
 
 
 def _splitter() -> Callable[[str], list[str]]:
-    from evaluator.detectors.text import split_sentences
+    """The authors' `sent_tokenize`: nltk's own, on the punkt model the `nltk_data` fixture
+    installs."""
+    from nltk.tokenize import sent_tokenize
 
-    return lambda text: list(split_sentences(text))
+    return sent_tokenize
 
 
 def _inputs() -> tuple[list[str], list[str]]:

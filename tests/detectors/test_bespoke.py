@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
 from tests.support.detectors import DOCS, SUMMARIES
 from tests.support.llm_servers import FakeLLMServer, Recorded, Reply
+from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -29,6 +31,15 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     require_model_libraries()
 
     return build_tiny_decoders(tmp_path_factory.mktemp("tiny-decoders"))
+
+
+@pytest.fixture(autouse=True)
+def nltk_data(tmp_path: Path) -> Iterator[Path]:
+    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
+    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
+    root = write_punkt_tab(tmp_path / "nltk_data")
+    with punkt_installed(root):
+        yield root
 
 
 def _det(tiny: dict[str, str], **options: object):
@@ -277,6 +288,7 @@ def test_cli_run_on_the_demo(tiny: dict[str, str], tmp_data_root: Path) -> None:
     record = json.loads((tmp_data_root / "runs" / new[0].run_id / "run.json").read_text())
     assert record["config"]["detector"] == "bespoke-minicheck"
     extra = record["config"]["extra"]
+    assert extra["fidelity"]["splitter"] == "nltk-punkt"
     assert extra["fidelity"]["faithful"] is True and extra["fidelity"]["known_differences"]
     assert extra["stats"]["samples"] == 12 and extra["dtype"] == "float32"
     assert record["model"]["name"] == "Bespoke-MiniCheck-7B (qwen2-chat)"

@@ -84,7 +84,7 @@ def test_summac_image_equals_one_pair_at_a_time(tiny: dict[str, str]) -> None:
     tok = AutoTokenizer.from_pretrained(tiny["nli"])
     model = AutoModelForSequenceClassification.from_pretrained(tiny["nli"]).eval()
     for doc, summ, img in zip(DOCS, SUMMARIES, images, strict=True):
-        blocks, sents = split_sentences(doc), split_sentences(summ)
+        blocks, sents = split_sentences(doc, "nltk"), split_sentences(summ, "nltk")
         assert img.shape == (3, len(blocks), len(sents))
         for i, b in enumerate(blocks):
             for j, s in enumerate(sents):
@@ -94,7 +94,7 @@ def test_summac_image_equals_one_pair_at_a_time(tiny: dict[str, str]) -> None:
                 # VitaminC order: SUPPORTS (entail) 0, REFUTES (contradict) 1, NEI (neutral) 2
                 np.testing.assert_allclose(img[:, i, j], p[[0, 1, 2]], atol=1e-5)
     assert det.score(DOCS, SUMMARIES) == pytest.approx([zs_score(i) for i in images], abs=1e-9)
-    assert "from config labels" in det.stats.notes[0]
+    assert any("from config labels" in n for n in det.stats.notes)
 
 
 def test_alignscore_matrix_equals_one_pair_at_a_time(tiny: dict[str, str]) -> None:
@@ -120,7 +120,8 @@ def test_alignscore_matrix_equals_one_pair_at_a_time(tiny: dict[str, str]) -> No
     backbone.eval()
     tok = AutoTokenizer.from_pretrained(tiny["align-base"])
     for doc, summ, m in zip(DOCS, SUMMARIES, mats, strict=True):
-        chunks, sents = alignscore_chunks(doc), split_sentences(summ)
+        chunks = alignscore_chunks(doc, style="nltk")
+        sents = split_sentences(summ, "nltk")
         for i, c in enumerate(chunks):
             for j, s in enumerate(sents):
                 enc = tok(c, s, truncation="only_first", max_length=128, return_tensors="pt")
@@ -159,7 +160,7 @@ def test_minicheck_matrix_equals_one_chunk_at_a_time(tiny: dict[str, str], which
     else:
         model = AutoModelForSequenceClassification.from_pretrained(tiny[which]).eval()
     for doc, summ, m in zip(DOCS, SUMMARIES, mats, strict=True):
-        chunks, claims = det.chunks(doc), split_sentences(summ)
+        chunks, claims = det.chunks(doc), split_sentences(summ, "nltk")
         assert len(chunks) > 1  # 20-word (or token) chunks: the document is split
         for i, c in enumerate(chunks):
             for j, s in enumerate(claims):

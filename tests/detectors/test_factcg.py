@@ -10,6 +10,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from evaluator.detectors.factcg import factcg_chunks, factcg_input, nltk_token_c
 from evaluator.detectors.runner import build_detector
 from evaluator.detectors.text import split_sentences
 from tests.support.detectors import DOCS, SUMMARIES
+from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +39,15 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     from tests.support.tiny_checkers import build_factcg
 
     return build_factcg(tmp_path_factory.mktemp("tiny-factcg"))
+
+
+@pytest.fixture(autouse=True)
+def nltk_data(tmp_path: Path) -> Iterator[Path]:
+    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
+    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
+    root = write_punkt_tab(tmp_path / "nltk_data")
+    with punkt_installed(root):
+        yield root
 
 
 def test_the_instruction_text_is_the_authors() -> None:
@@ -125,7 +136,7 @@ def test_scores_are_max_over_chunks_of_p_supported(tiny: dict[str, str]) -> None
             assert item["extra"]["chunk"] == best and item["extra"]["chunks"] == len(chunks)
             assert item["extra"]["chunk_scores"] == pytest.approx(p1, abs=1e-5)
             if whole:  # one chunk: every sentence of the document, one per line
-                assert item["support"] == "\n".join(split_sentences(doc))
+                assert item["support"] == "\n".join(split_sentences(doc, "nltk"))
     notes = " ".join(det.describe()["stats"]["notes"])
     assert "550 NLTK tokens" in notes and "P(supported)" in notes
     assert det.describe()["stats"]["max_input_tokens"] == {"checker": 2048}
@@ -177,12 +188,13 @@ def test_a_checkpoint_of_another_architecture_is_refused_by_name(
         build_detector("factcg", checkpoint=tiny["factcg"], options={"chunk_size": "0"})
 
 
-def test_cli_run_on_the_demo(tiny: dict[str, str], tmp_data_root: Path) -> None:
+def test_cli_run_on_the_demo(tiny: dict[str, str], tmp_data_root: Path, nltk_data: Path) -> None:
     from evaluator.ingest.demo import build_demo
     from evaluator.store import ingested, layout, runs
 
     list(build_demo(root=tmp_data_root))
     env = {**os.environ, "FACTBOARD_DATA": str(tmp_data_root), "HF_HUB_OFFLINE": "1"}
+    env["NLTK_DATA"] = str(nltk_data)  # the punkt model, for the command's own nltk
     cmd = [sys.executable, "-m", "evaluator", "run", "--detector", "factcg", "--benchmark"]
     cmd += ["demo", "--checkpoint", tiny["factcg"], "--device", "cpu", "--limit", "10"]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
@@ -195,7 +207,13 @@ def test_cli_run_on_the_demo(tiny: dict[str, str], tmp_data_root: Path) -> None:
     assert rec.config.checkpoint == tiny["factcg"]
     extra = rec.config.extra
     assert extra["fidelity"]["faithful"] is True
-    assert extra["options"] == {"chunk_size": 550, "max_length": 2048, "precision": "auto"}
+    assert extra["fidelity"]["splitter"] == "nltk-punkt"
+    assert extra["options"] == {
+        "chunk_size": 550,
+        "max_length": 2048,
+        "splitter": "nltk",
+        "precision": "auto",
+    }
     stats = extra["stats"]
     samples = ingested.load_samples("demo")
     assert stats["samples"] == 10 * samples["split"].nunique()

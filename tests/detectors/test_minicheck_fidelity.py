@@ -3,9 +3,9 @@
 The authors' package (Liyan06/MiniCheck) is not on the package index (the `minicheck` there is
 an unrelated model checker), so FactBoard's faithful setup is compared with a straightforward
 re-computation of their code path, written here from minicheck/inference.py and
-minicheck/minicheck.py with each step cited. The sentence splitter is the one step where the
-re-computation uses FactBoard's (nltk's punkt data cannot be had offline): it is named in
-MiniCheck.KNOWN_DIFFERENCES.
+minicheck/minicheck.py with each step cited. Sentences are split by nltk's
+own `sent_tokenize` in the re-computation, on a tiny punkt model written to a temporary nltk data
+folder (the real model cannot be downloaded here).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
 from tests.support.detectors import DOCS, SUMMARIES
+from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -38,6 +39,15 @@ def checkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     from tests.support.tiny_minicheck import build_minicheck_checkers
 
     return build_minicheck_checkers(tmp_path_factory.mktemp("minicheck-checkers"))
+
+
+@pytest.fixture(autouse=True)
+def nltk_data(tmp_path: Path) -> Iterator[Path]:
+    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
+    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
+    root = write_punkt_tab(tmp_path / "nltk_data")
+    with punkt_installed(root):
+        yield root
 
 
 def _inputs() -> tuple[list[str], list[str]]:
@@ -182,9 +192,11 @@ class AuthorsInferencer:
 
 
 def _splitter() -> Callable[[str], list[str]]:
-    from evaluator.detectors.text import split_sentences
+    """The authors' `sent_tokenize`: nltk's own, on the punkt model the `nltk_data` fixture
+    installs."""
+    from nltk.tokenize import sent_tokenize
 
-    return lambda text: list(split_sentences(text))
+    return sent_tokenize
 
 
 AUTHORS_NAME = {
@@ -249,7 +261,7 @@ def test_sentence_variant_is_the_min_over_sentences_of_the_max_over_chunks(
     authors = AuthorsInferencer(checkers["roberta"], "roberta-large")
     split = _splitter()
     for doc, summ, got, ev in zip(docs, sums, scores, evidence, strict=True):
-        sents = split_sentences(summ)
+        sents = split(summ)  # LLMCheck.split_into_sentences: nltk.sent_tokenize
         per_sentence = [authors.score(doc, s, split) for s in sents]
         assert got == pytest.approx(min(p[0] for p in per_sentence), abs=1e-5)
         assert ev is not None and ev["unit"] == "sentence" and ev["aggregate"] == "min"
