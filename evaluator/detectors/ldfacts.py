@@ -29,7 +29,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evaluator.detectors.base import ModelDetector, Opt, TruncationLog, evidence, evidence_item
+from evaluator.detectors.base import (
+    ModelDetector,
+    Opt,
+    TruncationLog,
+    evidence,
+    evidence_item,
+    splitter_opt,
+)
 from evaluator.detectors.registry import register_detector
 
 
@@ -68,8 +75,8 @@ class LongDocFACTScore(ModelDetector):
     )
     default_batch_size = 16
     gpu_precision: ClassVar[str] = "float32"  # the package never casts its models
+    sentence_style: ClassVar[str | None] = "nltk"  # the package's sent_tokenize, source and summary
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
-        "Sentences are split by FactBoard's splitter; the package uses nltk's sent_tokenize.",
         "Equally similar source sentences are ranked earlier-first; the package's argsort "
         "(quicksort) breaks such ties in no fixed order.",
     )
@@ -90,6 +97,7 @@ class LongDocFACTScore(ModelDetector):
             faithful="released",
         ),
         "max_length": Opt(int, 1024, "scoring model tokens", minimum=8, faithful=1024),
+        "splitter": splitter_opt("nltk"),
         "embedding_batch_size": Opt(int, 64, "sentences per embedding batch", minimum=1),
         "precision": Opt(str, "auto", "model dtype", choices=("auto", "float32", "float16")),
     }
@@ -122,11 +130,10 @@ class LongDocFACTScore(ModelDetector):
         import torch
 
         from evaluator.detectors.batching import Progress, unique
-        from evaluator.detectors.text import split_sentences
 
         k, context = self.options["k"], self.options["context"]
-        doc_sents = {d: split_sentences(d) for d in dict.fromkeys(documents)}
-        sum_sents = [split_sentences(s) for s in summaries]
+        doc_sents = {d: self.sentences(d) for d in dict.fromkeys(documents)}
+        sum_sents = [self.sentences(s) for s in summaries]
         self.embed(
             [s for ss in doc_sents.values() for s in ss] + [s for ss in sum_sents for s in ss]
         )

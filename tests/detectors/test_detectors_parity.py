@@ -1,9 +1,10 @@
 """Parity with the official `longdocfactscore` package (1.0.0): the same tiny local BART and the
 real packaged sentence-embedding model in both, so the scores must agree to 1e-5.
 
-The package hard-codes hub ids and `cuda:0` and splits sentences with nltk (which has no data
-offline); the test points it at the local models and gives it FactBoard's sentence splitter, so
-that what is compared is the algorithm. Its BARTScore class is also compared with FactBoard's.
+The package hard-codes hub ids and `cuda:0` and splits sentences with nltk's punkt (whose data
+cannot be downloaded here); the test points it at the local models and installs a tiny punkt
+model in a temporary nltk data folder, so that both split with the same real punkt and what is
+compared is the whole pipeline. Its BARTScore class is also compared with FactBoard's.
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ import numpy as np
 import pytest
 
 from evaluator.detectors.runner import build_detector
-from evaluator.detectors.text import split_sentences
 from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models, embedding_model_path
+from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # the package calls np.argsort on a torch tensor
 pytestmark = pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def punkt(tmp_path_factory: pytest.TempPathFactory):
+    """nltk's punkt (a tiny model) for the package and for FactBoard's faithful splitter."""
+    with punkt_installed(write_punkt_tab(tmp_path_factory.mktemp("nltk_data"))):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +45,9 @@ def official(tmp_path_factory: pytest.TempPathFactory):
     import longdocfactscore.ldfacts as ldf
     from sentence_transformers import SentenceTransformer
 
-    from evaluator.detectors.text import split_sentences
-
     bart = build_tiny_models(tmp_path_factory.mktemp("tiny-parity"))["bart"]
     emb = embedding_model_path()
     mp = pytest.MonkeyPatch()
-    mp.setattr(ldf, "sent_tokenize", lambda text: list(split_sentences(text)))
     mp.setattr(ldf, "SentenceTransformer", lambda _hub_id: SentenceTransformer(emb))
     real_bartscore = ldf.BARTScore
     mp.setattr(ldf, "BARTScore", lambda device: real_bartscore(device=device, checkpoint=bart))
@@ -91,6 +96,7 @@ def test_longdocfactscore_equals_the_official_package(official, inputs) -> None:
     )
     assert det.options["context"] == "released" and det.deviations() == []
     got = det.score(docs, sums)
+    assert det.describe()["fidelity"]["splitter"] == "nltk-punkt"
     np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
     assert len(set(np.round(got, 4))) == len(got)  # distinct scores: a real comparison
 
@@ -108,7 +114,7 @@ def test_longdocfactscore_evidence_is_the_packages_per_sentence_max(official) ->
     metric = official["scorer"].metric_function
     for score, e, summ in zip(scores, ev, SUMMARIES, strict=True):
         assert e is not None and e["unit"] == "sentence"
-        assert [it["text"] for it in e["items"]] == list(split_sentences(summ))
+        assert [it["text"] for it in e["items"]] == official["module"].sent_tokenize(summ)
         for it in e["items"]:
             snippets = [x["text"] for x in it["extra"]["snippets"]]
             assert len(snippets) == 3
