@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -492,7 +493,9 @@ def _paired(
     ok_pos = np.flatnonzero(ok.to_numpy())
     if len(ok_pos) < 2:
         return None, None, None, "fewer than two complete runs on this benchmark version", None
-    split = runs.iloc[ok_pos]["split"].mode().iloc[0]
+    # the most common split (ties: the first by name)
+    counts = Counter(runs["split"].iloc[ok_pos].astype(str))
+    split = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
     sign = -1.0 if lower_is_better(q.metric) else 1.0
     best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
@@ -500,9 +503,9 @@ def _paired(
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
     if ensure is not None:
         ensure(run_ids)
-    key = ("labels", q.benchmark, q.unit, split, tuple(sorted(run_ids)))
+    key = ("labels", q.benchmark, version, q.unit, split, tuple(sorted(run_ids)))
     if key not in memo:
-        fkey = ("frame", q.benchmark, q.unit, split)
+        fkey = ("frame", q.benchmark, version, q.unit, split)
         if fkey not in memo:
             memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
         all_samples: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
@@ -513,7 +516,7 @@ def _paired(
     frame, order, full = cached
     if frame.empty:
         return None, None, None, "no samples", None
-    mkey = ("masks", q.benchmark, q.unit, split, q.slice_kind)
+    mkey = ("masks", q.benchmark, version, q.unit, split, q.slice_kind)
     if mkey not in memo:
         memo[mkey] = _slice_masks(spec, frame, q.slice_kind)
     mask = memo[mkey].get(q.slice_value)  # type: ignore[attr-defined]
@@ -532,13 +535,17 @@ def _paired(
     keep = np.flatnonzero(complete)
     if len(keep) < 2:
         return None, None, None, "per-sample labels missing", None
-    wkey = ("weights", q.benchmark, q.unit, split, stratify, resamples, seed)
+    wkey = ("weights", q.benchmark, version, q.unit, split, stratify, resamples, seed)
     if wkey not in memo:
         all_domains = frame["domain"].fillna("").astype(str).to_numpy()
         memo[wkey] = R.frame_weights(len(frame), all_domains if stratify else None, resamples, seed)
     W = memo[wkey][:, mask]  # type: ignore[index]
     groups = [domains == d for d in np.unique(domains)] if mean_dom else None
-    sb = R.shared_bootstrap(q.metric, y, P[keep], W, groups)
+    # the paired tests of these runs on this slice: the same whatever else joins the board
+    bkey = ("boot", *wkey, q.slice_kind, q.slice_value, q.metric, tuple(run_ids), mean_dom)
+    if bkey not in memo:
+        memo[bkey] = R.shared_bootstrap(q.metric, y, P[keep], W, groups)
+    sb: R.SharedBootstrap = memo[bkey]  # type: ignore[assignment]
     stored = runs.iloc[ok_pos[keep]]["value"].to_numpy(float)
     agree = np.isclose(sb.point, stored, rtol=0, atol=1e-9)
     if agree.sum() < 2:

@@ -20,10 +20,11 @@ fixed whitelists in this module (sort orders, optional WHERE clauses with `?` pa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,6 +158,11 @@ RESULT_COLUMNS: dict[str, str | None] = {
 _FOLDER_OF_FILE = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
 
 
+# the store's snapshot of the runs and results tables (explorer.store.snapshot_file): its
+# name carries this digest of the tables' layout, so a changed layout never reads an old one
+SNAPSHOT_LAYOUT = hashlib.sha1(f"1\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()).hexdigest()[:10]
+
+
 def connect() -> Con:
     con = duckdb.connect(":memory:")
     con.execute(SCHEMA)
@@ -270,6 +276,87 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
         """,
         [ids],
     )
+
+
+def _arrow(con: Con, sql: str) -> pa.Table:
+    """A query's rows as an Arrow table (DuckDB 1.x: fetch_arrow_table; 2.x: to_arrow_table)."""
+    import warnings
+
+    res = con.execute(sql)
+    fetch = getattr(res, "fetch_arrow_table", None)
+    if fetch is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "makes an extra copy": small tables
+            return res.to_arrow_table()
+    return fetch()
+
+
+SnapshotState = tuple[str, str, int, bool, bool, list[int | None]]
+
+
+def write_snapshot(
+    con: Con,
+    states: Sequence[SnapshotState],
+    runs_path: str,
+    results_path: str,
+    generation: str,
+) -> None:
+    """Write the results table to results_path, then the runs table with each run folder's
+    state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes) and
+    the `generation` that names the results file to runs_path (Parquet; the caller renames
+    the runs file into place)."""
+    import pyarrow.parquet as pq
+
+    state = pa.table(
+        {
+            "folder": [s[0] for s in states],
+            "s_mtime": pa.array([s[2] for s in states], pa.int64()),
+            "s_grades": [s[3] for s in states],
+            "s_labels": [s[4] for s in states],
+            "s_files": pa.array([s[5] for s in states], pa.list_(pa.int64())),
+        }
+    )
+    cur = con.cursor()
+    try:
+        pq.write_table(_arrow(cur, "SELECT * FROM results"), results_path)
+        cur.register("_snap_state", state)
+        table = _arrow(
+            cur,
+            "SELECT r.*, s.s_mtime, s.s_grades, s.s_labels, s.s_files, "
+            f"'{generation}' AS s_generation FROM runs r JOIN _snap_state s USING (folder)",
+        )
+        cur.unregister("_snap_state")
+    finally:
+        cur.close()
+    pq.write_table(table, runs_path)
+
+
+def load_snapshot(
+    con: Con, runs_path: str, results_path: Callable[[str], str]
+) -> list[SnapshotState]:
+    """Fill the runs and results tables from a snapshot (write_snapshot; results_path: where
+    the results file of a generation is); returns each run folder's state as written."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _snap AS SELECT * FROM read_parquet(?)", [runs_path])
+    try:
+        gens = con.execute("SELECT DISTINCT s_generation FROM _snap").fetchall()
+        if len(gens) != 1:
+            raise ValueError("a snapshot of runs names one results file")
+        run_cols = ", ".join(RUN_COLUMNS)
+        res_cols = ", ".join(RESULT_COLUMNS)
+        con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
+        con.execute(
+            f"INSERT INTO results BY NAME SELECT {res_cols} FROM read_parquet(?)",
+            [results_path(str(gens[0][0]))],
+        )
+        rows = con.execute(
+            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files FROM _snap"
+        ).fetchall()
+    finally:
+        con.execute("DROP TABLE IF EXISTS _snap")
+    return [
+        (str(f), str(b), int(m), bool(g), bool(lab), [None if v is None else int(v) for v in fs])
+        for f, b, m, g, lab, fs in rows
+    ]
 
 
 def drop_staged_runs(con: Con) -> None:

@@ -464,6 +464,7 @@ def moderation_panel() -> None:
             st.error(ui.md_escape(e))
         else:
             st.session_state[MOD_DONE] = f"{action}: {', '.join(changed)}"
+            ui.store(force=True)  # the board shows the change on the next run
             st.rerun()
 
 

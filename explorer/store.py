@@ -22,11 +22,15 @@ cached elsewhere (st.cache_data) are keyed on it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import tempfile
 import threading
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +79,16 @@ def _mtime(p: Path) -> int | None:
         return None
 
 
+def _mtime_of(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+_RUN_DATA_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
+
+
 _MAGIC = b"PAR1"
 
 
@@ -98,11 +112,58 @@ def parquet_problem(path: Path) -> str | None:
     return None
 
 
+def snapshot_dir(root: Path) -> Path:
+    """Where the store keeps its snapshot of a data root's runs: $FACTBOARD_CACHE, else a
+    folder in the system's temporary directory; one file per data root (named from its path)
+    and per table layout (a new layout of the tables never reads an old snapshot)."""
+    base = os.environ.get("FACTBOARD_CACHE") or str(Path(tempfile.gettempdir()) / "factboard")
+    return Path(base)
+
+
+def snapshot_file(root: Path) -> Path:
+    """The snapshot's runs file (its results file sits beside it, named with the same stem
+    and the generation that wrote it)."""
+    key = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:16]
+    return snapshot_dir(root) / f"runs-{key}-{Q.SNAPSHOT_LAYOUT}.parquet"
+
+
+def _results_file(runs_file: Path, generation: str) -> Path:
+    return runs_file.with_name(f"{runs_file.stem}.{generation}.results.parquet")
+
+
+class Memo(OrderedDict[object, object]):
+    """Derived arrays (label matrices, bootstrap weights, slice masks) keyed on what they are
+    made of (benchmark version, run ids), so that a new run does not throw them away; the
+    least recently used go first beyond `size` entries."""
+
+    def __init__(self, size: int = 64) -> None:
+        super().__init__()
+        self.size = size
+
+    def __getitem__(self, key: object) -> object:
+        self.move_to_end(key)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: object, value: object) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
 class Store:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, snapshot: bool = True):
+        """snapshot: keep the runs and their per-slice results in a snapshot file
+        (snapshot_file) and start from it, so a new process reads one file instead of every
+        run.json; each run in it is checked against its folder's files (modification times)
+        and re-read when they changed."""
         self.root = Path(root)
         self.con = Q.connect()
         self.instance = uuid.uuid4().hex[:8]
+        self.snapshot = snapshot_file(self.root) if snapshot else None
+        self._snapshot_read = False
+        self._scanned_at = -1e9
+        self._runs_dir_mtime: int | None = None
         self._lock = threading.RLock()
         self._bench_files: dict[str, tuple[int, int]] = {}
         self._samples_loaded: dict[str, tuple[int, int]] = {}
@@ -116,7 +177,7 @@ class Store:
         self.problems: dict[str, str] = {}  # run folder -> why it is not shown
         self._broken: dict[str, _RunFiles] = {}  # run folders left off, as they were seen
         self._seen_state: dict[str, _RunFiles] = {}
-        self.memo: dict[object, object] = {}  # derived arrays, keyed with token(benchmark)
+        self.memo: Memo = Memo()  # derived arrays, keyed on their inputs (see Memo)
 
     # ----------------------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -131,14 +192,69 @@ class Store:
 
     def _bump(self, benchmark: str) -> None:
         self._gen[benchmark] = self._gen.get(benchmark, 0) + 1
-        self.memo.clear()
 
     # ----------------------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, max_age: float = 0.0) -> None:
+        """Bring the tables in step with the files. max_age > 0 (the pages): the run folders
+        are looked at one by one at most every max_age seconds; in between only the runs
+        folder itself is (a run added or deleted changes it)."""
         with self._lock:
             self._refresh_benchmarks()
-            self._refresh_runs()
+            if not self._snapshot_read:
+                self._snapshot_read = True
+                self._read_snapshot()
+            now = time.monotonic()
+            rdir_mtime = _mtime(layout.runs_dir(self.root))
+            if (
+                max_age <= 0
+                or now - self._scanned_at >= max_age
+                or rdir_mtime != self._runs_dir_mtime
+            ):
+                self._refresh_runs()
+                self._scanned_at = now
+                self._runs_dir_mtime = rdir_mtime
             self._refresh_reported()
+
+    def _read_snapshot(self) -> None:
+        """Start from the snapshot of the runs (when there is one): its runs count as loaded
+        with the folder states they had; _refresh_runs then re-reads those whose files
+        changed and forgets those that are gone."""
+        if self.snapshot is None or not self.snapshot.is_file():
+            return
+        snap = self.snapshot
+        try:
+            states = Q.load_snapshot(self.con, str(snap), lambda g: str(_results_file(snap, g)))
+        except (duckdb.Error, OSError, ValueError, KeyError):
+            self.con.execute("DELETE FROM runs")  # unreadable: start from the files
+            self.con.execute("DELETE FROM results")
+            return
+        for folder, benchmark, mtime, grades, labels, files in states:
+            self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files))
+            self._run_benchmark[folder] = benchmark
+            self._bump(benchmark)
+
+    def _write_snapshot(self) -> None:
+        if self.snapshot is None:
+            return
+        states = [
+            (f, self._run_benchmark[f], st.mtime, st.grades, st.labels, list(st.files))
+            for f, st in self._runs.items()
+        ]
+        generation = uuid.uuid4().hex[:12]
+        snap = self.snapshot
+        tmp = snap.with_name(f".{snap.name}.{generation}")
+        results = _results_file(snap, generation)
+        try:
+            snap.parent.mkdir(parents=True, exist_ok=True)
+            Q.write_snapshot(self.con, states, str(tmp), str(results), generation)
+            os.replace(tmp, snap)
+        except (duckdb.Error, OSError):
+            tmp.unlink(missing_ok=True)  # a cache: the files stay the source of truth
+            results.unlink(missing_ok=True)
+            return
+        for old in snap.parent.glob(f"{snap.stem}.*.results.parquet"):
+            if old != results:
+                old.unlink(missing_ok=True)
 
     def _refresh_benchmarks(self) -> None:
         bdir = layout.benchmarks_dir(self.root)
@@ -191,15 +307,15 @@ class Store:
                     if not e.is_dir() or e.name.startswith((".", "_")):
                         continue
                     present.add(e.name)
-                    d = Path(e.path)
-                    m = _mtime(d / RUN_FILE)
+                    d = e.path + os.sep
+                    m = _mtime_of(d + RUN_FILE)
                     if m is None:
                         self.problems[e.name] = f"{RUN_FILE} is missing"
                         continue
-                    if not (d / PREDICTIONS_FILE).is_file():
+                    mt = tuple(_mtime_of(d + f) for f in _RUN_DATA_FILES)
+                    if mt[0] is None:
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    mt = tuple(_mtime(d / f) for f in (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE))
                     seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
@@ -213,6 +329,8 @@ class Store:
         if not gone and not changed:
             return
         drop = gone + [f for f in changed if f in self._runs]
+        if drop:
+            self.memo.clear()  # a run id may come back with other files
         for f in drop:
             b = self._run_benchmark.pop(f, None)
             if b:
@@ -224,6 +342,7 @@ class Store:
         if changed:
             self._load_runs(rdir, changed, seen)
         Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
+        self._write_snapshot()
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
         self._seen_state = seen
@@ -318,18 +437,28 @@ class Store:
             self._samples_loaded[benchmark] = state
             return True
 
-    def ensure_labels(self, benchmark: str, run_ids: Sequence[str] | None = None) -> None:
+    def ensure_labels(
+        self, benchmark: str, run_ids: Sequence[str] | None = None, predictions: bool = True
+    ) -> None:
         """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet
         (only `run_ids` when given: what a view needs, e.g. the best runs for the paired
         tests or the two compared runs), and their final labels: as stored by the scorer, or,
-        for a run stored without them, made by the engine (scoring.final_labels)."""
+        for a run stored without them, made by the engine (scoring.final_labels).
+        predictions=False: final labels only (the paired tests need no explanation); the
+        predictions of a run are then read only when its labels must be made from them."""
         with self._lock:
             has_samples = self.ensure_samples(benchmark)
-            folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
-            if run_ids is not None:
-                wanted = set(run_ids)
-                folders = [f for f in folders if f in wanted]
-            new = [f for f in folders if f not in self._predictions_loaded]
+            if run_ids is None:
+                folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
+            else:
+                mine = self._run_benchmark
+                folders = [f for f in dict.fromkeys(run_ids) if mine.get(f) == benchmark]
+            new = [
+                f
+                for f in folders
+                if f not in self._predictions_loaded
+                and (predictions or (f not in self._labelled and not self._runs[f].labels))
+            ]
             rdir = layout.runs_dir(self.root)
             if new:
                 loaded = self._load_each(

@@ -57,10 +57,15 @@ def _store(root: str) -> Store:
     return Store(Path(root))
 
 
-def store() -> Store:
-    """This process's store for the current data root, refreshed (cheap when nothing changed)."""
+REFRESH_EVERY_S = 2.0  # how often a page looks at every run folder for a change
+
+
+def store(force: bool = False) -> Store:
+    """This process's store for the current data root, refreshed: a run added or deleted at
+    once, a run rewritten in place (moderation) within REFRESH_EVERY_S seconds, or at once
+    with force (after this app changed a run)."""
     s = _store(str(layout.data_root()))
-    s.refresh()
+    s.refresh(0.0 if force else REFRESH_EVERY_S)
     return s
 
 
@@ -393,7 +398,7 @@ def board(
         s.version(benchmark),
         resamples,
         memo=s.memo,
-        ensure=lambda ids: s.ensure_labels(benchmark, ids),
+        ensure=lambda ids: s.ensure_labels(benchmark, ids, predictions=False),
     )
 
 
