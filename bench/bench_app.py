@@ -274,7 +274,7 @@ def bench_explorer(bench: str, unit: str) -> dict[str, object]:
     # the two queries alone
     s = Store(layout.data_root())
     s.refresh()
-    s.ensure_labels(bench)
+    s.ensure_sample_stats(bench)
     con = s.cursor()
     q_times = []
     f = Q.SampleFilter(benchmark=bench, unit=unit, version=s.version(bench))

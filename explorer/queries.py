@@ -12,6 +12,10 @@ are the source of truth; the tables here are caches of them, loaded incrementall
                labels.parquet, or made by evaluator.core.scoring.final_labels for a run stored
                without one; never derived in SQL
   grades       explanation grades (human or judge)
+  sample_stats per sample and benchmark version: how many visible runs label it, how many get
+               it wrong (the Samples page's difficulty), aggregated from the runs'
+               labels.parquet read in place, so that no page loads every run's rows
+  run_units    per visible run and unit: how many final labels and scores it has
   reported     published numbers from leaderboard_data/reported/*.csv
 
 Identifiers are never built from user text: the only variable SQL fragments are chosen from
@@ -70,6 +74,14 @@ CREATE TABLE IF NOT EXISTS labels (
 CREATE TABLE IF NOT EXISTS grades (
     run_id VARCHAR, sample_id VARCHAR, judge VARCHAR, protocol VARCHAR, grade DOUBLE,
     rationale VARCHAR
+);
+CREATE TABLE IF NOT EXISTS sample_stats (
+    benchmark VARCHAR, version VARCHAR, unit VARCHAR, sample_id VARCHAR, n_runs BIGINT,
+    n_wrong BIGINT
+);
+CREATE TABLE IF NOT EXISTS run_units (
+    benchmark VARCHAR, run_id VARCHAR, unit VARCHAR, n_labelled BIGINT, n_rows BIGINT,
+    n_scored BIGINT
 );
 CREATE TABLE IF NOT EXISTS reported (
     model VARCHAR, kind VARCHAR, benchmark VARCHAR, split VARCHAR, unit VARCHAR,
@@ -367,7 +379,7 @@ def delete_runs(con: Con, run_ids: Sequence[str]) -> None:
     ids = list(run_ids)
     if not ids:
         return
-    for table in ("runs", "results", "predictions", "labels", "grades"):
+    for table in ("runs", "results", "predictions", "labels", "grades", "run_units"):
         con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
 
 
@@ -507,6 +519,14 @@ def runs_frame(
 def run_row(con: Con, run_id: str) -> dict[str, Any] | None:
     df = con.execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
     return None if df.empty else {str(k): v for k, v in df.iloc[0].to_dict().items()}
+
+
+def hidden_runs(con: Con, benchmark: str) -> set[str]:
+    """The benchmark's runs off the board (moderated or superseded)."""
+    rows = con.execute(
+        "SELECT run_id FROM runs WHERE benchmark = ? AND hidden", [benchmark]
+    ).fetchall()
+    return {str(r[0]) for r in rows}
 
 
 def run_benchmarks(con: Con) -> list[str]:
@@ -653,16 +673,159 @@ def pair_frame(con: Con, benchmark: str, unit: str, run_a: str, run_b: str) -> p
 
 
 def labelled_runs(con: Con, benchmark: str) -> pd.DataFrame:
-    """Per visible run of the benchmark: which units it has final labels for, and how many."""
+    """Per visible run of the benchmark: which units it has final labels (and scores) for, and
+    how many (run_units, made by build_sample_stats)."""
     return con.execute(
         """
-        SELECT l.run_id, l.unit, count(l.pred) AS n_labelled, count(*) AS n_rows,
-               count(l.score) AS n_scored
-        FROM labels l JOIN runs r USING (run_id)
-        WHERE r.benchmark = ? AND NOT r.hidden
-        GROUP BY ALL
+        SELECT u.run_id, u.unit, u.n_labelled, u.n_rows, u.n_scored
+        FROM run_units u JOIN runs r USING (run_id)
+        WHERE u.benchmark = ? AND NOT r.hidden
+        ORDER BY u.run_id, u.unit
         """,
         [benchmark],
+    ).df()
+
+
+_STORED_LABELS = f"""
+    SELECT {_FOLDER_OF_FILE} AS run_id, CAST(sample_id AS VARCHAR) AS sample_id,
+           CAST(unit AS VARCHAR) AS unit, CAST(final_label AS TINYINT) AS pred,
+           CAST(score AS DOUBLE) AS score, CAST(rolled AS BOOLEAN) AS rolled
+    FROM read_parquet(?, filename = true, union_by_name = true)
+"""
+
+
+def _label_rows(label_files: Sequence[str], table_runs: Sequence[str]) -> tuple[str, list[Any]]:
+    """A subquery of final labels (run_id, sample_id, unit, pred, score, rolled): the given
+    labels.parquet files read in place, and the labels table's rows of `table_runs`."""
+    parts, params = [], []
+    if label_files:
+        parts.append(_STORED_LABELS)
+        params.append(list(label_files))
+    if table_runs:
+        parts.append(
+            "SELECT run_id, sample_id, unit, pred, score, rolled FROM labels "
+            "WHERE list_contains(?, run_id)"
+        )
+        params.append(list(table_runs))
+    if not parts:
+        parts.append("SELECT run_id, sample_id, unit, pred, score, rolled FROM labels WHERE false")
+    return " UNION ALL ".join(parts), params
+
+
+def check_label_files(con: Con, label_files: Sequence[str]) -> None:
+    """Read the files' rows as build_sample_stats does (duckdb.Error when one fails)."""
+    sub, params = _label_rows(label_files, [])
+    con.execute(f"SELECT count(*), count(pred), count(score) FROM ({sub})", params).fetchall()
+
+
+def build_sample_stats(
+    con: Con, benchmark: str, label_files: Sequence[str], table_runs: Sequence[str]
+) -> None:
+    """(Re)make the benchmark's sample_stats and run_units from its visible runs' final
+    labels: labels.parquet files read in place (never copied into the database) and, for
+    runs stored without them, the labels table's rows (`table_runs`)."""
+    con.execute("DELETE FROM sample_stats WHERE benchmark = ?", [benchmark])
+    con.execute("DELETE FROM run_units WHERE benchmark = ?", [benchmark])
+    sub, params = _label_rows(label_files, table_runs)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _stats AS
+        SELECT GROUPING(l.run_id) AS per_sample, l.run_id, r.benchmark_version AS version,
+               l.unit, l.sample_id, count(l.pred) AS n_runs,
+               count(*) FILTER (WHERE l.pred IS NOT NULL AND l.pred <> s.label) AS n_wrong,
+               count(*) AS n_rows, count(l.score) AS n_scored
+        FROM ({sub}) l
+        JOIN runs r ON r.run_id = l.run_id AND r.benchmark = ? AND NOT r.hidden
+        JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
+        GROUP BY GROUPING SETS ((r.benchmark_version, l.unit, l.sample_id), (l.run_id, l.unit))
+        """,
+        [*params, benchmark, benchmark],
+    )
+    try:
+        con.execute(
+            "INSERT INTO sample_stats SELECT ?, version, unit, sample_id, n_runs, n_wrong "
+            "FROM _stats WHERE per_sample = 1",
+            [benchmark],
+        )
+        con.execute(
+            "INSERT INTO run_units SELECT ?, run_id, unit, n_runs, n_rows, n_scored "
+            "FROM _stats WHERE per_sample = 0",
+            [benchmark],
+        )
+    finally:
+        con.execute("DROP TABLE IF EXISTS _stats")
+
+
+def explanation_files(con: Con, prediction_files: Sequence[str]) -> list[str]:
+    """The predictions.parquet files (of those given) whose explanation column holds text,
+    from their footers (a file without the column, or with nothing but nulls, is left out)."""
+    if not prediction_files:
+        return []
+    rows = con.execute(
+        """
+        SELECT DISTINCT file_name FROM parquet_metadata(?)
+        WHERE path_in_schema = 'explanation'
+              AND (stats_null_count IS NULL OR stats_null_count < num_values)
+        """,
+        [list(prediction_files)],
+    ).fetchall()
+    return sorted(str(r[0]) for r in rows)
+
+
+def explanation_matches(con: Con, prediction_files: Sequence[str], needle: str) -> list[str]:
+    """Sample ids whose explanation (in the given predictions.parquet files, read in place)
+    contains `needle` (lower case, literally)."""
+    if not prediction_files or not needle:
+        return []
+    rows = con.execute(
+        """
+        SELECT DISTINCT CAST(sample_id AS VARCHAR)
+        FROM read_parquet(?, union_by_name = true)
+        WHERE contains(lower(CAST(explanation AS VARCHAR)), ?)
+        """,
+        [list(prediction_files), needle],
+    ).fetchall()
+    return sorted(str(r[0]) for r in rows)
+
+
+def sample_predictions_in_files(
+    con: Con,
+    benchmark: str,
+    sample_id: str,
+    label_files: Sequence[str],
+    table_runs: Sequence[str],
+    explanation_files: Sequence[str],
+) -> pd.DataFrame:
+    """Every visible run's final label, score and explanation for one sample (the columns of
+    predictions_for_sample), from labels.parquet files read in place (and the labels table
+    for `table_runs`); explanations from the given predictions.parquet files."""
+    sub, params = _label_rows(label_files, table_runs)
+    expl = "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS explanation WHERE false"
+    eparams: list[Any] = []
+    if explanation_files:
+        expl = (
+            f"SELECT {_FOLDER_OF_FILE} AS run_id, CAST(explanation AS VARCHAR) AS explanation "
+            "FROM read_parquet(?, filename = true, union_by_name = true) "
+            "WHERE CAST(sample_id AS VARCHAR) = ?"
+        )
+        eparams = [list(explanation_files), sample_id]
+    return con.execute(
+        f"""
+        WITH l AS (SELECT * FROM ({sub}) WHERE sample_id = ?),
+             e AS ({expl}),
+             t AS (SELECT run_id, explanation FROM predictions
+                   WHERE list_contains(?, run_id) AND sample_id = ?)
+        SELECT r.run_id, r.model_name, r.model_kind, r.origin, r.benchmark_version, l.unit,
+               l.score, l.pred, s.label AS gold, l.rolled,
+               coalesce(e.explanation, t.explanation) AS explanation
+        FROM l
+        JOIN runs r ON r.run_id = l.run_id AND r.benchmark = ? AND NOT r.hidden
+        JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
+        LEFT JOIN e ON e.run_id = l.run_id
+        LEFT JOIN t ON t.run_id = l.run_id
+        ORDER BY r.model_name, r.run_id
+        """,
+        [*params, sample_id, *eparams, list(table_runs), sample_id, benchmark, benchmark],
     ).df()
 
 
@@ -689,6 +852,9 @@ class SampleFilter:
     error_types: tuple[str, ...] = ()
     topic_types: tuple[str, ...] = ()
     text: str = ""
+    # samples whose explanation contains `text` in runs whose rows are not loaded
+    # (explorer.store.Store.explanation_hits: predictions.parquet read in place)
+    explained: tuple[str, ...] = ()
     wrong_by: str | None = None  # run id
     most_wrong: float | None = None  # share of runs that get it wrong, strictly more than this
     min_runs: int = 2
@@ -719,11 +885,12 @@ def _sample_where(f: SampleFilter) -> tuple[str, list[Any]]:
         where.append(
             "(contains(lower(s.summary), ?) OR contains(lower(coalesce(s.document, '')), ?)"
             " OR contains(lower(coalesce(s.reference_explanation, '')), ?)"
+            " OR list_contains(?, s.sample_id)"
             " OR EXISTS (SELECT 1 FROM predictions p JOIN runs r ON r.run_id = p.run_id"
             "            WHERE p.sample_id = s.sample_id AND r.benchmark = s.benchmark"
             "            AND NOT r.hidden AND contains(lower(p.explanation), ?)))"
         )
-        params += [needle] * 4
+        params += [needle] * 3 + [list(f.explained), needle]
     if f.wrong_by:
         where.append(
             "EXISTS (SELECT 1 FROM labels l WHERE l.run_id = ? AND l.sample_id = s.sample_id"
@@ -738,12 +905,10 @@ def _sample_where(f: SampleFilter) -> tuple[str, list[Any]]:
 
 _DIFFICULTY = """
 WITH d AS (
-    SELECT l.sample_id, count(l.pred) AS n_runs,
-           count(*) FILTER (WHERE l.pred IS NOT NULL AND l.pred <> l.gold) AS n_wrong
-    FROM labels l JOIN runs r ON r.run_id = l.run_id
-    WHERE r.benchmark = ? AND NOT r.hidden AND l.unit = ?
-          AND (? IS NULL OR r.benchmark_version = ?)
-    GROUP BY l.sample_id
+    SELECT sample_id, sum(n_runs) AS n_runs, sum(n_wrong) AS n_wrong
+    FROM sample_stats
+    WHERE benchmark = ? AND unit = ? AND (? IS NULL OR version = ?)
+    GROUP BY sample_id
 )
 """
 

@@ -178,6 +178,8 @@ class Store:
         self._broken: dict[str, _RunFiles] = {}  # run folders left off, as they were seen
         self._seen_state: dict[str, _RunFiles] = {}
         self.memo: Memo = Memo()  # derived arrays, keyed on their inputs (see Memo)
+        self._stats_token: dict[str, str] = {}  # benchmark -> token its sample_stats are of
+        self._explained: dict[str, tuple[str, list[str]]] = {}  # files with explanations
 
     # ----------------------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -483,6 +485,108 @@ class Store:
             if older:
                 self._make_labels(older, benchmark)
             self._labelled.update(todo)
+        if run_ids is None:
+            self.ensure_sample_stats(benchmark)
+
+    # ----------------------------------------------------------------------------------------
+    # the Samples page: what every run says about the samples, without loading every run
+
+    def _visible(self, benchmark: str) -> list[str]:
+        hidden = Q.hidden_runs(self.con, benchmark)
+        return [f for f, b in self._run_benchmark.items() if b == benchmark and f not in hidden]
+
+    def _split_by_storage(self, folders: list[str]) -> tuple[list[str], list[str]]:
+        """(labels.parquet files of the runs that have one, runs whose labels live in the
+        labels table: stored without them, so made by the engine when loaded)."""
+        rdir = layout.runs_dir(self.root)
+        files = [str(rdir / f / LABELS_FILE) for f in folders if self._runs[f].labels]
+        table = [f for f in folders if not self._runs[f].labels]
+        return files, table
+
+    def ensure_sample_stats(self, benchmark: str) -> None:
+        """Per sample, how many visible runs label it and how many get it wrong, and per run
+        the units it has labels and scores for (Q.build_sample_stats): made from the runs'
+        labels.parquet read in place, once per change of the benchmark. Runs stored without
+        final labels, and runs with grades, are loaded (few). A labels file that fails to read
+        takes its run off the board, as in ensure_labels."""
+        with self._lock:
+            if not self.ensure_samples(benchmark):
+                return
+            token = self.token(benchmark)
+            if self._stats_token.get(benchmark) == token:
+                return
+            folders = self._visible(benchmark)
+            load = [f for f in folders if not self._runs[f].labels or self._runs[f].grades]
+            if load:
+                self.ensure_labels(benchmark, load)
+            folders = self._visible(benchmark)
+            files, table = self._split_by_storage(folders)
+            try:
+                Q.build_sample_stats(self.con, benchmark, files, table)
+            except duckdb.Error:
+                for f in [f for f in folders if self._runs[f].labels]:
+                    try:
+                        Q.check_label_files(
+                            self.con, [str(layout.runs_dir(self.root) / f / LABELS_FILE)]
+                        )
+                    except duckdb.Error as e:
+                        self._drop_broken_run(f, f"unreadable: {str(e).splitlines()[0][:200]}")
+                folders = self._visible(benchmark)
+                files, table = self._split_by_storage(folders)
+                Q.build_sample_stats(self.con, benchmark, files, table)
+            self._stats_token[benchmark] = self.token(benchmark)
+
+    def _explanation_files(self, benchmark: str) -> list[str]:
+        """The benchmark's visible runs' predictions.parquet files that hold explanations
+        (from their footers, once per change of the benchmark)."""
+        token = self.token(benchmark)
+        have = self._explained.get(benchmark)
+        if have is None or have[0] != token:
+            rdir = layout.runs_dir(self.root)
+            files = [str(rdir / f / PREDICTIONS_FILE) for f in self._visible(benchmark)]
+            try:
+                found = Q.explanation_files(self.con, files)
+            except duckdb.Error:
+                found = files  # a footer the metadata reader refuses: read them all
+            have = (token, found)
+            self._explained[benchmark] = have
+        return have[1]
+
+    def explanation_hits(self, benchmark: str, text: str) -> tuple[str, ...]:
+        """Samples whose explanation, in any visible run, contains `text` (case-insensitive,
+        literally), read in place from the runs' predictions files; cached per change."""
+        needle = text.strip().lower()
+        if not needle:
+            return ()
+        with self._lock:
+            key = ("explained", self.token(benchmark), needle)
+            if key not in self.memo:
+                try:
+                    hits = Q.explanation_matches(
+                        self.con, self._explanation_files(benchmark), needle
+                    )
+                except duckdb.Error:
+                    hits = []
+                self.memo[key] = tuple(hits)
+            return self.memo[key]  # type: ignore[return-value]
+
+    def sample_predictions(self, benchmark: str, sample_id: str) -> pd.DataFrame:
+        """Every visible run's final label, score and explanation for one sample (the columns
+        of Q.predictions_for_sample), read in place from the runs' files."""
+        with self._lock:
+            self.ensure_sample_stats(benchmark)
+            files, table = self._split_by_storage(self._visible(benchmark))
+            try:
+                return Q.sample_predictions_in_files(
+                    self.con,
+                    benchmark,
+                    sample_id,
+                    files,
+                    table,
+                    self._explanation_files(benchmark),
+                )
+            except duckdb.Error:  # a file changed under us: what the tables hold
+                return Q.predictions_for_sample(self.con, benchmark, sample_id)
 
     def _load_run_rows(self, folders: list[str]) -> None:
         rdir = layout.runs_dir(self.root)
