@@ -314,36 +314,75 @@ def _other_metrics(
     return rows, names
 
 
+FOLD_TOLERANCE = 0.02  # published numbers of one model this close are the same number
+
+
 def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per published number: rows of the same model (its canonical name,
-    evaluator.core.vocabulary.canonical_model) with the same split, coverage and value from
-    two sources (a paper and its repository's README) become one row naming both sources."""
+    """One row per published model: rows of the same model (its canonical name,
+    evaluator.core.vocabulary.canonical_model) with the same split and coverage from several
+    sources (a paper and its repository's README) become one row naming every source. With
+    the same value, the sources are listed; with values a rounding or a re-run apart (at most
+    FOLD_TOLERANCE: the README's 0.821 beside the paper's 0.824), the row keeps the paper's
+    value and its source column gives the other sources' values, when each source gives that
+    model one number there (several numbers of one source, e.g. one per prompt, and numbers
+    further apart, e.g. another correlation, stay apart)."""
     rep = rows["origin_code"] == "reported"
     if rep.sum() < 2:
         return rows
     r = rows[rep]
-    key = (
+    base = (
         r["model"].astype(str).map(canonical_model)
         + "\x1f"
         + r["split"].astype(str)
         + "\x1f"
         + r["coverage_set"].astype(str)
-        + "\x1f"
-        + r["value"].round(4).astype(str)
     )
-    if not key.duplicated().any():
+    same_value = base + "\x1f" + r["value"].round(4).astype(str)
+    if not base.duplicated().any():
         return rows
     keep: list[int] = []
-    for _, g in r.groupby(key, sort=False):
-        first = g.index[0]
-        keep.append(first)
-        if len(g) > 1:
-            for col in ("source", "config"):
-                parts = [str(x) for x in g[col] if isinstance(x, str) and x]
-                rows.at[first, col] = "; ".join(dict.fromkeys(parts))
-            rows.at[first, "model"] = canonical_model(str(g["model"].iloc[0]))
+    for _, g in r.groupby(base, sort=False):
+        sources = g["source"].astype(str)
+        spread = float(g["value"].max() - g["value"].min()) if g["value"].notna().all() else 1.0
+        if len(g) > 1 and sources.is_unique and spread <= FOLD_TOLERANCE:
+            keep.append(_fold(rows, g, differing=same_value[g.index].nunique() > 1))
+            continue
+        for _, same in g.groupby(same_value[g.index], sort=False):
+            keep.append(_fold(rows, same, differing=False) if len(same) > 1 else same.index[0])
     out = pd.concat([rows[~rep], rows.loc[keep]])
     return out.sort_index().reset_index(drop=True)
+
+
+def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
+    """Fold the published rows `g` into one: from a paper rather than a README, then the most
+    precise number (0.545 rather than 0.55); returns its index. differing: the values differ,
+    so the others' values go beside their sources."""
+
+    def decimals(v: object) -> int:
+        text = f"{float(v):.6f}".rstrip("0")  # type: ignore[arg-type]
+        return len(text.split(".")[1]) if "." in text else 0
+
+    first = min(
+        g.index,
+        key=lambda i: (
+            "paper" not in str(g.at[i, "source"]).lower(),
+            -decimals(g.at[i, "value"]),
+            list(g.index).index(i),
+        ),
+    )
+    order = [first, *[i for i in g.index if i != first]]
+    parts = []
+    for i in order:
+        src = str(g.at[i, "source"]) if isinstance(g.at[i, "source"], str) else ""
+        if differing and i != first and src:
+            src = f"{src} gives {float(g.at[i, 'value']):.4g}"
+        if src:
+            parts.append(src)
+    rows.at[first, "source"] = "; ".join(dict.fromkeys(parts))
+    cfg = [str(g.at[i, "config"]) for i in order if isinstance(g.at[i, "config"], str)]
+    rows.at[first, "config"] = "; ".join(dict.fromkeys(c for c in cfg if c))
+    rows.at[first, "model"] = canonical_model(str(g.at[first, "model"]))
+    return int(first)
 
 
 def build_board(

@@ -658,10 +658,14 @@ class Store:
             )
 
     def ensure_all_grades(self) -> None:
-        """Grades of every run (the explanations page spans benchmarks)."""
+        """Grades of every run that has them (the explanations page spans benchmarks); the
+        runs without grades are not loaded."""
         for b in sorted(set(self._run_benchmark.values())):
-            if any(self._runs[f].grades for f, bb in self._run_benchmark.items() if bb == b):
-                self.ensure_labels(b)
+            graded = [
+                f for f, bb in self._run_benchmark.items() if bb == b and self._runs[f].grades
+            ]
+            if graded:
+                self.ensure_labels(b, graded)
 
     # ----------------------------------------------------------------------------------------
     def benchmarks(self) -> list[str]:

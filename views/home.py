@@ -6,6 +6,7 @@ from evaluator.core.vocabulary import metric_label
 from explorer import front as F
 from explorer import leaderboard as L
 from explorer import ui, widgets
+from explorer.words import level_label
 
 s = ui.store()
 
@@ -55,7 +56,7 @@ for i, bench in enumerate(cards):
         table = F.leaders(b.rows)
         n_runs = int((b.rows["origin_code"] != "reported").sum())
         st.caption(
-            f"{metric_label(metric, grader)} · overall · {view.unit} level · "
+            f"{metric_label(metric, grader)} · overall · {level_label(view.unit)} · "
             f"{n_runs} FactBoard run(s), {len(b.rows) - n_runs} published"
         )
         st.markdown(ui.md_escape(F.tie_line(table, n_runs)))
