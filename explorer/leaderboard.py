@@ -337,10 +337,12 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
         + "\x1f"
         + r["coverage_set"].astype(str)
     )
-    same_value = base + "\x1f" + r["value"].round(4).astype(str)
-    if not base.duplicated().any():
+    dup = base.duplicated(keep=False)
+    if not dup.any():
         return rows
-    keep: list[int] = []
+    keep: list[int] = [int(i) for i in r.index[~dup.to_numpy()]]
+    r, base = r[dup], base[dup]
+    same_value = base + "\x1f" + r["value"].round(4).astype(str)
     for _, g in r.groupby(base, sort=False):
         sources = g["source"].astype(str)
         spread = float(g["value"].max() - g["value"].min()) if g["value"].notna().all() else 1.0

@@ -552,10 +552,40 @@ def result_dimensions(con: Con, benchmark: str) -> pd.DataFrame:
     ).df()
 
 
+def all_result_dimensions(con: Con) -> pd.DataFrame:
+    """result_dimensions of every benchmark at once (with a benchmark column): one pass over
+    the results for a page that shows every benchmark."""
+    return con.execute(
+        """
+        SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source,
+               count(*) AS n
+        FROM results x JOIN runs r USING (run_id)
+        WHERE NOT r.hidden
+        GROUP BY ALL
+        UNION ALL
+        SELECT benchmark, unit, slice_kind, slice_value, metric, NULL, 'reported', count(*)
+        FROM reported
+        WHERE coalesce(note, '') NOT LIKE '%role=judge%'
+        GROUP BY ALL
+        """
+    ).df()
+
+
+def has_runs(con: Con, benchmark: str) -> bool:
+    """Whether the benchmark has a visible run (a published-only board skips the run queries)."""
+    row = con.execute(
+        "SELECT count(*) FROM runs WHERE benchmark = ? AND NOT hidden", [benchmark]
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def run_results(
     con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str | None = None
 ) -> pd.DataFrame:
-    """Every metric of every visible run of the benchmark for one slice (or all its values)."""
+    """Every metric of every visible run of the benchmark for one slice (or all its values);
+    a benchmark without runs (published numbers only) gets the columns without a pass over
+    the results."""
+    none = "" if has_runs(con, benchmark) else " AND false"
     return con.execute(
         """
         SELECT r.run_id, r.model_name, r.model_kind, r.origin, r.model_org, r.model_params,
@@ -565,7 +595,9 @@ def run_results(
                x.ci_low, x.ci_high, x.n, x.coverage, x.aggregation
         FROM results x JOIN runs r USING (run_id)
         WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND (? IS NULL OR x.slice_value = ?)
+              AND (? IS NULL OR x.slice_value = ?)"""
+        + none
+        + """
         ORDER BY r.run_id, x.metric
         """,
         [benchmark, unit, slice_kind, slice_value, slice_value],
