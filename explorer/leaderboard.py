@@ -329,7 +329,7 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
     rep = rows["origin_code"] == "reported"
     if rep.sum() < 2:
         return rows
-    r = rows[rep]
+    r = rows.loc[rep, ["model", "split", "coverage_set", "value", "source", "config"]]
     base = (
         r["model"].astype(str).map(canonical_model)
         + "\x1f"
@@ -351,8 +351,8 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
             continue
         for _, same in g.groupby(same_value[g.index], sort=False):
             keep.append(_fold(rows, same, differing=False) if len(same) > 1 else same.index[0])
-    out = pd.concat([rows[~rep], rows.loc[keep]])
-    return out.sort_index().reset_index(drop=True)
+    gone = r.index.difference(pd.Index(keep))
+    return rows.drop(index=gone).reset_index(drop=True)
 
 
 def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
@@ -385,6 +385,19 @@ def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
     rows.at[first, "config"] = "; ".join(dict.fromkeys(c for c in cfg if c))
     rows.at[first, "model"] = canonical_model(str(g.at[first, "model"]))
     return int(first)
+
+
+def published_rows(con: Q.Con, q: BoardQuery) -> pd.DataFrame:
+    """The published rows of a view as build_board shows them (folded, best first), without
+    runs, ranks or extra columns: what a card of a published-only benchmark needs."""
+    rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
+    rows = fold_published(_reported_rows(rep, q, []))
+    return rows.sort_values(
+        ["value", "model"],
+        ascending=[lower_is_better(q.metric), True],
+        na_position="last",
+        kind="mergesort",
+    ).reset_index(drop=True)
 
 
 def build_board(

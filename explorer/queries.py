@@ -590,7 +590,8 @@ def run_results(
         """
         SELECT r.run_id, r.model_name, r.model_kind, r.origin, r.model_org, r.model_params,
                r.model_url, r.benchmark_version, r.policy, r.threshold, r.created_at,
-               r.n_total, r.predicted, r.missing, r.unparsable, r.config, r.submission,
+               r.n_total, r.predicted, r.missing, r.unparsable,
+               CASE WHEN r.origin = 'imported' THEN r.submission END AS submission,
                x.split, x.unit, x.slice_kind, x.slice_value, x.metric, x.grader, x.value,
                x.ci_low, x.ci_high, x.n, x.coverage, x.aggregation
         FROM results x JOIN runs r USING (run_id)

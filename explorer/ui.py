@@ -402,6 +402,13 @@ def board(
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def published_rows(root: str, token: str, benchmark: str, unit: str, metric: str) -> pd.DataFrame:
+    """A published-only benchmark's overall rows, best first (L.published_rows)."""
+    q = L.BoardQuery(benchmark, unit, "overall", "", metric, None)
+    return L.published_rows(_store(root).cursor(), q)
+
+
 @st.cache_data(show_spinner=False, max_entries=4)
 def _all_dimensions(root: str, token: str) -> pd.DataFrame:
     from explorer import queries as Q

@@ -81,7 +81,7 @@ if published_only:
         if view is None:
             continue
         metric, grader = L.parse_metric_key(view.metric_key)
-        b = ui.board(str(s.root), token, bench, view.unit, "overall", "", metric, grader)
+        rows = ui.published_rows(str(s.root), token, bench, view.unit, metric)
         with grid[i % 3]:
             leaderboard_link(bench, view, widgets.benchmark_title(bench))
-            st.caption(ui.md_escape(F.best_line(b.rows, metric_label(metric, grader))))
+            st.caption(ui.md_escape(F.best_line(rows, metric_label(metric, grader))))
