@@ -5,7 +5,9 @@ are the source of truth; the tables here are caches of them, loaded incrementall
 
   samples      one row per benchmark sample (+ derived topic_type, n_edit_types, sent_idx)
   runs         one row per run.json (model, origin, threshold, counts, hidden)
-  results      the per-slice results of each run
+  results      the per-slice results of each run: a view of the store's snapshot file read in
+               place (the runs it holds, less those gone or changed since: snapshot_gone)
+               and of results_new (the runs read from their run.json since)
   predictions  per-sample predictions (score, label, explanation; raw output stays on disk)
   labels       final predicted labels per run and sample, as the scorer made them (threshold
                applied, sentence predictions rolled up to summaries): read from the run's
@@ -24,6 +26,7 @@ fixed whitelists in this module (sort orders, optional WHERE clauses with `?` pa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import types
@@ -59,11 +62,13 @@ CREATE TABLE IF NOT EXISTS runs (
     missing BIGINT, unparsable BIGINT, failed BIGINT, hidden BOOLEAN, submission VARCHAR,
     moderated BOOLEAN, supersedes VARCHAR
 );
-CREATE TABLE IF NOT EXISTS results (
+CREATE TABLE IF NOT EXISTS results_new (
     run_id VARCHAR, split VARCHAR, unit VARCHAR, slice_kind VARCHAR, slice_value VARCHAR,
     metric VARCHAR, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n BIGINT,
     coverage VARCHAR[], grader VARCHAR, aggregation VARCHAR
 );
+CREATE TABLE IF NOT EXISTS snapshot_gone (run_id VARCHAR);
+CREATE OR REPLACE VIEW results AS SELECT * FROM results_new;
 CREATE TABLE IF NOT EXISTS predictions (
     run_id VARCHAR, sample_id VARCHAR, score DOUBLE, label TINYINT, explanation VARCHAR
 );
@@ -178,6 +183,9 @@ SNAPSHOT_LAYOUT = hashlib.sha1(f"1\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()
 def connect() -> Con:
     con = duckdb.connect(":memory:")
     con.execute(SCHEMA)
+    # the snapshot's results are read in place on every query: keep their footers
+    with contextlib.suppress(duckdb.Error):
+        con.execute("SET parquet_metadata_cache = true")
     # warm up the JSON reader (its first use costs ~0.5 s) outside any user request
     con.execute("SELECT json_extract('{\"a\": 1}', '$.a')").fetchall()
     return con
@@ -280,7 +288,7 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
     )
     con.execute(
         """
-        INSERT INTO results
+        INSERT INTO results_new
         SELECT run_id, r.split, r.unit, r.slice_kind, coalesce(r.slice_value, ''), r.metric,
                r.value, r.ci_low, r.ci_high, r.n, r.coverage, r.grader, r.aggregation
         FROM (SELECT run_id, unnest(results) AS r FROM _run_json
@@ -330,7 +338,14 @@ def write_snapshot(
     )
     cur = con.cursor()
     try:
-        pq.write_table(_arrow(cur, "SELECT * FROM results"), results_path)
+        # by benchmark, level and slice, in small row groups: a query for one view reads
+        # the row groups of that view only
+        ordered = _arrow(
+            cur,
+            "SELECT x.* FROM results x LEFT JOIN runs r USING (run_id) "
+            "ORDER BY r.benchmark, x.unit, x.slice_kind, x.slice_value, x.run_id",
+        )
+        pq.write_table(ordered, results_path, row_group_size=4096)
         cur.register("_snap_state", state)
         table = _arrow(
             cur,
@@ -354,12 +369,8 @@ def load_snapshot(
         if len(gens) != 1:
             raise ValueError("a snapshot of runs names one results file")
         run_cols = ", ".join(RUN_COLUMNS)
-        res_cols = ", ".join(RESULT_COLUMNS)
         con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
-        con.execute(
-            f"INSERT INTO results BY NAME SELECT {res_cols} FROM read_parquet(?)",
-            [results_path(str(gens[0][0]))],
-        )
+        use_snapshot_results(con, results_path(str(gens[0][0])))
         rows = con.execute(
             "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files FROM _snap"
         ).fetchall()
@@ -371,6 +382,43 @@ def load_snapshot(
     ]
 
 
+def use_snapshot_results(con: Con, path: str | None) -> None:
+    """Point the results view at a snapshot's results file (read in place, never loaded), or
+    at results_new alone (None). The path is the store's own file name; a path with a quote
+    is refused, since a view's file cannot be a bound parameter."""
+    cols = ", ".join(RESULT_COLUMNS)
+    if path is None:
+        con.execute(f"CREATE OR REPLACE VIEW results AS SELECT {cols} FROM results_new")
+        return
+    if "'" in path or "\\" in path:
+        raise ValueError(f"a snapshot path with a quote or backslash: {path!r}")
+    con.execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchall()  # readable now
+    con.execute(
+        f"""
+        CREATE OR REPLACE VIEW results AS
+        SELECT {cols} FROM read_parquet('{path}')
+        WHERE run_id NOT IN (SELECT run_id FROM snapshot_gone)
+        UNION ALL
+        SELECT {cols} FROM results_new
+        """
+    )
+
+
+def switch_to_snapshot_results(con: Con, path: str) -> None:
+    """After writing a snapshot that holds every loaded run's results: read them from its
+    file, and empty results_new and snapshot_gone, in one transaction (a query on another
+    cursor sees the rows once, before or after)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        use_snapshot_results(con, path)
+        con.execute("DELETE FROM results_new")
+        con.execute("DELETE FROM snapshot_gone")
+        con.execute("COMMIT")
+    except duckdb.Error:
+        con.execute("ROLLBACK")
+        raise
+
+
 def drop_staged_runs(con: Con) -> None:
     con.execute("DROP TABLE IF EXISTS _run_json")
 
@@ -379,8 +427,10 @@ def delete_runs(con: Con, run_ids: Sequence[str]) -> None:
     ids = list(run_ids)
     if not ids:
         return
-    for table in ("runs", "results", "predictions", "labels", "grades", "run_units"):
+    for table in ("runs", "results_new", "predictions", "labels", "grades", "run_units"):
         con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
+    # and the snapshot's rows of these runs, if it holds them, from now on
+    con.execute("INSERT INTO snapshot_gone SELECT unnest(?::VARCHAR[])", [ids])
 
 
 def delete_predictions(con: Con, run_ids: Sequence[str]) -> None:

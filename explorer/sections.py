@@ -260,7 +260,10 @@ def _forest(shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: st
         at = ui.url_page_number("fpage", page, pages, reset_token=(view, len(plotted)))
     part = plotted.iloc[(at - 1) * FOREST_ROWS : at * FOREST_ROWS]
     ch = charts.forest(part, metric_title, x_domain=charts.ci_domain(plotted))
-    _chart(ch, "Nothing to plot.")
+    if ch is None:
+        st.caption("Nothing to plot.")
+    else:  # at most FOREST_ROWS rows of our own making: the spec without Altair's validation
+        st.vega_lite_chart(ch.to_dict(validate=False), width="stretch")
     if ch is not None and pages > 1:
         first = (at - 1) * FOREST_ROWS + 1
         st.caption(

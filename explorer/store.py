@@ -22,10 +22,12 @@ cached elsewhere (st.cache_data) are keyed on it.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import math
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -127,6 +129,16 @@ def snapshot_file(root: Path) -> Path:
     return snapshot_dir(root) / f"runs-{key}-{Q.SNAPSHOT_LAYOUT}.parquet"
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
+
+
 def _results_file(runs_file: Path, generation: str) -> Path:
     return runs_file.with_name(f"{runs_file.stem}.{generation}.results.parquet")
 
@@ -162,6 +174,8 @@ class Store:
         self.instance = uuid.uuid4().hex[:8]
         self.snapshot = snapshot_file(self.root) if snapshot else None
         self._snapshot_read = False
+        self._results_link: Path | None = None  # this process's link to the snapshot's results
+        self._atexit = False
         self._scanned_at = -1e9
         self._runs_dir_mtime: int | None = None
         self._lock = threading.RLock()
@@ -219,23 +233,51 @@ class Store:
 
     def _read_snapshot(self) -> None:
         """Start from the snapshot of the runs (when there is one): its runs count as loaded
-        with the folder states they had; _refresh_runs then re-reads those whose files
-        changed and forgets those that are gone."""
+        with the folder states they had, its results are read in place (through this
+        process's own link to the file, which another process's newer snapshot cannot take
+        away); _refresh_runs then re-reads the runs whose files changed and forgets those
+        that are gone."""
         if self.snapshot is None or not self.snapshot.is_file():
             return
         snap = self.snapshot
         try:
-            states = Q.load_snapshot(self.con, str(snap), lambda g: str(_results_file(snap, g)))
+            states = Q.load_snapshot(
+                self.con, str(snap), lambda g: str(self._link(_results_file(snap, g)))
+            )
         except (duckdb.Error, OSError, ValueError, KeyError):
             self.con.execute("DELETE FROM runs")  # unreadable: start from the files
-            self.con.execute("DELETE FROM results")
+            Q.use_snapshot_results(self.con, None)
+            self._drop_link()
             return
         for folder, benchmark, mtime, grades, labels, files in states:
             self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files))
             self._run_benchmark[folder] = benchmark
             self._bump(benchmark)
 
+    def _link(self, results: Path) -> Path:
+        """This process's hard link to a snapshot's results file (a copy where links are
+        not possible), replacing the previous one; removed when the process ends."""
+        link = results.with_name(f"{results.stem}.pid{os.getpid()}-{uuid.uuid4().hex[:6]}.link")
+        try:
+            os.link(results, link)
+        except OSError:
+            shutil.copyfile(results, link)
+        old, self._results_link = self._results_link, link
+        if old is not None:
+            old.unlink(missing_ok=True)
+        if not self._atexit:
+            atexit.register(self._drop_link)
+            self._atexit = True
+        return link
+
+    def _drop_link(self) -> None:
+        if self._results_link is not None:
+            self._results_link.unlink(missing_ok=True)
+            self._results_link = None
+
     def _write_snapshot(self) -> None:
+        """Write the snapshot (every loaded run and its results), then read the results from
+        it in place: the rows read from run.json files since leave memory."""
         if self.snapshot is None:
             return
         states = [
@@ -250,13 +292,17 @@ class Store:
             snap.parent.mkdir(parents=True, exist_ok=True)
             Q.write_snapshot(self.con, states, str(tmp), str(results), generation)
             os.replace(tmp, snap)
-        except (duckdb.Error, OSError):
+            Q.switch_to_snapshot_results(self.con, str(self._link(results)))
+        except (duckdb.Error, OSError, ValueError):
             tmp.unlink(missing_ok=True)  # a cache: the files stay the source of truth
-            results.unlink(missing_ok=True)
             return
         for old in snap.parent.glob(f"{snap.stem}.*.results.parquet"):
             if old != results:
-                old.unlink(missing_ok=True)
+                old.unlink(missing_ok=True)  # readers keep their own links
+        for link in snap.parent.glob(f"{snap.stem}.*.link"):
+            pid = link.name.rsplit(".pid", 1)[-1].split("-", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                link.unlink(missing_ok=True)
 
     def _refresh_benchmarks(self) -> None:
         bdir = layout.benchmarks_dir(self.root)

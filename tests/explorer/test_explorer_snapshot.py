@@ -148,3 +148,21 @@ def test_the_memo_is_bounded() -> None:
     _ = m[2]
     m[5] = 5
     assert list(m) == [4, 2, 5]
+
+
+def test_results_are_read_in_place_and_survive_a_newer_snapshot(root: Path) -> None:
+    first = Store(root)
+    first.refresh()
+    con = first.cursor()
+    assert con.execute("SELECT count(*) FROM results_new").fetchone() == (0,)  # all in the file
+    reader = Store(root)
+    reader.refresh()
+    before = _tables(reader)["results"]
+    testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    first.refresh()  # writes a newer snapshot and removes the older results file
+    old = [p for p in S.snapshot_file(root).parent.glob("*.results.parquet")]
+    assert len(old) == 1
+    pd.testing.assert_frame_equal(_tables(reader)["results"], before)  # its own link
+    reader.refresh()
+    _same(reader, first)
+    assert "Newcomer" in set(Q.runs_frame(reader.cursor(), "demo")["model_name"])
