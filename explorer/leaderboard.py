@@ -377,7 +377,7 @@ def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
     for i in order:
         src = str(g.at[i, "source"]) if isinstance(g.at[i, "source"], str) else ""
         if differing and i != first and src:
-            src = f"{src} gives {float(g.at[i, 'value']):.4g}"
+            src = f"{src} gives {float(g.at[i, 'value']):.4g}"  # type: ignore[arg-type]
         if src:
             parts.append(src)
     rows.at[first, "source"] = "; ".join(dict.fromkeys(parts))
