@@ -935,14 +935,14 @@ class SampleFilter:
     error_types: tuple[str, ...] = ()
     topic_types: tuple[str, ...] = ()
     text: str = ""
-    # samples whose explanation contains `text` in runs whose rows are not loaded
-    # (explorer.store.Store.explanation_hits: predictions.parquet read in place)
-    explained: tuple[str, ...] = ()
     wrong_by: str | None = None  # run id
     most_wrong: float | None = None  # share of runs that get it wrong, strictly more than this
     min_runs: int = 2
     sort: str = "id"
     extra: tuple[tuple[str, str], ...] = field(default=())  # unused hook for later filters
+    # samples whose explanation contains `text` in runs whose rows are not loaded
+    # (explorer.store.Store.explanation_hits: predictions.parquet read in place)
+    explained: tuple[str, ...] = ()
 
 
 def _sample_where(f: SampleFilter) -> tuple[str, list[Any]]:
