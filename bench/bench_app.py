@@ -1,6 +1,12 @@
 """App speed and memory with 200 runs over the ingested benchmarks (issue 4 targets).
 
-Run: python bench/bench_app.py [--root DIR] [--runs 200] [--no-server]
+Run: python bench/bench_app.py [--root DIR] [--runs 200] [--no-server] [--json OUT]
+     [--growth-root DIR --growth-runs 200 --growth-rounds 2]
+
+--growth-root: also build (or reuse) a second data root with --growth-runs runs and measure the
+board's figures on both roots in turns, in this run (so the machine's load falls on both), and
+print each figure's growth from the small root to this one (the board must grow by less than
+GROWTH_LIMIT from 200 to 2,000 runs).
 
 Also the front page's first render (every benchmark's default board) with the same target.
 
@@ -9,7 +15,10 @@ TofuEval from ../shared/benchmarks when they are there, and 200 synthetic runs s
 (random predictions with accuracies between 50% and 85%, scored by the engine like any
 submission: label runs and score runs with a dev-tuned threshold). Then, all in this one run:
 
-- leaderboard first render (cold caches: a new store, nothing loaded) and slice changes, driven
+- leaderboard first render (cold caches: a new store, nothing loaded but the store's snapshot
+  of the runs, which a previous process left: see explorer.store; the first render with no
+  snapshot, i.e. the first start of a server on this data, is printed beside) and slice
+  changes, driven
   through AppTest and timed server side, i.e. the page script's run inside Streamlit's script
   runner (targets: < 1.5 s and < 300 ms); AppTest's wall time, which adds its own parsing of
   the page's messages, is printed beside;
@@ -50,6 +59,7 @@ TARGETS = {
     "explorer_queries_s": 0.3,
     "server_rss_mb": 1024.0,
 }
+GROWTH_LIMIT = 1.5  # from 200 to 2,000 runs
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,6 +220,12 @@ def bench_leaderboard(bench: str) -> dict[str, object]:
     alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(x="x:Q").to_dict()  # loads schema
 
     unit, kinds, values = _view_options(bench)
+    from evaluator.store import layout
+    from explorer.store import snapshot_file
+
+    snapshot_file(layout.data_root()).unlink(missing_ok=True)
+    _fresh_caches()
+    no_snapshot = _timed_run(_app("views/leaderboard.py", {"benchmark": bench}))
     firsts = []
     for _ in range(3):  # each time a new store: every file read again, nothing computed
         _fresh_caches()
@@ -233,6 +249,7 @@ def bench_leaderboard(bench: str) -> dict[str, object]:
     slice_wall = statistics.median(WALL_TIMES[n_wall:-1])
     return {
         "first": first,
+        "first_without_snapshot": no_snapshot,
         "firsts": firsts,
         "first_apptest_wall": first_wall,
         "slice_change_apptest_wall": slice_wall,
@@ -274,7 +291,7 @@ def bench_explorer(bench: str, unit: str) -> dict[str, object]:
     # the two queries alone
     s = Store(layout.data_root())
     s.refresh()
-    s.ensure_labels(bench)
+    s.ensure_sample_stats(bench)
     con = s.cursor()
     q_times = []
     f = Q.SampleFilter(benchmark=bench, unit=unit, version=s.version(bench))
@@ -405,12 +422,51 @@ def bench_server(root: Path, benches: list[str]) -> dict[str, object] | None:
 # --------------------------------------------------------------------------------------------
 
 
+def bench_growth(
+    args: argparse.Namespace, root: Path, benches: list[str], figures: dict[str, float]
+) -> dict[str, object]:
+    """The board's figures on a smaller root and on `root`, measured in turns (medians over
+    the rounds), and each one's growth; the server's memory on the smaller root too."""
+    small = args.growth_root.resolve()
+    build_root(small, args.growth_runs)
+    n_small = len([p for p in (small / "runs").iterdir() if p.is_dir()])
+    n_big = len([p for p in (root / "runs").iterdir() if p.is_dir()])
+    keys = ["front_first_render_s", "leaderboard_first_render_s", "leaderboard_slice_change_s"]
+    seen: dict[str, dict[str, list[float]]] = {"small": {}, "big": {}}
+    for _ in range(args.growth_rounds):
+        for name, r in (("small", small), ("big", root)):
+            os.environ["FACTBOARD_DATA"] = str(r)
+            f, lb = bench_front(), bench_leaderboard(benches[0])
+            got = [f["first"], lb["first"], lb["median_slice_change"]]
+            for k, v in zip(keys, got, strict=True):
+                seen[name].setdefault(k, []).append(float(v))  # type: ignore[arg-type]
+    os.environ["FACTBOARD_DATA"] = str(root)
+    med = {n: {k: statistics.median(v) for k, v in d.items()} for n, d in seen.items()}
+    if "server_rss_mb" in figures:
+        server = bench_server(small, benches)
+        if server and server.get("peak_rss_mb"):
+            med["small"]["server_rss_mb"] = float(server["peak_rss_mb"])  # type: ignore[arg-type]
+            med["big"]["server_rss_mb"] = figures["server_rss_mb"]
+    growth = {k: med["big"][k] / med["small"][k] for k in med["small"] if med["small"][k] > 0}
+    print(
+        f"\ngrowth from {n_small} to {n_big} runs, measured in turns ({args.growth_rounds} "
+        f"rounds; limit {GROWTH_LIMIT}x)"
+    )
+    for k, g in growth.items():
+        miss = "" if g < GROWTH_LIMIT else "  MISSED"
+        print(f"{k:32} {med['small'][k]:>10.3f} -> {med['big'][k]:>9.3f} {g:>6.2f}x{miss}")
+    return {"runs": [n_small, n_big], "small": med["small"], "big": med["big"], "growth": growth}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, help="data root to build (or reuse) the runs in")
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--no-server", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--growth-root", type=Path, help="a second, smaller data root (see above)")
+    ap.add_argument("--growth-runs", type=int, default=200)
+    ap.add_argument("--growth-rounds", type=int, default=2)
     args = ap.parse_args()
     tmp = None
     root = args.root
@@ -457,6 +513,10 @@ def main() -> int:
             f"{ex['page_change_apptest_wall'] * 1000:.0f} ms"
         )
         print(
+            f"  first render without the store's snapshot (the first start of a server on this "
+            f"data: every run.json read): {lb['first_without_snapshot']:.2f} s"
+        )
+        print(
             f"  in a fresh interpreter (imports of pandas, duckdb, scipy, altair... included, "
             f"once per server process): first render {cold:.2f} s (after {st_import:.2f} s to "
             "import streamlit)"
@@ -485,16 +545,25 @@ def main() -> int:
                 f"{k:32} {v:>9.3f}{unit[0]} {target:>7g}{unit[0]} {ratio:>6.2f}"
                 f"{'' if ratio < 1 else '  MISSED'}"
             )
+        growth = None
+        if args.growth_root:
+            growth = bench_growth(args, root, benches, figures)
+            ok &= all(g < GROWTH_LIMIT for g in growth["growth"].values())
+        load = os.getloadavg()
+        print(f"\nload average during the run: {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)")
         if args.json:
             args.json.write_text(
                 json.dumps(
                     {
+                        "runs": n_runs,
+                        "load": list(os.getloadavg()),
                         "figures": figures,
                         "front": front,
                         "leaderboard": lb,
                         "cold_process_first_render_s": cold,
                         "explorer": ex,
                         "server": server,
+                        "growth": growth,
                     },
                     indent=1,
                     default=float,

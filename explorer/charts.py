@@ -62,13 +62,30 @@ def heatmap(
     return (rect + text).properties(height=_height(len(models)), width="container")
 
 
-def forest(rows: pd.DataFrame, metric_title: str) -> alt.Chart | None:
-    """Point and 95% CI per row (rows with a CI), sorted as the board."""
+def ci_domain(rows: pd.DataFrame, pad: float = 0.02) -> list[float] | None:
+    """The x range that holds every row's value and CI (for pages of one forest plot)."""
+    cols = [rows[c].astype(float) for c in ("value", "ci_low", "ci_high") if c in rows]
+    if not cols:
+        return None
+    v = pd.concat(cols).dropna()
+    if v.empty:
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    span = (hi - lo) or 1.0
+    return [lo - pad * span, hi + pad * span]
+
+
+def forest(
+    rows: pd.DataFrame, metric_title: str, x_domain: list[float] | None = None
+) -> alt.Chart | None:
+    """Point and 95% CI per row (rows with a CI), sorted as the board; x_domain: a fixed x
+    range (pages of one plot share it)."""
     d = rows[rows["value"].notna()].copy()
     if d.empty:
         return None
     d["origin_code"] = d["origin_code"].astype(str)
     order = d["label"].tolist()
+    scale = alt.Scale(zero=False) if x_domain is None else alt.Scale(domain=x_domain, zero=False)
     base = alt.Chart(d).encode(
         y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260)),
         color=alt.Color("origin_code:N", title="origin", scale=_origin_scale()),
@@ -85,12 +102,12 @@ def forest(rows: pd.DataFrame, metric_title: str) -> alt.Chart | None:
         base.transform_filter("isValid(datum.ci_low)")
         .mark_rule(strokeWidth=2)
         .encode(
-            x=alt.X("ci_low:Q", title=f"{metric_title} (95% CI)", scale=alt.Scale(zero=False)),
+            x=alt.X("ci_low:Q", title=f"{metric_title} (95% CI)", scale=scale),
             x2="ci_high:Q",
         )
     )
     point = base.mark_point(filled=True, size=60).encode(
-        x=alt.X("value:Q", scale=alt.Scale(zero=False)),
+        x=alt.X("value:Q", scale=scale),
         shape=alt.Shape("origin_code:N", legend=None),
     )
     return (rule + point).properties(height=_height(len(d)), width="container")

@@ -63,8 +63,11 @@ def slice_table(slices: pd.DataFrame) -> pd.DataFrame:
     return sl
 
 
-def disagreement_table(dis: pd.DataFrame, link: Callable[[str], str]) -> pd.DataFrame:
-    """The samples the two runs label differently, each with a link (link(sample_id))."""
+def disagreement_table(
+    dis: pd.DataFrame, link: Callable[[str], str], unit: str = "summary"
+) -> pd.DataFrame:
+    """The samples the two runs label differently, each with a link (link(sample_id)); the
+    text column is named after the level ('summary' or 'sentence'), as on the Samples page."""
     return pd.DataFrame(
         {
             "open": [link(i) for i in dis["sample_id"]],
@@ -74,7 +77,7 @@ def disagreement_table(dis: pd.DataFrame, link: Callable[[str], str]) -> pd.Data
             "A says": dis["pred_a"].map(X.label_text),
             "B says": dis["pred_b"].map(X.label_text),
             "right": dis["right"],
-            "summary": dis["summary"],
+            unit: dis["summary"],
         }
     )
 

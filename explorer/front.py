@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from explorer import leaderboard as L
-
 # benchmarks with published numbers but no loader in evaluator.benchmarks (their titles, so
 # that no page shows a raw id such as 'rank19')
 PUBLISHED_TITLES = {
@@ -45,14 +43,22 @@ class DefaultView:
 def default_view(dims: pd.DataFrame, primary_metric: str | None) -> DefaultView | None:
     """The view the leaderboard opens on for a benchmark (overall, first level, primary
     metric when it has numbers there), or None when the benchmark has no number at all."""
-    opts = L.options(dims, None, None)
-    if not opts.units:
+    if dims.empty:
         return None
-    opts = L.options(dims, opts.units[0], "overall", primary_metric)
-    keys = L.metric_keys(opts)
-    if not keys or "overall" not in opts.slice_kinds:
+    unit = sorted(dims["unit"].unique(), key=lambda u: (u != "summary", u))[0]
+    d = dims[(dims["unit"] == unit) & (dims["slice_kind"] == "overall")]
+    if d.empty:
         return None
-    return DefaultView(opts.units[0], keys[0])
+    # the metric the leaderboard's picker puts first (L.options: the primary, then ungraded)
+    pairs = sorted(
+        {
+            (m, g if isinstance(g, str) else None)
+            for m, g in zip(d["metric"], d["grader"], strict=True)
+        },
+        key=lambda mg: (mg[0] != primary_metric, mg[1] is not None, mg[0], mg[1] or ""),
+    )
+    m, g = pairs[0]
+    return DefaultView(unit, m if g is None else f"{m}@{g}")
 
 
 def ci_text(value: float, low: float, high: float) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -313,36 +314,90 @@ def _other_metrics(
     return rows, names
 
 
+FOLD_TOLERANCE = 0.02  # published numbers of one model this close are the same number
+
+
 def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per published number: rows of the same model (its canonical name,
-    evaluator.core.vocabulary.canonical_model) with the same split, coverage and value from
-    two sources (a paper and its repository's README) become one row naming both sources."""
+    """One row per published model: rows of the same model (its canonical name,
+    evaluator.core.vocabulary.canonical_model) with the same split and coverage from several
+    sources (a paper and its repository's README) become one row naming every source. With
+    the same value, the sources are listed; with values a rounding or a re-run apart (at most
+    FOLD_TOLERANCE: the README's 0.821 beside the paper's 0.824), the row keeps the paper's
+    value and its source column gives the other sources' values, when each source gives that
+    model one number there (several numbers of one source, e.g. one per prompt, and numbers
+    further apart, e.g. another correlation, stay apart)."""
     rep = rows["origin_code"] == "reported"
     if rep.sum() < 2:
         return rows
-    r = rows[rep]
-    key = (
+    r = rows.loc[rep, ["model", "split", "coverage_set", "value", "source", "config"]]
+    base = (
         r["model"].astype(str).map(canonical_model)
         + "\x1f"
         + r["split"].astype(str)
         + "\x1f"
         + r["coverage_set"].astype(str)
-        + "\x1f"
-        + r["value"].round(4).astype(str)
     )
-    if not key.duplicated().any():
+    dup = base.duplicated(keep=False)
+    if not dup.any():
         return rows
-    keep: list[int] = []
-    for _, g in r.groupby(key, sort=False):
-        first = g.index[0]
-        keep.append(first)
-        if len(g) > 1:
-            for col in ("source", "config"):
-                parts = [str(x) for x in g[col] if isinstance(x, str) and x]
-                rows.at[first, col] = "; ".join(dict.fromkeys(parts))
-            rows.at[first, "model"] = canonical_model(str(g["model"].iloc[0]))
-    out = pd.concat([rows[~rep], rows.loc[keep]])
-    return out.sort_index().reset_index(drop=True)
+    keep: list[int] = [int(i) for i in r.index[~dup.to_numpy()]]
+    r, base = r[dup], base[dup]
+    same_value = base + "\x1f" + r["value"].round(4).astype(str)
+    for _, g in r.groupby(base, sort=False):
+        sources = g["source"].astype(str)
+        spread = float(g["value"].max() - g["value"].min()) if g["value"].notna().all() else 1.0
+        if len(g) > 1 and sources.is_unique and spread <= FOLD_TOLERANCE:
+            keep.append(_fold(rows, g, differing=same_value[g.index].nunique() > 1))
+            continue
+        for _, same in g.groupby(same_value[g.index], sort=False):
+            keep.append(_fold(rows, same, differing=False) if len(same) > 1 else same.index[0])
+    gone = r.index.difference(pd.Index(keep))
+    return rows.drop(index=gone).reset_index(drop=True)
+
+
+def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
+    """Fold the published rows `g` into one: from a paper rather than a README, then the most
+    precise number (0.545 rather than 0.55); returns its index. differing: the values differ,
+    so the others' values go beside their sources."""
+
+    def decimals(v: object) -> int:
+        text = f"{float(v):.6f}".rstrip("0")  # type: ignore[arg-type]
+        return len(text.split(".")[1]) if "." in text else 0
+
+    first = min(
+        g.index,
+        key=lambda i: (
+            "paper" not in str(g.at[i, "source"]).lower(),
+            -decimals(g.at[i, "value"]),
+            list(g.index).index(i),
+        ),
+    )
+    order = [first, *[i for i in g.index if i != first]]
+    parts = []
+    for i in order:
+        src = str(g.at[i, "source"]) if isinstance(g.at[i, "source"], str) else ""
+        if differing and i != first and src:
+            src = f"{src} gives {float(g.at[i, 'value']):.4g}"  # type: ignore[arg-type]
+        if src:
+            parts.append(src)
+    rows.at[first, "source"] = "; ".join(dict.fromkeys(parts))
+    cfg = [str(g.at[i, "config"]) for i in order if isinstance(g.at[i, "config"], str)]
+    rows.at[first, "config"] = "; ".join(dict.fromkeys(c for c in cfg if c))
+    rows.at[first, "model"] = canonical_model(str(g.at[first, "model"]))
+    return int(first)
+
+
+def published_rows(con: Q.Con, q: BoardQuery) -> pd.DataFrame:
+    """The published rows of a view as build_board shows them (folded, best first), without
+    runs, ranks or extra columns: what a card of a published-only benchmark needs."""
+    rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
+    rows = fold_published(_reported_rows(rep, q, []))
+    return rows.sort_values(
+        ["value", "model"],
+        ascending=[lower_is_better(q.metric), True],
+        na_position="last",
+        kind="mergesort",
+    ).reset_index(drop=True)
 
 
 def build_board(
@@ -492,7 +547,9 @@ def _paired(
     ok_pos = np.flatnonzero(ok.to_numpy())
     if len(ok_pos) < 2:
         return None, None, None, "fewer than two complete runs on this benchmark version", None
-    split = runs.iloc[ok_pos]["split"].mode().iloc[0]
+    # the most common split (ties: the first by name)
+    counts = Counter(runs["split"].iloc[ok_pos].astype(str))
+    split = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
     sign = -1.0 if lower_is_better(q.metric) else 1.0
     best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
@@ -500,9 +557,9 @@ def _paired(
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
     if ensure is not None:
         ensure(run_ids)
-    key = ("labels", q.benchmark, q.unit, split, tuple(sorted(run_ids)))
+    key = ("labels", q.benchmark, version, q.unit, split, tuple(sorted(run_ids)))
     if key not in memo:
-        fkey = ("frame", q.benchmark, q.unit, split)
+        fkey = ("frame", q.benchmark, version, q.unit, split)
         if fkey not in memo:
             memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
         all_samples: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
@@ -513,7 +570,7 @@ def _paired(
     frame, order, full = cached
     if frame.empty:
         return None, None, None, "no samples", None
-    mkey = ("masks", q.benchmark, q.unit, split, q.slice_kind)
+    mkey = ("masks", q.benchmark, version, q.unit, split, q.slice_kind)
     if mkey not in memo:
         memo[mkey] = _slice_masks(spec, frame, q.slice_kind)
     mask = memo[mkey].get(q.slice_value)  # type: ignore[attr-defined]
@@ -532,13 +589,17 @@ def _paired(
     keep = np.flatnonzero(complete)
     if len(keep) < 2:
         return None, None, None, "per-sample labels missing", None
-    wkey = ("weights", q.benchmark, q.unit, split, stratify, resamples, seed)
+    wkey = ("weights", q.benchmark, version, q.unit, split, stratify, resamples, seed)
     if wkey not in memo:
         all_domains = frame["domain"].fillna("").astype(str).to_numpy()
         memo[wkey] = R.frame_weights(len(frame), all_domains if stratify else None, resamples, seed)
     W = memo[wkey][:, mask]  # type: ignore[index]
     groups = [domains == d for d in np.unique(domains)] if mean_dom else None
-    sb = R.shared_bootstrap(q.metric, y, P[keep], W, groups)
+    # the paired tests of these runs on this slice: the same whatever else joins the board
+    bkey = ("boot", *wkey, q.slice_kind, q.slice_value, q.metric, tuple(run_ids), mean_dom)
+    if bkey not in memo:
+        memo[bkey] = R.shared_bootstrap(q.metric, y, P[keep], W, groups)
+    sb: R.SharedBootstrap = memo[bkey]  # type: ignore[assignment]
     stored = runs.iloc[ok_pos[keep]]["value"].to_numpy(float)
     agree = np.isclose(sb.point, stored, rtol=0, atol=1e-9)
     if agree.sum() < 2:

@@ -5,13 +5,19 @@ are the source of truth; the tables here are caches of them, loaded incrementall
 
   samples      one row per benchmark sample (+ derived topic_type, n_edit_types, sent_idx)
   runs         one row per run.json (model, origin, threshold, counts, hidden)
-  results      the per-slice results of each run
+  results      the per-slice results of each run: a view of the store's snapshot file read in
+               place (the runs it holds, less those gone or changed since: snapshot_gone)
+               and of results_new (the runs read from their run.json since)
   predictions  per-sample predictions (score, label, explanation; raw output stays on disk)
   labels       final predicted labels per run and sample, as the scorer made them (threshold
                applied, sentence predictions rolled up to summaries): read from the run's
                labels.parquet, or made by evaluator.core.scoring.final_labels for a run stored
                without one; never derived in SQL
   grades       explanation grades (human or judge)
+  sample_stats per sample and benchmark version: how many visible runs label it, how many get
+               it wrong (the Samples page's difficulty), aggregated from the runs'
+               labels.parquet read in place, so that no page loads every run's rows
+  run_units    per visible run and unit: how many final labels and scores it has
   reported     published numbers from leaderboard_data/reported/*.csv
 
 Identifiers are never built from user text: the only variable SQL fragments are chosen from
@@ -20,10 +26,12 @@ fixed whitelists in this module (sort orders, optional WHERE clauses with `?` pa
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,11 +62,13 @@ CREATE TABLE IF NOT EXISTS runs (
     missing BIGINT, unparsable BIGINT, failed BIGINT, hidden BOOLEAN, submission VARCHAR,
     moderated BOOLEAN, supersedes VARCHAR
 );
-CREATE TABLE IF NOT EXISTS results (
+CREATE TABLE IF NOT EXISTS results_new (
     run_id VARCHAR, split VARCHAR, unit VARCHAR, slice_kind VARCHAR, slice_value VARCHAR,
     metric VARCHAR, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n BIGINT,
     coverage VARCHAR[], grader VARCHAR, aggregation VARCHAR
 );
+CREATE TABLE IF NOT EXISTS snapshot_gone (run_id VARCHAR);
+CREATE OR REPLACE VIEW results AS SELECT * FROM results_new;
 CREATE TABLE IF NOT EXISTS predictions (
     run_id VARCHAR, sample_id VARCHAR, score DOUBLE, label TINYINT, explanation VARCHAR
 );
@@ -69,6 +79,14 @@ CREATE TABLE IF NOT EXISTS labels (
 CREATE TABLE IF NOT EXISTS grades (
     run_id VARCHAR, sample_id VARCHAR, judge VARCHAR, protocol VARCHAR, grade DOUBLE,
     rationale VARCHAR
+);
+CREATE TABLE IF NOT EXISTS sample_stats (
+    benchmark VARCHAR, version VARCHAR, unit VARCHAR, sample_id VARCHAR, n_runs BIGINT,
+    n_wrong BIGINT
+);
+CREATE TABLE IF NOT EXISTS run_units (
+    benchmark VARCHAR, run_id VARCHAR, unit VARCHAR, n_labelled BIGINT, n_rows BIGINT,
+    n_scored BIGINT
 );
 CREATE TABLE IF NOT EXISTS reported (
     model VARCHAR, kind VARCHAR, benchmark VARCHAR, split VARCHAR, unit VARCHAR,
@@ -157,9 +175,17 @@ RESULT_COLUMNS: dict[str, str | None] = {
 _FOLDER_OF_FILE = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
 
 
+# the store's snapshot of the runs and results tables (explorer.store.snapshot_file): its
+# name carries this digest of the tables' layout, so a changed layout never reads an old one
+SNAPSHOT_LAYOUT = hashlib.sha1(f"1\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()).hexdigest()[:10]
+
+
 def connect() -> Con:
     con = duckdb.connect(":memory:")
     con.execute(SCHEMA)
+    # the snapshot's results are read in place on every query: keep their footers
+    with contextlib.suppress(duckdb.Error):
+        con.execute("SET parquet_metadata_cache = true")
     # warm up the JSON reader (its first use costs ~0.5 s) outside any user request
     con.execute("SELECT json_extract('{\"a\": 1}', '$.a')").fetchall()
     return con
@@ -262,7 +288,7 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
     )
     con.execute(
         """
-        INSERT INTO results
+        INSERT INTO results_new
         SELECT run_id, r.split, r.unit, r.slice_kind, coalesce(r.slice_value, ''), r.metric,
                r.value, r.ci_low, r.ci_high, r.n, r.coverage, r.grader, r.aggregation
         FROM (SELECT run_id, unnest(results) AS r FROM _run_json
@@ -270,6 +296,127 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
         """,
         [ids],
     )
+
+
+def _arrow(con: Con, sql: str) -> pa.Table:
+    """A query's rows as an Arrow table (DuckDB 1.x: fetch_arrow_table; 2.x: to_arrow_table)."""
+    import warnings
+
+    res = con.execute(sql)
+    fetch = getattr(res, "fetch_arrow_table", None)
+    if fetch is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "makes an extra copy": small tables
+            return res.to_arrow_table()
+    return fetch()
+
+
+SnapshotState = tuple[str, str, int, bool, bool, list[int | None]]
+
+
+def write_snapshot(
+    con: Con,
+    states: Sequence[SnapshotState],
+    runs_path: str,
+    results_path: str,
+    generation: str,
+) -> None:
+    """Write the results table to results_path, then the runs table with each run folder's
+    state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes) and
+    the `generation` that names the results file to runs_path (Parquet; the caller renames
+    the runs file into place)."""
+    import pyarrow.parquet as pq
+
+    state = pa.table(
+        {
+            "folder": [s[0] for s in states],
+            "s_mtime": pa.array([s[2] for s in states], pa.int64()),
+            "s_grades": [s[3] for s in states],
+            "s_labels": [s[4] for s in states],
+            "s_files": pa.array([s[5] for s in states], pa.list_(pa.int64())),
+        }
+    )
+    cur = con.cursor()
+    try:
+        # by benchmark, level and slice, in small row groups: a query for one view reads
+        # the row groups of that view only
+        ordered = _arrow(
+            cur,
+            "SELECT x.* FROM results x LEFT JOIN runs r USING (run_id) "
+            "ORDER BY r.benchmark, x.unit, x.slice_kind, x.slice_value, x.run_id",
+        )
+        pq.write_table(ordered, results_path, row_group_size=4096)
+        cur.register("_snap_state", state)
+        table = _arrow(
+            cur,
+            "SELECT r.*, s.s_mtime, s.s_grades, s.s_labels, s.s_files, "
+            f"'{generation}' AS s_generation FROM runs r JOIN _snap_state s USING (folder)",
+        )
+        cur.unregister("_snap_state")
+    finally:
+        cur.close()
+    pq.write_table(table, runs_path)
+
+
+def load_snapshot(
+    con: Con, runs_path: str, results_path: Callable[[str], str]
+) -> list[SnapshotState]:
+    """Fill the runs and results tables from a snapshot (write_snapshot; results_path: where
+    the results file of a generation is); returns each run folder's state as written."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _snap AS SELECT * FROM read_parquet(?)", [runs_path])
+    try:
+        gens = con.execute("SELECT DISTINCT s_generation FROM _snap").fetchall()
+        if len(gens) != 1:
+            raise ValueError("a snapshot of runs names one results file")
+        run_cols = ", ".join(RUN_COLUMNS)
+        con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
+        use_snapshot_results(con, results_path(str(gens[0][0])))
+        rows = con.execute(
+            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files FROM _snap"
+        ).fetchall()
+    finally:
+        con.execute("DROP TABLE IF EXISTS _snap")
+    return [
+        (str(f), str(b), int(m), bool(g), bool(lab), [None if v is None else int(v) for v in fs])
+        for f, b, m, g, lab, fs in rows
+    ]
+
+
+def use_snapshot_results(con: Con, path: str | None) -> None:
+    """Point the results view at a snapshot's results file (read in place, never loaded), or
+    at results_new alone (None). The path is the store's own file name; a path with a quote
+    is refused, since a view's file cannot be a bound parameter."""
+    cols = ", ".join(RESULT_COLUMNS)
+    if path is None:
+        con.execute(f"CREATE OR REPLACE VIEW results AS SELECT {cols} FROM results_new")
+        return
+    if "'" in path or "\\" in path:
+        raise ValueError(f"a snapshot path with a quote or backslash: {path!r}")
+    con.execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchall()  # readable now
+    con.execute(
+        f"""
+        CREATE OR REPLACE VIEW results AS
+        SELECT {cols} FROM read_parquet('{path}')
+        WHERE run_id NOT IN (SELECT run_id FROM snapshot_gone)
+        UNION ALL
+        SELECT {cols} FROM results_new
+        """
+    )
+
+
+def switch_to_snapshot_results(con: Con, path: str) -> None:
+    """After writing a snapshot that holds every loaded run's results: read them from its
+    file, and empty results_new and snapshot_gone, in one transaction (a query on another
+    cursor sees the rows once, before or after)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        use_snapshot_results(con, path)
+        con.execute("DELETE FROM results_new")
+        con.execute("DELETE FROM snapshot_gone")
+        con.execute("COMMIT")
+    except duckdb.Error:
+        con.execute("ROLLBACK")
+        raise
 
 
 def drop_staged_runs(con: Con) -> None:
@@ -280,8 +427,10 @@ def delete_runs(con: Con, run_ids: Sequence[str]) -> None:
     ids = list(run_ids)
     if not ids:
         return
-    for table in ("runs", "results", "predictions", "labels", "grades"):
+    for table in ("runs", "results_new", "predictions", "labels", "grades", "run_units"):
         con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
+    # and the snapshot's rows of these runs, if it holds them, from now on
+    con.execute("INSERT INTO snapshot_gone SELECT unnest(?::VARCHAR[])", [ids])
 
 
 def delete_predictions(con: Con, run_ids: Sequence[str]) -> None:
@@ -422,6 +571,14 @@ def run_row(con: Con, run_id: str) -> dict[str, Any] | None:
     return None if df.empty else {str(k): v for k, v in df.iloc[0].to_dict().items()}
 
 
+def hidden_runs(con: Con, benchmark: str) -> set[str]:
+    """The benchmark's runs off the board (moderated or superseded)."""
+    rows = con.execute(
+        "SELECT run_id FROM runs WHERE benchmark = ? AND hidden", [benchmark]
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
 def run_benchmarks(con: Con) -> list[str]:
     rows = con.execute("SELECT DISTINCT benchmark FROM runs WHERE NOT hidden ORDER BY 1").fetchall()
     return [str(r[0]) for r in rows]
@@ -445,20 +602,53 @@ def result_dimensions(con: Con, benchmark: str) -> pd.DataFrame:
     ).df()
 
 
+def all_result_dimensions(con: Con) -> pd.DataFrame:
+    """result_dimensions of every benchmark at once (with a benchmark column): one pass over
+    the results for a page that shows every benchmark."""
+    return con.execute(
+        """
+        SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source,
+               count(*) AS n
+        FROM results x JOIN runs r USING (run_id)
+        WHERE NOT r.hidden
+        GROUP BY ALL
+        UNION ALL
+        SELECT benchmark, unit, slice_kind, slice_value, metric, NULL, 'reported', count(*)
+        FROM reported
+        WHERE coalesce(note, '') NOT LIKE '%role=judge%'
+        GROUP BY ALL
+        """
+    ).df()
+
+
+def has_runs(con: Con, benchmark: str) -> bool:
+    """Whether the benchmark has a visible run (a published-only board skips the run queries)."""
+    row = con.execute(
+        "SELECT count(*) FROM runs WHERE benchmark = ? AND NOT hidden", [benchmark]
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def run_results(
     con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str | None = None
 ) -> pd.DataFrame:
-    """Every metric of every visible run of the benchmark for one slice (or all its values)."""
+    """Every metric of every visible run of the benchmark for one slice (or all its values);
+    a benchmark without runs (published numbers only) gets the columns without a pass over
+    the results."""
+    none = "" if has_runs(con, benchmark) else " AND false"
     return con.execute(
         """
         SELECT r.run_id, r.model_name, r.model_kind, r.origin, r.model_org, r.model_params,
                r.model_url, r.benchmark_version, r.policy, r.threshold, r.created_at,
-               r.n_total, r.predicted, r.missing, r.unparsable, r.config, r.submission,
+               r.n_total, r.predicted, r.missing, r.unparsable,
+               CASE WHEN r.origin = 'imported' THEN r.submission END AS submission,
                x.split, x.unit, x.slice_kind, x.slice_value, x.metric, x.grader, x.value,
                x.ci_low, x.ci_high, x.n, x.coverage, x.aggregation
         FROM results x JOIN runs r USING (run_id)
         WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND (? IS NULL OR x.slice_value = ?)
+              AND (? IS NULL OR x.slice_value = ?)"""
+        + none
+        + """
         ORDER BY r.run_id, x.metric
         """,
         [benchmark, unit, slice_kind, slice_value, slice_value],
@@ -566,16 +756,159 @@ def pair_frame(con: Con, benchmark: str, unit: str, run_a: str, run_b: str) -> p
 
 
 def labelled_runs(con: Con, benchmark: str) -> pd.DataFrame:
-    """Per visible run of the benchmark: which units it has final labels for, and how many."""
+    """Per visible run of the benchmark: which units it has final labels (and scores) for, and
+    how many (run_units, made by build_sample_stats)."""
     return con.execute(
         """
-        SELECT l.run_id, l.unit, count(l.pred) AS n_labelled, count(*) AS n_rows,
-               count(l.score) AS n_scored
-        FROM labels l JOIN runs r USING (run_id)
-        WHERE r.benchmark = ? AND NOT r.hidden
-        GROUP BY ALL
+        SELECT u.run_id, u.unit, u.n_labelled, u.n_rows, u.n_scored
+        FROM run_units u JOIN runs r USING (run_id)
+        WHERE u.benchmark = ? AND NOT r.hidden
+        ORDER BY u.run_id, u.unit
         """,
         [benchmark],
+    ).df()
+
+
+_STORED_LABELS = f"""
+    SELECT {_FOLDER_OF_FILE} AS run_id, CAST(sample_id AS VARCHAR) AS sample_id,
+           CAST(unit AS VARCHAR) AS unit, CAST(final_label AS TINYINT) AS pred,
+           CAST(score AS DOUBLE) AS score, CAST(rolled AS BOOLEAN) AS rolled
+    FROM read_parquet(?, filename = true, union_by_name = true)
+"""
+
+
+def _label_rows(label_files: Sequence[str], table_runs: Sequence[str]) -> tuple[str, list[Any]]:
+    """A subquery of final labels (run_id, sample_id, unit, pred, score, rolled): the given
+    labels.parquet files read in place, and the labels table's rows of `table_runs`."""
+    parts, params = [], []
+    if label_files:
+        parts.append(_STORED_LABELS)
+        params.append(list(label_files))
+    if table_runs:
+        parts.append(
+            "SELECT run_id, sample_id, unit, pred, score, rolled FROM labels "
+            "WHERE list_contains(?, run_id)"
+        )
+        params.append(list(table_runs))
+    if not parts:
+        parts.append("SELECT run_id, sample_id, unit, pred, score, rolled FROM labels WHERE false")
+    return " UNION ALL ".join(parts), params
+
+
+def check_label_files(con: Con, label_files: Sequence[str]) -> None:
+    """Read the files' rows as build_sample_stats does (duckdb.Error when one fails)."""
+    sub, params = _label_rows(label_files, [])
+    con.execute(f"SELECT count(*), count(pred), count(score) FROM ({sub})", params).fetchall()
+
+
+def build_sample_stats(
+    con: Con, benchmark: str, label_files: Sequence[str], table_runs: Sequence[str]
+) -> None:
+    """(Re)make the benchmark's sample_stats and run_units from its visible runs' final
+    labels: labels.parquet files read in place (never copied into the database) and, for
+    runs stored without them, the labels table's rows (`table_runs`)."""
+    con.execute("DELETE FROM sample_stats WHERE benchmark = ?", [benchmark])
+    con.execute("DELETE FROM run_units WHERE benchmark = ?", [benchmark])
+    sub, params = _label_rows(label_files, table_runs)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _stats AS
+        SELECT GROUPING(l.run_id) AS per_sample, l.run_id, r.benchmark_version AS version,
+               l.unit, l.sample_id, count(l.pred) AS n_runs,
+               count(*) FILTER (WHERE l.pred IS NOT NULL AND l.pred <> s.label) AS n_wrong,
+               count(*) AS n_rows, count(l.score) AS n_scored
+        FROM ({sub}) l
+        JOIN runs r ON r.run_id = l.run_id AND r.benchmark = ? AND NOT r.hidden
+        JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
+        GROUP BY GROUPING SETS ((r.benchmark_version, l.unit, l.sample_id), (l.run_id, l.unit))
+        """,
+        [*params, benchmark, benchmark],
+    )
+    try:
+        con.execute(
+            "INSERT INTO sample_stats SELECT ?, version, unit, sample_id, n_runs, n_wrong "
+            "FROM _stats WHERE per_sample = 1",
+            [benchmark],
+        )
+        con.execute(
+            "INSERT INTO run_units SELECT ?, run_id, unit, n_runs, n_rows, n_scored "
+            "FROM _stats WHERE per_sample = 0",
+            [benchmark],
+        )
+    finally:
+        con.execute("DROP TABLE IF EXISTS _stats")
+
+
+def explanation_files(con: Con, prediction_files: Sequence[str]) -> list[str]:
+    """The predictions.parquet files (of those given) whose explanation column holds text,
+    from their footers (a file without the column, or with nothing but nulls, is left out)."""
+    if not prediction_files:
+        return []
+    rows = con.execute(
+        """
+        SELECT DISTINCT file_name FROM parquet_metadata(?)
+        WHERE path_in_schema = 'explanation'
+              AND (stats_null_count IS NULL OR stats_null_count < num_values)
+        """,
+        [list(prediction_files)],
+    ).fetchall()
+    return sorted(str(r[0]) for r in rows)
+
+
+def explanation_matches(con: Con, prediction_files: Sequence[str], needle: str) -> list[str]:
+    """Sample ids whose explanation (in the given predictions.parquet files, read in place)
+    contains `needle` (lower case, literally)."""
+    if not prediction_files or not needle:
+        return []
+    rows = con.execute(
+        """
+        SELECT DISTINCT CAST(sample_id AS VARCHAR)
+        FROM read_parquet(?, union_by_name = true)
+        WHERE contains(lower(CAST(explanation AS VARCHAR)), ?)
+        """,
+        [list(prediction_files), needle],
+    ).fetchall()
+    return sorted(str(r[0]) for r in rows)
+
+
+def sample_predictions_in_files(
+    con: Con,
+    benchmark: str,
+    sample_id: str,
+    label_files: Sequence[str],
+    table_runs: Sequence[str],
+    explanation_files: Sequence[str],
+) -> pd.DataFrame:
+    """Every visible run's final label, score and explanation for one sample (the columns of
+    predictions_for_sample), from labels.parquet files read in place (and the labels table
+    for `table_runs`); explanations from the given predictions.parquet files."""
+    sub, params = _label_rows(label_files, table_runs)
+    expl = "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS explanation WHERE false"
+    eparams: list[Any] = []
+    if explanation_files:
+        expl = (
+            f"SELECT {_FOLDER_OF_FILE} AS run_id, CAST(explanation AS VARCHAR) AS explanation "
+            "FROM read_parquet(?, filename = true, union_by_name = true) "
+            "WHERE CAST(sample_id AS VARCHAR) = ?"
+        )
+        eparams = [list(explanation_files), sample_id]
+    return con.execute(
+        f"""
+        WITH l AS (SELECT * FROM ({sub}) WHERE sample_id = ?),
+             e AS ({expl}),
+             t AS (SELECT run_id, explanation FROM predictions
+                   WHERE list_contains(?, run_id) AND sample_id = ?)
+        SELECT r.run_id, r.model_name, r.model_kind, r.origin, r.benchmark_version, l.unit,
+               l.score, l.pred, s.label AS gold, l.rolled,
+               coalesce(e.explanation, t.explanation) AS explanation
+        FROM l
+        JOIN runs r ON r.run_id = l.run_id AND r.benchmark = ? AND NOT r.hidden
+        JOIN samples s ON s.benchmark = ? AND s.sample_id = l.sample_id AND s.unit = l.unit
+        LEFT JOIN e ON e.run_id = l.run_id
+        LEFT JOIN t ON t.run_id = l.run_id
+        ORDER BY r.model_name, r.run_id
+        """,
+        [*params, sample_id, *eparams, list(table_runs), sample_id, benchmark, benchmark],
     ).df()
 
 
@@ -607,6 +940,9 @@ class SampleFilter:
     min_runs: int = 2
     sort: str = "id"
     extra: tuple[tuple[str, str], ...] = field(default=())  # unused hook for later filters
+    # samples whose explanation contains `text` in runs whose rows are not loaded
+    # (explorer.store.Store.explanation_hits: predictions.parquet read in place)
+    explained: tuple[str, ...] = ()
 
 
 def _sample_where(f: SampleFilter) -> tuple[str, list[Any]]:
@@ -632,11 +968,12 @@ def _sample_where(f: SampleFilter) -> tuple[str, list[Any]]:
         where.append(
             "(contains(lower(s.summary), ?) OR contains(lower(coalesce(s.document, '')), ?)"
             " OR contains(lower(coalesce(s.reference_explanation, '')), ?)"
+            " OR list_contains(?, s.sample_id)"
             " OR EXISTS (SELECT 1 FROM predictions p JOIN runs r ON r.run_id = p.run_id"
             "            WHERE p.sample_id = s.sample_id AND r.benchmark = s.benchmark"
             "            AND NOT r.hidden AND contains(lower(p.explanation), ?)))"
         )
-        params += [needle] * 4
+        params += [needle] * 3 + [list(f.explained), needle]
     if f.wrong_by:
         where.append(
             "EXISTS (SELECT 1 FROM labels l WHERE l.run_id = ? AND l.sample_id = s.sample_id"
@@ -651,12 +988,10 @@ def _sample_where(f: SampleFilter) -> tuple[str, list[Any]]:
 
 _DIFFICULTY = """
 WITH d AS (
-    SELECT l.sample_id, count(l.pred) AS n_runs,
-           count(*) FILTER (WHERE l.pred IS NOT NULL AND l.pred <> l.gold) AS n_wrong
-    FROM labels l JOIN runs r ON r.run_id = l.run_id
-    WHERE r.benchmark = ? AND NOT r.hidden AND l.unit = ?
-          AND (? IS NULL OR r.benchmark_version = ?)
-    GROUP BY l.sample_id
+    SELECT sample_id, sum(n_runs) AS n_runs, sum(n_wrong) AS n_wrong
+    FROM sample_stats
+    WHERE benchmark = ? AND unit = ? AND (? IS NULL OR version = ?)
+    GROUP BY sample_id
 )
 """
 

@@ -248,13 +248,14 @@ def num_pages(total: int, size: int = PAGE_SIZE) -> int:
 
 
 def score_runs(con: Q.Con, benchmark: str) -> pd.DataFrame:
-    """Visible runs of the benchmark with scores (a correlation benchmark's metric runs):
+    """Visible runs of the benchmark with scores in their final labels (a correlation
+    benchmark's metric runs; counted by explorer.store.Store.ensure_sample_stats):
     run_id and a label ('model · origin · run id tail'), in board order of creation."""
     runs = Q.runs_frame(con, benchmark)
     if runs.empty:
         return pd.DataFrame(columns=["run_id", "label"])
-    preds = Q.run_predictions(con, list(runs["run_id"]))
-    scored = set(preds.loc[preds["score"].notna(), "run_id"])
+    lab = Q.labelled_runs(con, benchmark)  # explorer.store.Store.ensure_sample_stats
+    scored = set(lab.loc[lab["n_scored"] > 0, "run_id"])
     out = runs[runs["run_id"].isin(scored)].copy()
     out["label"] = run_labels(out)
     return out[["run_id", "label"]].reset_index(drop=True)

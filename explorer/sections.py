@@ -220,10 +220,7 @@ def board_charts(
     with tabs[CHARTS.index(active)]:
         ch: Any = None
         if active == CHARTS[0]:
-            ch = charts.forest(top_rows, metric_title)
-            _chart(ch, "Nothing to plot.")
-            if ch is not None and len(shown) > len(top_rows):
-                st.caption(f"The first {len(top_rows)} rows of the table.")
+            _forest(shown, page, view, metric_title)
         elif active == CHARTS[1]:
             if spread is None:
                 st.caption(f"{bench} has no per-domain numbers at this level.")
@@ -248,6 +245,31 @@ def board_charts(
                 st.caption(
                     "Sizes as the run states them, else read from the model name (see tooltip)."
                 )
+
+
+FOREST_ROWS = 25  # rows per page of the forest plot
+
+
+def _forest(shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: str) -> None:
+    """The CI forest plot of every row of the table, FOREST_ROWS per page (URL parameter
+    'fpage'), on one x scale for all pages so that pages compare."""
+    plotted = shown[shown["value"].notna()]
+    pages = max(1, -(-len(plotted) // FOREST_ROWS))
+    at = 1
+    if pages > 1:
+        at = ui.url_page_number("fpage", page, pages, reset_token=(view, len(plotted)))
+    part = plotted.iloc[(at - 1) * FOREST_ROWS : at * FOREST_ROWS]
+    ch = charts.forest(part, metric_title, x_domain=charts.ci_domain(plotted))
+    if ch is None:
+        st.caption("Nothing to plot.")
+    else:  # at most FOREST_ROWS rows of our own making: the spec without Altair's validation
+        st.vega_lite_chart(ch.to_dict(validate=False), width="stretch")
+    if ch is not None and pages > 1:
+        first = (at - 1) * FOREST_ROWS + 1
+        st.caption(
+            f"Rows {first}–{first + len(part) - 1} of the {len(plotted)} rows with a number, "
+            "in the table's order; the pages share one scale."
+        )
 
 
 def _chart(ch: Any, empty: str) -> None:
@@ -330,7 +352,7 @@ def disagreements(
         return
     st.markdown(V.disagreement_summary(dis))
     view = V.disagreement_table(
-        dis, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i)
+        dis, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i), unit
     )
     st.dataframe(
         view,
@@ -341,7 +363,7 @@ def disagreements(
             "open": st.column_config.LinkColumn(
                 "open", display_text="🔎 open", help="Open the sample in the explorer"
             ),
-            "summary": st.column_config.TextColumn(width="large"),
+            unit: st.column_config.TextColumn(width="large"),
         },
     )
     pick = st.selectbox(
@@ -464,6 +486,7 @@ def moderation_panel() -> None:
             st.error(ui.md_escape(e))
         else:
             st.session_state[MOD_DONE] = f"{action}: {', '.join(changed)}"
+            ui.store(force=True)  # the board shows the change on the next run
             st.rerun()
 
 

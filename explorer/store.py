@@ -22,11 +22,17 @@ cached elsewhere (st.cache_data) are keyed on it.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import json
 import math
 import os
+import shutil
+import tempfile
 import threading
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +81,16 @@ def _mtime(p: Path) -> int | None:
         return None
 
 
+def _mtime_of(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+_RUN_DATA_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
+
+
 _MAGIC = b"PAR1"
 
 
@@ -98,11 +114,70 @@ def parquet_problem(path: Path) -> str | None:
     return None
 
 
+def snapshot_dir(root: Path) -> Path:
+    """Where the store keeps its snapshot of a data root's runs: $FACTBOARD_CACHE, else a
+    folder in the system's temporary directory; one file per data root (named from its path)
+    and per table layout (a new layout of the tables never reads an old snapshot)."""
+    base = os.environ.get("FACTBOARD_CACHE") or str(Path(tempfile.gettempdir()) / "factboard")
+    return Path(base)
+
+
+def snapshot_file(root: Path) -> Path:
+    """The snapshot's runs file (its results file sits beside it, named with the same stem
+    and the generation that wrote it)."""
+    key = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:16]
+    return snapshot_dir(root) / f"runs-{key}-{Q.SNAPSHOT_LAYOUT}.parquet"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
+
+
+def _results_file(runs_file: Path, generation: str) -> Path:
+    return runs_file.with_name(f"{runs_file.stem}.{generation}.results.parquet")
+
+
+class Memo(OrderedDict[object, object]):
+    """Derived arrays (label matrices, bootstrap weights, slice masks) keyed on what they are
+    made of (benchmark version, run ids), so that a new run does not throw them away; the
+    least recently used go first beyond `size` entries."""
+
+    def __init__(self, size: int = 64) -> None:
+        super().__init__()
+        self.size = size
+
+    def __getitem__(self, key: object) -> object:
+        self.move_to_end(key)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: object, value: object) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
 class Store:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, snapshot: bool = True):
+        """snapshot: keep the runs and their per-slice results in a snapshot file
+        (snapshot_file) and start from it, so a new process reads one file instead of every
+        run.json; each run in it is checked against its folder's files (modification times)
+        and re-read when they changed."""
         self.root = Path(root)
         self.con = Q.connect()
         self.instance = uuid.uuid4().hex[:8]
+        self.snapshot = snapshot_file(self.root) if snapshot else None
+        self._snapshot_read = False
+        self._results_link: Path | None = None  # this process's link to the snapshot's results
+        self._atexit = False
+        self._scanned_at = -1e9
+        self._runs_dir_mtime: int | None = None
         self._lock = threading.RLock()
         self._bench_files: dict[str, tuple[int, int]] = {}
         self._samples_loaded: dict[str, tuple[int, int]] = {}
@@ -116,7 +191,9 @@ class Store:
         self.problems: dict[str, str] = {}  # run folder -> why it is not shown
         self._broken: dict[str, _RunFiles] = {}  # run folders left off, as they were seen
         self._seen_state: dict[str, _RunFiles] = {}
-        self.memo: dict[object, object] = {}  # derived arrays, keyed with token(benchmark)
+        self.memo: Memo = Memo()  # derived arrays, keyed on their inputs (see Memo)
+        self._stats_token: dict[str, str] = {}  # benchmark -> token its sample_stats are of
+        self._explained: dict[str, tuple[str, list[str]]] = {}  # files with explanations
 
     # ----------------------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -131,14 +208,101 @@ class Store:
 
     def _bump(self, benchmark: str) -> None:
         self._gen[benchmark] = self._gen.get(benchmark, 0) + 1
-        self.memo.clear()
 
     # ----------------------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, max_age: float = 0.0) -> None:
+        """Bring the tables in step with the files. max_age > 0 (the pages): the run folders
+        are looked at one by one at most every max_age seconds; in between only the runs
+        folder itself is (a run added or deleted changes it)."""
         with self._lock:
             self._refresh_benchmarks()
-            self._refresh_runs()
+            if not self._snapshot_read:
+                self._snapshot_read = True
+                self._read_snapshot()
+            now = time.monotonic()
+            rdir_mtime = _mtime(layout.runs_dir(self.root))
+            if (
+                max_age <= 0
+                or now - self._scanned_at >= max_age
+                or rdir_mtime != self._runs_dir_mtime
+            ):
+                self._refresh_runs()
+                self._scanned_at = now
+                self._runs_dir_mtime = rdir_mtime
             self._refresh_reported()
+
+    def _read_snapshot(self) -> None:
+        """Start from the snapshot of the runs (when there is one): its runs count as loaded
+        with the folder states they had, its results are read in place (through this
+        process's own link to the file, which another process's newer snapshot cannot take
+        away); _refresh_runs then re-reads the runs whose files changed and forgets those
+        that are gone."""
+        if self.snapshot is None or not self.snapshot.is_file():
+            return
+        snap = self.snapshot
+        try:
+            states = Q.load_snapshot(
+                self.con, str(snap), lambda g: str(self._link(_results_file(snap, g)))
+            )
+        except (duckdb.Error, OSError, ValueError, KeyError):
+            self.con.execute("DELETE FROM runs")  # unreadable: start from the files
+            Q.use_snapshot_results(self.con, None)
+            self._drop_link()
+            return
+        for folder, benchmark, mtime, grades, labels, files in states:
+            self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files))
+            self._run_benchmark[folder] = benchmark
+            self._bump(benchmark)
+
+    def _link(self, results: Path) -> Path:
+        """This process's hard link to a snapshot's results file (a copy where links are
+        not possible), replacing the previous one; removed when the process ends."""
+        link = results.with_name(f"{results.stem}.pid{os.getpid()}-{uuid.uuid4().hex[:6]}.link")
+        try:
+            os.link(results, link)
+        except OSError:
+            shutil.copyfile(results, link)
+        old, self._results_link = self._results_link, link
+        if old is not None:
+            old.unlink(missing_ok=True)
+        if not self._atexit:
+            atexit.register(self._drop_link)
+            self._atexit = True
+        return link
+
+    def _drop_link(self) -> None:
+        if self._results_link is not None:
+            self._results_link.unlink(missing_ok=True)
+            self._results_link = None
+
+    def _write_snapshot(self) -> None:
+        """Write the snapshot (every loaded run and its results), then read the results from
+        it in place: the rows read from run.json files since leave memory."""
+        if self.snapshot is None:
+            return
+        states = [
+            (f, self._run_benchmark[f], st.mtime, st.grades, st.labels, list(st.files))
+            for f, st in self._runs.items()
+        ]
+        generation = uuid.uuid4().hex[:12]
+        snap = self.snapshot
+        tmp = snap.with_name(f".{snap.name}.{generation}")
+        results = _results_file(snap, generation)
+        try:
+            snap.parent.mkdir(parents=True, exist_ok=True)
+            Q.write_snapshot(self.con, states, str(tmp), str(results), generation)
+            os.replace(tmp, snap)
+            Q.switch_to_snapshot_results(self.con, str(self._link(results)))
+        except (duckdb.Error, OSError, ValueError):
+            tmp.unlink(missing_ok=True)  # a cache: the files stay the source of truth
+            return
+        for old in snap.parent.glob(f"{snap.stem}.*.results.parquet"):
+            if old != results:
+                old.unlink(missing_ok=True)  # readers keep their own links
+        for link in snap.parent.glob(f"{snap.stem}.*.link"):
+            pid = link.name.rsplit(".pid", 1)[-1].split("-", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                link.unlink(missing_ok=True)
 
     def _refresh_benchmarks(self) -> None:
         bdir = layout.benchmarks_dir(self.root)
@@ -191,15 +355,15 @@ class Store:
                     if not e.is_dir() or e.name.startswith((".", "_")):
                         continue
                     present.add(e.name)
-                    d = Path(e.path)
-                    m = _mtime(d / RUN_FILE)
+                    d = e.path + os.sep
+                    m = _mtime_of(d + RUN_FILE)
                     if m is None:
                         self.problems[e.name] = f"{RUN_FILE} is missing"
                         continue
-                    if not (d / PREDICTIONS_FILE).is_file():
+                    mt = tuple(_mtime_of(d + f) for f in _RUN_DATA_FILES)
+                    if mt[0] is None:
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    mt = tuple(_mtime(d / f) for f in (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE))
                     seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
@@ -213,6 +377,8 @@ class Store:
         if not gone and not changed:
             return
         drop = gone + [f for f in changed if f in self._runs]
+        if drop:
+            self.memo.clear()  # a run id may come back with other files
         for f in drop:
             b = self._run_benchmark.pop(f, None)
             if b:
@@ -224,6 +390,7 @@ class Store:
         if changed:
             self._load_runs(rdir, changed, seen)
         Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
+        self._write_snapshot()
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
         self._seen_state = seen
@@ -318,18 +485,28 @@ class Store:
             self._samples_loaded[benchmark] = state
             return True
 
-    def ensure_labels(self, benchmark: str, run_ids: Sequence[str] | None = None) -> None:
+    def ensure_labels(
+        self, benchmark: str, run_ids: Sequence[str] | None = None, predictions: bool = True
+    ) -> None:
         """Load the per-sample predictions (and grades) of the benchmark's runs not loaded yet
         (only `run_ids` when given: what a view needs, e.g. the best runs for the paired
         tests or the two compared runs), and their final labels: as stored by the scorer, or,
-        for a run stored without them, made by the engine (scoring.final_labels)."""
+        for a run stored without them, made by the engine (scoring.final_labels).
+        predictions=False: final labels only (the paired tests need no explanation); the
+        predictions of a run are then read only when its labels must be made from them."""
         with self._lock:
             has_samples = self.ensure_samples(benchmark)
-            folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
-            if run_ids is not None:
-                wanted = set(run_ids)
-                folders = [f for f in folders if f in wanted]
-            new = [f for f in folders if f not in self._predictions_loaded]
+            if run_ids is None:
+                folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
+            else:
+                mine = self._run_benchmark
+                folders = [f for f in dict.fromkeys(run_ids) if mine.get(f) == benchmark]
+            new = [
+                f
+                for f in folders
+                if f not in self._predictions_loaded
+                and (predictions or (f not in self._labelled and not self._runs[f].labels))
+            ]
             rdir = layout.runs_dir(self.root)
             if new:
                 loaded = self._load_each(
@@ -354,6 +531,108 @@ class Store:
             if older:
                 self._make_labels(older, benchmark)
             self._labelled.update(todo)
+        if run_ids is None:
+            self.ensure_sample_stats(benchmark)
+
+    # ----------------------------------------------------------------------------------------
+    # the Samples page: what every run says about the samples, without loading every run
+
+    def _visible(self, benchmark: str) -> list[str]:
+        hidden = Q.hidden_runs(self.con, benchmark)
+        return [f for f, b in self._run_benchmark.items() if b == benchmark and f not in hidden]
+
+    def _split_by_storage(self, folders: list[str]) -> tuple[list[str], list[str]]:
+        """(labels.parquet files of the runs that have one, runs whose labels live in the
+        labels table: stored without them, so made by the engine when loaded)."""
+        rdir = layout.runs_dir(self.root)
+        files = [str(rdir / f / LABELS_FILE) for f in folders if self._runs[f].labels]
+        table = [f for f in folders if not self._runs[f].labels]
+        return files, table
+
+    def ensure_sample_stats(self, benchmark: str) -> None:
+        """Per sample, how many visible runs label it and how many get it wrong, and per run
+        the units it has labels and scores for (Q.build_sample_stats): made from the runs'
+        labels.parquet read in place, once per change of the benchmark. Runs stored without
+        final labels, and runs with grades, are loaded (few). A labels file that fails to read
+        takes its run off the board, as in ensure_labels."""
+        with self._lock:
+            if not self.ensure_samples(benchmark):
+                return
+            token = self.token(benchmark)
+            if self._stats_token.get(benchmark) == token:
+                return
+            folders = self._visible(benchmark)
+            load = [f for f in folders if not self._runs[f].labels or self._runs[f].grades]
+            if load:
+                self.ensure_labels(benchmark, load)
+            folders = self._visible(benchmark)
+            files, table = self._split_by_storage(folders)
+            try:
+                Q.build_sample_stats(self.con, benchmark, files, table)
+            except duckdb.Error:
+                for f in [f for f in folders if self._runs[f].labels]:
+                    try:
+                        Q.check_label_files(
+                            self.con, [str(layout.runs_dir(self.root) / f / LABELS_FILE)]
+                        )
+                    except duckdb.Error as e:
+                        self._drop_broken_run(f, f"unreadable: {str(e).splitlines()[0][:200]}")
+                folders = self._visible(benchmark)
+                files, table = self._split_by_storage(folders)
+                Q.build_sample_stats(self.con, benchmark, files, table)
+            self._stats_token[benchmark] = self.token(benchmark)
+
+    def _explanation_files(self, benchmark: str) -> list[str]:
+        """The benchmark's visible runs' predictions.parquet files that hold explanations
+        (from their footers, once per change of the benchmark)."""
+        token = self.token(benchmark)
+        have = self._explained.get(benchmark)
+        if have is None or have[0] != token:
+            rdir = layout.runs_dir(self.root)
+            files = [str(rdir / f / PREDICTIONS_FILE) for f in self._visible(benchmark)]
+            try:
+                found = Q.explanation_files(self.con, files)
+            except duckdb.Error:
+                found = files  # a footer the metadata reader refuses: read them all
+            have = (token, found)
+            self._explained[benchmark] = have
+        return have[1]
+
+    def explanation_hits(self, benchmark: str, text: str) -> tuple[str, ...]:
+        """Samples whose explanation, in any visible run, contains `text` (case-insensitive,
+        literally), read in place from the runs' predictions files; cached per change."""
+        needle = text.strip().lower()
+        if not needle:
+            return ()
+        with self._lock:
+            key = ("explained", self.token(benchmark), needle)
+            if key not in self.memo:
+                try:
+                    hits = Q.explanation_matches(
+                        self.con, self._explanation_files(benchmark), needle
+                    )
+                except duckdb.Error:
+                    hits = []
+                self.memo[key] = tuple(hits)
+            return self.memo[key]  # type: ignore[return-value]
+
+    def sample_predictions(self, benchmark: str, sample_id: str) -> pd.DataFrame:
+        """Every visible run's final label, score and explanation for one sample (the columns
+        of Q.predictions_for_sample), read in place from the runs' files."""
+        with self._lock:
+            self.ensure_sample_stats(benchmark)
+            files, table = self._split_by_storage(self._visible(benchmark))
+            try:
+                return Q.sample_predictions_in_files(
+                    self.con,
+                    benchmark,
+                    sample_id,
+                    files,
+                    table,
+                    self._explanation_files(benchmark),
+                )
+            except duckdb.Error:  # a file changed under us: what the tables hold
+                return Q.predictions_for_sample(self.con, benchmark, sample_id)
 
     def _load_run_rows(self, folders: list[str]) -> None:
         rdir = layout.runs_dir(self.root)
@@ -425,10 +704,14 @@ class Store:
             )
 
     def ensure_all_grades(self) -> None:
-        """Grades of every run (the explanations page spans benchmarks)."""
+        """Grades of every run that has them (the explanations page spans benchmarks); the
+        runs without grades are not loaded."""
         for b in sorted(set(self._run_benchmark.values())):
-            if any(self._runs[f].grades for f, bb in self._run_benchmark.items() if bb == b):
-                self.ensure_labels(b)
+            graded = [
+                f for f, bb in self._run_benchmark.items() if bb == b and self._runs[f].grades
+            ]
+            if graded:
+                self.ensure_labels(b, graded)
 
     # ----------------------------------------------------------------------------------------
     def benchmarks(self) -> list[str]:

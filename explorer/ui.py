@@ -58,10 +58,15 @@ def _store(root: str) -> Store:
     return Store(Path(root))
 
 
-def store() -> Store:
-    """This process's store for the current data root, refreshed (cheap when nothing changed)."""
+REFRESH_EVERY_S = 2.0  # how often a page looks at every run folder for a change
+
+
+def store(force: bool = False) -> Store:
+    """This process's store for the current data root, refreshed: a run added or deleted at
+    once, a run rewritten in place (moderation) within REFRESH_EVERY_S seconds, or at once
+    with force (after this app changed a run)."""
     s = _store(str(layout.data_root()))
-    s.refresh()
+    s.refresh(0.0 if force else REFRESH_EVERY_S)
     return s
 
 
@@ -394,16 +399,32 @@ def board(
         s.version(benchmark),
         resamples,
         memo=s.memo,
-        ensure=lambda ids: s.ensure_labels(benchmark, ids),
+        ensure=lambda ids: s.ensure_labels(benchmark, ids, predictions=False),
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def dimensions(root: str, token: str, benchmark: str) -> pd.DataFrame:
-    """Every (unit, slice, metric) with a number on the benchmark (Q.result_dimensions)."""
+def published_rows(root: str, token: str, benchmark: str, unit: str, metric: str) -> pd.DataFrame:
+    """A published-only benchmark's overall rows, best first (L.published_rows)."""
+    q = L.BoardQuery(benchmark, unit, "overall", "", metric, None)
+    return L.published_rows(_store(root).cursor(), q)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _all_dimensions(root: str, token: str) -> pd.DataFrame:
     from explorer import queries as Q
 
-    return Q.result_dimensions(_store(root).cursor(), benchmark)
+    return Q.all_result_dimensions(_store(root).cursor())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def dimensions(root: str, token: str, benchmark: str) -> pd.DataFrame:
+    """Every (unit, slice, metric) with a number on the benchmark (Q.result_dimensions), cut
+    from one pass over every benchmark's results (the front page asks for each)."""
+    s = _store(root)
+    every = _all_dimensions(root, s.token())
+    one = every[every["benchmark"] == benchmark].drop(columns="benchmark")
+    return one.reset_index(drop=True)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

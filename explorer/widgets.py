@@ -210,7 +210,7 @@ def _sentences(
 
 def _predictions(con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str) -> None:
     st.markdown("**Every run's prediction**")
-    preds = Q.predictions_for_sample(con, bench, sample_id)
+    preds = ui.store().sample_predictions(bench, sample_id)  # the runs' files, read in place
     grades = Q.grades_for_sample(con, bench, sample_id)
     if preds.empty:
         st.caption(

@@ -8,6 +8,7 @@ from explorer import compare_view as V
 from explorer import queries as Q
 from explorer import samples as X
 from explorer import sections, ui, widgets
+from explorer.words import level_label
 
 PAGE = "cmp"
 s = ui.store()
@@ -36,7 +37,9 @@ if len(runs) < 2:
     st.stop()
 dims = ui.dimensions(str(s.root), s.token(bench) + s.token(""), bench)
 units = sorted(set(dims[dims["source"] == "run"]["unit"]), key=lambda u: (u != "summary", u))
-unit = ui.url_selectbox("Level", units or ["summary"], "unit", PAGE, container=c[1])
+unit = ui.url_selectbox(
+    "Level", units or ["summary"], "unit", PAGE, container=c[1], format_func=level_label
+)
 metrics = C.comparable_metrics(spec)
 metric = ui.url_selectbox(
     "Metric",

@@ -6,6 +6,7 @@ from evaluator.core.vocabulary import metric_label
 from explorer import front as F
 from explorer import leaderboard as L
 from explorer import ui, widgets
+from explorer.words import level_label
 
 s = ui.store()
 
@@ -55,7 +56,7 @@ for i, bench in enumerate(cards):
         table = F.leaders(b.rows)
         n_runs = int((b.rows["origin_code"] != "reported").sum())
         st.caption(
-            f"{metric_label(metric, grader)} · overall · {view.unit} level · "
+            f"{metric_label(metric, grader)} · overall · {level_label(view.unit)} · "
             f"{n_runs} FactBoard run(s), {len(b.rows) - n_runs} published"
         )
         st.markdown(ui.md_escape(F.tie_line(table, n_runs)))
@@ -80,7 +81,7 @@ if published_only:
         if view is None:
             continue
         metric, grader = L.parse_metric_key(view.metric_key)
-        b = ui.board(str(s.root), token, bench, view.unit, "overall", "", metric, grader)
+        rows = ui.published_rows(str(s.root), token, bench, view.unit, metric)
         with grid[i % 3]:
             leaderboard_link(bench, view, widgets.benchmark_title(bench))
-            st.caption(ui.md_escape(F.best_line(b.rows, metric_label(metric, grader))))
+            st.caption(ui.md_escape(F.best_line(rows, metric_label(metric, grader))))

@@ -7,6 +7,7 @@ from evaluator.core.vocabulary import metric_label
 from evaluator.core.vocabulary import slice_label as slice_title
 from explorer import leaderboard as L
 from explorer import sections, ui, widgets
+from explorer.words import level_label
 
 PAGE = "lb"
 s = ui.store()
@@ -45,7 +46,7 @@ unit = ui.url_selectbox(
     "unit",
     PAGE,
     container=top[1],
-    format_func=lambda u: f"{u} level",
+    format_func=level_label,
     help="TofuEval is annotated per sentence; a summary is inconsistent if any sentence is.",
 )
 kinds = L.options(dims, unit, None).slice_kinds

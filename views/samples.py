@@ -31,7 +31,7 @@ c = st.columns([2, 1, 1.4, 2.2, 1.4])
 bench = widgets.benchmark_picker(names, PAGE, container=c[0])
 spec = ui.spec_of(bench)
 correlation = spec is not None and spec.task == "correlation"
-s.ensure_labels(bench)
+s.ensure_sample_stats(bench)  # what every run says, without loading every run's rows
 units = Q.sample_units(con, bench)
 unit = ui.url_selectbox("Level", units, "unit", PAGE, container=c[1], format_func=level_label)
 facets = Q.sample_facets(con, bench, unit)
@@ -93,6 +93,10 @@ else:
         help="With 'samples most runs get wrong' on, the list is hardest first (or by domain).",
     )
 
+if wrong_by:
+    s.ensure_labels(bench, [wrong_by], predictions=False)
+if metric_run:
+    s.ensure_labels(bench, [metric_run])
 f = Q.SampleFilter(
     benchmark=bench,
     unit=unit,
@@ -103,6 +107,7 @@ f = Q.SampleFilter(
     error_types=tuple(etypes),
     topic_types=tuple(topics),
     text=text,
+    explained=s.explanation_hits(bench, text),
     wrong_by=wrong_by,
     most_wrong=0.5 if most_wrong else None,
     sort=sort,

@@ -116,3 +116,11 @@ def test_the_compare_url_holds_every_choice(data: Path) -> None:
     assert {"benchmark", "unit", "metric", "a", "b"} <= set(at.query_params)
     shared = open_page({k: at.query_params[k] for k in at.query_params})
     assert [m.value for m in shared.metric] == [m.value for m in at.metric]
+
+
+def test_the_level_reads_as_a_level(data: Path) -> None:
+    a, b = run_id(data, "strong"), run_id(data, "random-guess")
+    at = open_page({"a": a, "b": b})
+    assert at.selectbox(key="cmp.unit").options == ["summary level"]
+    assert at.selectbox(key="cmp.unit").value == "summary"
+    assert "summary" in at.dataframe[1].value.columns

@@ -298,3 +298,31 @@ def test_the_readers_metric_comes_back_after_a_view_without_it(data: Path) -> No
     at.selectbox(key="lb.slice").set_value("dataset+topic_type").run()
     assert at.selectbox(key="lb.metric").value == "fpr"
     assert at.query_params["metric"] == "fpr"
+
+
+def test_the_forest_plot_pages_through_every_row(data: Path) -> None:
+    """77 published rows: 4 pages of at most 25, each page its URL; every row is reachable."""
+    at = open_page({"benchmark": "factcc_synthetic"})
+    n = len(table(at))
+    assert n > 50
+    pag = at.get("pagination")
+    assert len(pag) == 1 and pag[0].num_pages == -(-n // 25)
+    caption = " ".join(c.value for c in at.caption)
+    assert f"Rows 1–25 of the {n} rows with a number" in caption
+    pag[0].set_value(pag[0].num_pages).run()
+    assert at.query_params["fpage"] == str(-(-n // 25))
+    last = n - 25 * (-(-n // 25) - 1)
+    assert f"Rows {n - last + 1}–{n} of the {n} rows" in " ".join(c.value for c in at.caption)
+    again = open_page({"benchmark": "factcc_synthetic", "fpage": "2"})
+    assert "Rows 26–50" in " ".join(c.value for c in again.caption)
+
+
+def test_a_short_board_has_one_forest_page(data: Path) -> None:
+    at = open_page()
+    assert len(at.get("pagination")) == 0
+    assert not any("Rows 1–" in c.value for c in at.caption)
+
+
+def test_levels_read_as_levels(data: Path) -> None:
+    at = open_page()
+    assert at.selectbox(key="lb.unit").format_func("summary") == "summary level"

@@ -175,6 +175,10 @@ def test_compare_verdict_and_tables() -> None:
     )
     t = CV.disagreement_table(dis, lambda i: f"./samples?sample={i}")
     assert list(t["open"]) == [f"./samples?sample=s{i}" for i in (1, 2, 3)]
+    assert list(t["summary"]) == ["x", "y", "z"]
+    # one word per level: sentences are headed "sentence", as on the Samples page
+    sent = CV.disagreement_table(dis, lambda i: i, "sentence")
+    assert "summary" not in sent.columns and list(sent["sentence"]) == ["x", "y", "z"]
     assert list(t["A says"]) == ["✓ consistent", "✓ consistent", "✗ inconsistent"]
     assert CV.disagreement_summary(dis) == (
         "**3** samples get different labels: A is right on 2, B on 1."

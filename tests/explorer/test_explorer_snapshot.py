@@ -1,0 +1,168 @@
+"""The store's snapshot of the runs (a new process starts from one file, not every run.json)
+and the pages' throttled refresh."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evaluator.store import runs
+from explorer import queries as Q
+from explorer import store as S
+from explorer.store import Store
+from tests.support import testdata
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return testdata.build_demo_root(tmp_path_factory.mktemp("demo") / "leaderboard_data")
+
+
+@pytest.fixture
+def root(demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
+    dst = tmp_path / "leaderboard_data"
+    shutil.copytree(demo_root, dst)
+    return dst
+
+
+def _tables(s: Store) -> dict[str, pd.DataFrame]:
+    con = s.cursor()
+    return {
+        t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").df().astype(str)
+        for t in ("runs", "results")
+    }
+
+
+def _same(a: Store, b: Store) -> None:
+    ta, tb = _tables(a), _tables(b)
+    for t in ta:
+        pd.testing.assert_frame_equal(ta[t], tb[t], obj=t)
+
+
+def _from_snapshot(root: Path) -> Store:
+    """A new store that read the snapshot and no run.json."""
+    s = Store(root)
+    calls: list[list[str]] = []
+    load = s._load_runs
+    s._load_runs = lambda rdir, folders, seen: (calls.append(folders), load(rdir, folders, seen))[1]  # type: ignore[method-assign]
+    s.refresh()
+    s.loaded_from_files = [f for c in calls for f in c]  # type: ignore[attr-defined]
+    return s
+
+
+def test_a_new_store_starts_from_the_snapshot_with_the_same_tables(root: Path) -> None:
+    first = Store(root)
+    first.refresh()
+    assert S.snapshot_file(root).is_file()
+    again = _from_snapshot(root)
+    assert again.loaded_from_files == []  # type: ignore[attr-defined]
+    _same(first, again)
+    assert again._runs == first._runs
+    assert again.benchmarks() == ["demo"]
+    # and it ranks as the first one does
+    again.ensure_labels("demo")
+    first.ensure_labels("demo")
+    assert Q.table_sizes(again.cursor()) == Q.table_sizes(first.cursor())
+
+
+def test_runs_added_changed_and_deleted_since_the_snapshot_are_seen(root: Path) -> None:
+    Store(root).refresh()  # writes the snapshot
+    new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    ids = sorted(p.name for p in (root / "runs").iterdir() if p.name != new.name)
+    runs.set_hidden(ids[0], True, root)
+    runs.delete_run(ids[1], root)
+    s = _from_snapshot(root)
+    assert sorted(s.loaded_from_files) == sorted([new.name, ids[0]])  # type: ignore[attr-defined]
+    fresh = Store(root, snapshot=False)
+    fresh.refresh()
+    _same(s, fresh)
+    shown = set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    assert new.name in shown and ids[0] not in shown and ids[1] not in shown
+
+
+def test_an_unreadable_snapshot_is_ignored(root: Path) -> None:
+    Store(root).refresh()
+    S.snapshot_file(root).write_bytes(b"PAR1 not a snapshot PAR1")
+    s = Store(root)
+    s.refresh()
+    fresh = Store(root, snapshot=False)
+    fresh.refresh()
+    _same(s, fresh)
+    assert s.problems == {}
+
+
+def test_a_snapshot_of_another_root_or_layout_is_not_read(root: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    assert S.snapshot_file(other) != S.snapshot_file(root)
+    assert Q.SNAPSHOT_LAYOUT in S.snapshot_file(root).name
+
+
+def test_a_broken_run_is_not_in_the_snapshot(root: Path) -> None:
+    good = next(p for p in (root / "runs").iterdir() if p.name.startswith("demo-always"))
+    wrong = root / "runs" / "demo-renamed-folder-000000"
+    shutil.copytree(good, wrong)
+    Store(root).refresh()
+    s = _from_snapshot(root)
+    assert "does not match" in s.problems["demo-renamed-folder-000000"]
+    assert s.loaded_from_files == ["demo-renamed-folder-000000"]  # type: ignore[attr-defined]
+
+
+def test_the_pages_refresh_sees_new_runs_at_once_and_rewrites_within_max_age(root: Path) -> None:
+    s = Store(root)
+    s.refresh(max_age=3600)
+    rid = Q.runs_frame(s.cursor(), "demo")["run_id"].iloc[0]
+    new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    s.refresh(max_age=3600)  # a new folder changes the runs folder: seen at once
+    assert new.name in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    rec = json.loads((root / "runs" / rid / "run.json").read_text(encoding="utf-8"))
+    runs.set_hidden(rid, True, root)  # rewrites run.json inside its folder
+    assert json.loads((root / "runs" / rid / "run.json").read_text())["hidden"] != rec["hidden"]
+    s.refresh(max_age=3600)
+    assert rid in set(Q.runs_frame(s.cursor(), "demo")["run_id"])  # not looked at yet
+    s.refresh(max_age=0)
+    assert rid not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+
+
+def test_the_memo_survives_a_new_run_and_forgets_on_a_deleted_one(root: Path) -> None:
+    s = Store(root)
+    s.refresh()
+    s.memo["x"] = 1
+    testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    s.refresh()
+    assert s.memo.get("x") == 1
+    runs.delete_run(Q.runs_frame(s.cursor(), "demo")["run_id"].iloc[0], root)
+    s.refresh()
+    assert "x" not in s.memo
+
+
+def test_the_memo_is_bounded() -> None:
+    m = S.Memo(size=3)
+    for i in range(5):
+        m[i] = i
+    _ = m[2]
+    m[5] = 5
+    assert list(m) == [4, 2, 5]
+
+
+def test_results_are_read_in_place_and_survive_a_newer_snapshot(root: Path) -> None:
+    first = Store(root)
+    first.refresh()
+    con = first.cursor()
+    assert con.execute("SELECT count(*) FROM results_new").fetchone() == (0,)  # all in the file
+    reader = Store(root)
+    reader.refresh()
+    before = _tables(reader)["results"]
+    testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    first.refresh()  # writes a newer snapshot and removes the older results file
+    old = [p for p in S.snapshot_file(root).parent.glob("*.results.parquet")]
+    assert len(old) == 1
+    pd.testing.assert_frame_equal(_tables(reader)["results"], before)  # its own link
+    reader.refresh()
+    _same(reader, first)
+    assert "Newcomer" in set(Q.runs_frame(reader.cursor(), "demo")["model_name"])
