@@ -76,7 +76,7 @@ def _score(rows: Any, engine: Any, ckpt: str, root: Path) -> tuple[list[float], 
     spec = _actor_spec("minicheck", det, ckpt, "cpu", 16, {})
     key = {"bench": time.time_ns(), "engine": engine.name}  # never resume between phases
     t0 = time.perf_counter()
-    scores, _, store = _score(
+    scores, _, store, _ = _score(
         det,
         rows,
         engine,

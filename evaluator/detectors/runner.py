@@ -221,7 +221,7 @@ def run_detector(
         }
     if hasattr(det, "progress"):
         det.progress = False  # the run's bar counts pairs across blocks (and engines)
-    scores, metas, store = _score(
+    scores, metas, store, evidence = _score(
         det,
         rows,
         engine,
@@ -249,6 +249,14 @@ def run_detector(
     preds = preds[preds["score"].notna()].reset_index(drop=True)
     if preds.empty:
         raise DetectorError(f"detector {name} gave no defined score on {benchmark}")
+    # why each pair scored so, where the detector said (stored as evidence.parquet)
+    ev_frame = pd.DataFrame(
+        {
+            "sample_id": rows["sample_id"].astype(str).tolist(),
+            "split": rows["split"].astype(str).tolist(),
+            "evidence": evidence,
+        }
+    )
 
     info = det.describe() if hasattr(det, "describe") else {}
     scored_by: dict[str, Any] = next((m["describe"] for m in metas if m.get("describe")), {})
@@ -293,7 +301,9 @@ def run_detector(
         threshold=threshold,
         splits=tuple(requested) if requested else None,
     )
-    path = runner.score_and_write(inputs, preds, model, config, opts, root, run_id)
+    path = runner.score_and_write(
+        inputs, preds, model, config, opts, root, run_id, evidence=ev_frame
+    )
     store.clear()  # the run is written: its checkpoints have served
     return path
 
@@ -329,9 +339,10 @@ def _score(
     progress: bool,
     desc: str,
     factory: Callable[[], Any] | None,
-) -> tuple[list[float], list[dict[str, Any]], B.BlockStore]:
-    """Scores in row order, the scored blocks' metadata, and the run's checkpoint store.
-    Blocks checkpointed by an earlier, interrupted run of the same key are not scored again."""
+) -> tuple[list[float], list[dict[str, Any]], B.BlockStore, list[str | None]]:
+    """Scores in row order, the scored blocks' metadata, the run's checkpoint store, and each
+    pair's evidence in row order (JSON text, None where the detector gave none). Blocks
+    checkpointed by an earlier, interrupted run of the same key are not scored again."""
     ids = rows["sample_id"].astype(str).tolist()
     planned = B.plan(ids, rows["document"].tolist(), rows["summary"].tolist(), engine.block_size)
     store = B.BlockStore(B.checkpoint_root(root) / B.run_key(key, ids))
@@ -368,9 +379,11 @@ def _score(
     finally:
         bar.close()
     by_id: dict[str, float] = {}
+    ev_by_id: dict[str, str | None] = {}
     for r in results.values():
         by_id.update(zip(r.sample_ids, r.scores, strict=True))
+        ev_by_id.update(zip(r.sample_ids, r.evidence, strict=True))
     if len(by_id) != len(ids):
         raise DetectorError(f"{len(by_id)} scores for {len(ids)} pairs")
     metas = [results[b].meta for b in sorted(results)]
-    return [by_id[i] for i in ids], metas, store
+    return [by_id[i] for i in ids], metas, store, [ev_by_id[i] for i in ids]

@@ -79,12 +79,15 @@ class ScoreBlocks:
                         "block": int(block),
                         "sample_id": r.sample_ids,
                         "score": r.scores,
+                        "evidence": pd.Series(r.evidence, dtype=object),
                         "meta": meta,
                     }
                 )
             )
         if not out:
-            return pd.DataFrame({"block": [], "sample_id": [], "score": [], "meta": []})
+            return pd.DataFrame(
+                {"block": [], "sample_id": [], "score": [], "evidence": [], "meta": []}
+            )
         return pd.concat(out, ignore_index=True)
 
 
@@ -173,6 +176,7 @@ def score_on_ray(
                     got["sample_id"].astype(str).tolist(),
                     [float(v) for v in got["score"]],
                     json.loads(meta_text),
+                    [v if isinstance(v, str) else None for v in got["evidence"]],
                 )
             )
     missing = sorted(set(expected) - done)
