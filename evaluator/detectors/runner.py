@@ -16,10 +16,8 @@ are checkpointed for both, and the run records the engine.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
-import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -32,8 +30,12 @@ from evaluator.benchmarks import registry
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors.base import DetectorError
+from evaluator.detectors.build import build_detector, library_versions
 from evaluator.detectors.registry import get_detector
 from evaluator.distributed import blocks as B
+
+_versions = library_versions  # the name older callers import
+__all__ = ["build_detector", "default_model_name", "run_detector", "select_samples"]
 
 # options the runner itself takes (the rest go to the detector)
 RUNNER_OPTIONS = {
@@ -46,41 +48,6 @@ def _split_options(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], d
     opts = dict(options or {})
     mine = {k: opts.pop(k) for k in list(opts) if k in RUNNER_OPTIONS}
     return mine, opts
-
-
-def build_detector(
-    name: str,
-    *,
-    checkpoint: str | None = None,
-    device: str | None = None,
-    batch_size: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    progress: bool = False,
-) -> Any:
-    """Construct detector `name` with the arguments it takes; an argument it does not take
-    (a checkpoint for a weight-free baseline) is refused by name, not ignored."""
-    cls = get_detector(name)
-    params = inspect.signature(cls).parameters
-    takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    given: dict[str, Any] = {
-        "checkpoint": checkpoint,
-        "device": device,
-        "batch_size": batch_size,
-        "options": dict(options) if options else None,
-        "progress": progress,
-    }
-    kwargs: dict[str, Any] = {}
-    for key, value in given.items():
-        if key in params:
-            kwargs[key] = value
-        elif key == "options" and value and takes_kwargs:
-            kwargs.update(value)
-        elif key == "device" and str(value or "cpu").lower() in ("cpu", "auto"):
-            continue  # a weight-free detector runs on the CPU anyway
-        elif value not in (None, False) and key != "progress":
-            what = f"options {', '.join(sorted(value))}" if key == "options" else key
-            raise DetectorError(f"detector {name} takes no {what} (it needs no model)")
-    return cls(**kwargs)
 
 
 def default_model_name(det: Any) -> str:
@@ -100,15 +67,6 @@ def default_model_name(det: Any) -> str:
     if devs:  # not the authors' setup: the board says so in the name
         base = f"{base} [variant: {', '.join(devs)}]"
     return base[:120]
-
-
-def _versions() -> dict[str, str]:
-    out = {}
-    for mod in ("torch", "transformers", "sentence_transformers", "bert_score", "rouge_score"):
-        m = sys.modules.get(mod)
-        if m is not None and hasattr(m, "__version__"):
-            out[mod] = str(m.__version__)
-    return out
 
 
 def select_samples(
@@ -263,7 +221,7 @@ def run_detector(
     for k in ("device", "dtype"):  # as the detector that scored resolved them
         if scored_by.get(k) is not None:
             info[k] = scored_by[k]
-    versions = _versions()
+    versions = library_versions()
     for m in metas:
         for k, v in (m.get("versions") or {}).items():
             versions.setdefault(k, v)

@@ -182,11 +182,11 @@ def score_block(det: Any, block: int, rows: pd.DataFrame) -> BlockResult:
             f"detector returned {len(scores)} scores and {len(evidence)} evidence rows for "
             f"{len(rows)} pairs"
         )
-    from evaluator.detectors.runner import _versions
+    from evaluator.detectors.build import library_versions
 
     info = det.describe() if hasattr(det, "describe") else {}
     stats = info.pop("stats", None)
-    meta = {"stats": stats, "describe": _jsonable(info), "versions": _versions()}
+    meta = {"stats": stats, "describe": _jsonable(info), "versions": library_versions()}
     out = [float("nan") if v is None else float(v) for v in scores]
     ids = rows["sample_id"].astype(str).tolist()
     texts = []
