@@ -182,12 +182,16 @@ def score_and_write(
     run_id: str | None = None,
     origin: str = "evaluated",
     adjust: Callable[[Scored], None] | None = None,
+    evidence: pd.DataFrame | None = None,
 ) -> Path:
     """Score the predictions with the engine and store the run; returns its folder.
 
     adjust: changes the scored result before it is recorded, where the runner knows more than
-    the predictions say (the LLM runner: how many replies were unparsable or failed)."""
-    if adjust is None:
+    the predictions say (the LLM runner: how many replies were unparsable or failed).
+    evidence: per pair, why a detector scored it so (sample_id, split, evidence; None where
+    none), stored with the run as evidence.parquet when any pair has some."""
+    has_evidence = evidence is not None and bool(evidence["evidence"].notna().any())
+    if adjust is None and not has_evidence:
         return scorer.score_to_run(
             inputs.spec,
             inputs.version,
@@ -202,11 +206,14 @@ def score_and_write(
             run_id=run_id,
         )
     scored = score(inputs.spec, inputs.samples, predictions, options)
-    adjust(scored)
+    if adjust is not None:
+        adjust(scored)
     record = scorer.build_record(
         inputs.spec, inputs.version, scored, model, origin, config, run_id=run_id
     )
-    return runs.write_run(record, predictions, None, root, scored.final_labels)
+    return runs.write_run(
+        record, predictions, None, root, scored.final_labels, evidence if has_evidence else None
+    )
 
 
 def write_run_once(

@@ -672,3 +672,39 @@ def _step(ids: list[str], current: str | None, delta: int, page_no: int, page: s
         return
     st.query_params["page"] = str(page_no + turn)
     st.session_state[f"{page}._edge"] = "first" if turn > 0 else "last"
+
+
+def sample_evidence(con: Any, root: Any, bench: str, sample_id: str) -> None:
+    """Beside the open sample: each run's evidence on it (explorer.evidence_view), flagged
+    parts highlighted; a run that stored none says so."""
+    from explorer import evidence_view as EV
+
+    found = EV.evidence_for_sample(con, root, bench, sample_id)
+    if not found:
+        return
+    st.markdown("**Why each run scored it so** (the evidence its detector stored)")
+    quiet = []
+    for r in found:
+        if r.evidence is None:
+            quiet.append(f"{ui.md_escape(r.model_name)}: {r.status}")
+            continue
+        with st.expander(r.model_name, expanded=True):
+            st.caption(EV.describe(r))
+            table = EV.evidence_table(r)
+            hot = set(EV.flagged_rows(table))
+
+            def paint(row: pd.Series, hot: set[int] = hot) -> list[str]:
+                color = "background-color: #fbd5d5" if row.name in hot else ""
+                return [color] * len(row)
+
+            st.dataframe(
+                table.style.apply(paint, axis=1),
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    "score": st.column_config.NumberColumn(format="%.4f"),
+                    "F1": st.column_config.NumberColumn(format="%.3f"),
+                },
+            )
+    if quiet:
+        st.caption("  \n".join(quiet))

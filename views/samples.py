@@ -145,3 +145,4 @@ with right:
         )
     else:
         widgets.sample_detail(con, smp, str(current), bench, unit, units)
+        sections.sample_evidence(con, s.root, bench, str(current))

@@ -16,10 +16,8 @@ are checkpointed for both, and the run records the engine.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
-import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -32,8 +30,12 @@ from evaluator.benchmarks import registry
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors.base import DetectorError
+from evaluator.detectors.build import build_detector, library_versions
 from evaluator.detectors.registry import get_detector
 from evaluator.distributed import blocks as B
+
+_versions = library_versions  # the name older callers import
+__all__ = ["build_detector", "default_model_name", "run_detector", "select_samples"]
 
 # options the runner itself takes (the rest go to the detector)
 RUNNER_OPTIONS = {
@@ -46,41 +48,6 @@ def _split_options(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], d
     opts = dict(options or {})
     mine = {k: opts.pop(k) for k in list(opts) if k in RUNNER_OPTIONS}
     return mine, opts
-
-
-def build_detector(
-    name: str,
-    *,
-    checkpoint: str | None = None,
-    device: str | None = None,
-    batch_size: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    progress: bool = False,
-) -> Any:
-    """Construct detector `name` with the arguments it takes; an argument it does not take
-    (a checkpoint for a weight-free baseline) is refused by name, not ignored."""
-    cls = get_detector(name)
-    params = inspect.signature(cls).parameters
-    takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    given: dict[str, Any] = {
-        "checkpoint": checkpoint,
-        "device": device,
-        "batch_size": batch_size,
-        "options": dict(options) if options else None,
-        "progress": progress,
-    }
-    kwargs: dict[str, Any] = {}
-    for key, value in given.items():
-        if key in params:
-            kwargs[key] = value
-        elif key == "options" and value and takes_kwargs:
-            kwargs.update(value)
-        elif key == "device" and str(value or "cpu").lower() in ("cpu", "auto"):
-            continue  # a weight-free detector runs on the CPU anyway
-        elif value not in (None, False) and key != "progress":
-            what = f"options {', '.join(sorted(value))}" if key == "options" else key
-            raise DetectorError(f"detector {name} takes no {what} (it needs no model)")
-    return cls(**kwargs)
 
 
 def default_model_name(det: Any) -> str:
@@ -100,15 +67,6 @@ def default_model_name(det: Any) -> str:
     if devs:  # not the authors' setup: the board says so in the name
         base = f"{base} [variant: {', '.join(devs)}]"
     return base[:120]
-
-
-def _versions() -> dict[str, str]:
-    out = {}
-    for mod in ("torch", "transformers", "sentence_transformers", "bert_score", "rouge_score"):
-        m = sys.modules.get(mod)
-        if m is not None and hasattr(m, "__version__"):
-            out[mod] = str(m.__version__)
-    return out
 
 
 def select_samples(
@@ -224,7 +182,7 @@ def run_detector(
         }
     if hasattr(det, "progress"):
         det.progress = False  # the run's bar counts pairs across blocks (and engines)
-    scores, metas, store = _score(
+    scores, metas, store, evidence = _score(
         det,
         rows,
         engine,
@@ -252,13 +210,21 @@ def run_detector(
     preds = preds[preds["score"].notna()].reset_index(drop=True)
     if preds.empty:
         raise DetectorError(f"detector {name} gave no defined score on {benchmark}")
+    # why each pair scored so, where the detector said (stored as evidence.parquet)
+    ev_frame = pd.DataFrame(
+        {
+            "sample_id": rows["sample_id"].astype(str).tolist(),
+            "split": rows["split"].astype(str).tolist(),
+            "evidence": evidence,
+        }
+    )
 
     info = det.describe() if hasattr(det, "describe") else {}
     scored_by: dict[str, Any] = next((m["describe"] for m in metas if m.get("describe")), {})
     for k in ("device", "dtype"):  # as the detector that scored resolved them
         if scored_by.get(k) is not None:
             info[k] = scored_by[k]
-    versions = _versions()
+    versions = library_versions()
     for m in metas:
         for k, v in (m.get("versions") or {}).items():
             versions.setdefault(k, v)
@@ -296,7 +262,9 @@ def run_detector(
         threshold=threshold,
         splits=tuple(requested) if requested else None,
     )
-    path = runner.score_and_write(inputs, preds, model, config, opts, root, run_id)
+    path = runner.score_and_write(
+        inputs, preds, model, config, opts, root, run_id, evidence=ev_frame
+    )
     store.clear()  # the run is written: its checkpoints have served
     return path
 
@@ -332,9 +300,10 @@ def _score(
     progress: bool,
     desc: str,
     factory: Callable[[], Any] | None,
-) -> tuple[list[float], list[dict[str, Any]], B.BlockStore]:
-    """Scores in row order, the scored blocks' metadata, and the run's checkpoint store.
-    Blocks checkpointed by an earlier, interrupted run of the same key are not scored again."""
+) -> tuple[list[float], list[dict[str, Any]], B.BlockStore, list[str | None]]:
+    """Scores in row order, the scored blocks' metadata, the run's checkpoint store, and each
+    pair's evidence in row order (JSON text, None where the detector gave none). Blocks
+    checkpointed by an earlier, interrupted run of the same key are not scored again."""
     ids = rows["sample_id"].astype(str).tolist()
     planned = B.plan(ids, rows["document"].tolist(), rows["summary"].tolist(), engine.block_size)
     store = B.BlockStore(B.checkpoint_root(root) / B.run_key(key, ids))
@@ -371,9 +340,11 @@ def _score(
     finally:
         bar.close()
     by_id: dict[str, float] = {}
+    ev_by_id: dict[str, str | None] = {}
     for r in results.values():
         by_id.update(zip(r.sample_ids, r.scores, strict=True))
+        ev_by_id.update(zip(r.sample_ids, r.evidence, strict=True))
     if len(by_id) != len(ids):
         raise DetectorError(f"{len(by_id)} scores for {len(ids)} pairs")
     metas = [results[b].meta for b in sorted(results)]
-    return [by_id[i] for i in ids], metas, store
+    return [by_id[i] for i in ids], metas, store, [ev_by_id[i] for i in ids]

@@ -2,13 +2,15 @@
 
 A detector run cuts its samples into blocks of `block_size` (samples of one document kept
 together, so the detector's per-document deduplication works inside a block) and scores each
-block with one `detector.score` call, whose length-sorted batching then happens inside the block.
+block with one detector call (`score_with_evidence` when the detector has it, else `score`),
+whose length-sorted batching then happens inside the block.
 The local engine scores the blocks one after the other, the Ray engine on its actors; the blocks
 are the same, so the scores are the same (a row's score can depend on which rows share its padded
 batch, in the last bit on the CPU).
 
 A finished block is written to a checkpoint folder (one Parquet file per block: sample ids,
-scores, and the detector's statistics and description in the file's metadata, written to a
+scores, each pair's evidence as JSON text (null where none), and the detector's statistics and
+description in the file's metadata, written to a
 temporary name and renamed). A run started again with the same detector, checkpoint, options,
 benchmark version, samples and block size scores only the blocks that are missing; the folder is
 removed once the run is written. Pure pandas and pyarrow: no Ray here.
@@ -22,7 +24,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -78,6 +80,25 @@ class BlockResult:
     sample_ids: list[str]
     scores: list[float]
     meta: dict[str, Any]  # {"stats": ..., "describe": ...} from the detector that scored it
+    # per pair, the detector's evidence as JSON text (evidence_json), None where it gave none
+    evidence: list[str | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.evidence:
+            self.evidence = [None] * len(self.sample_ids)
+        if len(self.evidence) != len(self.sample_ids):
+            raise ValueError(
+                f"block {self.block}: {len(self.evidence)} evidence rows for "
+                f"{len(self.sample_ids)} pairs"
+            )
+
+
+def evidence_json(ev: Mapping[str, Any] | None) -> str | None:
+    """One pair's evidence as the text a block carries and a checkpoint stores (the same bytes
+    whichever engine made it); None stays None."""
+    if ev is None:
+        return None
+    return json.dumps(ev, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 class BlockStore:
@@ -101,12 +122,13 @@ class BlockStore:
         except (OSError, ValueError, pa.ArrowException):
             return None
         ids = [str(v) for v in table.column("sample_id").to_pylist()]
-        if ids != [str(s) for s in sample_ids]:
+        if ids != [str(s) for s in sample_ids] or "evidence" not in table.column_names:
             return None
         scores = [
             float("nan") if v is None else float(v) for v in table.column("score").to_pylist()
         ]
-        return BlockResult(block, ids, scores, meta)
+        evidence = [None if v is None else str(v) for v in table.column("evidence").to_pylist()]
+        return BlockResult(block, ids, scores, meta, evidence)
 
     def save(self, result: BlockResult) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -114,6 +136,7 @@ class BlockStore:
             {
                 "sample_id": pa.array(result.sample_ids, pa.string()),
                 "score": pa.array(result.scores, pa.float64()),
+                "evidence": pa.array(result.evidence, pa.string()),
             }
         ).replace_schema_metadata({META_KEY: json.dumps(result.meta, default=str).encode()})
         p = self._path(result.block)
@@ -135,8 +158,9 @@ def by_block(frame: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
 
 
 def score_block(det: Any, block: int, rows: pd.DataFrame) -> BlockResult:
-    """One detector call on one block, with that call's statistics (the same function runs in
-    this process for the local engine and in each actor for the Ray engine)."""
+    """One detector call on one block, with that call's statistics and, from a detector that
+    has `score_with_evidence`, each pair's evidence (the same function runs in this process for
+    the local engine and in each actor for the Ray engine)."""
     if hasattr(det, "reset_stats"):
         det.reset_stats()
     # a detector that keeps results across calls (SummaC's NLI pair cache) starts each block
@@ -144,18 +168,36 @@ def score_block(det: Any, block: int, rows: pd.DataFrame) -> BlockResult:
     memo = getattr(det, "_cache", None)
     if isinstance(memo, dict):
         memo.clear()
-    scores = det.score(rows["document"].tolist(), rows["summary"].tolist())
-    if len(scores) != len(rows):
+    docs, sums = rows["document"].tolist(), rows["summary"].tolist()
+    evidence: list[Any]
+    if callable(getattr(det, "score_with_evidence", None)):
+        scores, evidence = det.score_with_evidence(docs, sums)
+    else:
+        scores = det.score(docs, sums)
+        evidence = [None] * len(scores)
+    if len(scores) != len(rows) or len(evidence) != len(rows):
         from evaluator.detectors.base import DetectorError
 
-        raise DetectorError(f"detector returned {len(scores)} scores for {len(rows)} pairs")
-    from evaluator.detectors.runner import _versions
+        raise DetectorError(
+            f"detector returned {len(scores)} scores and {len(evidence)} evidence rows for "
+            f"{len(rows)} pairs"
+        )
+    from evaluator.detectors.build import library_versions
 
     info = det.describe() if hasattr(det, "describe") else {}
     stats = info.pop("stats", None)
-    meta = {"stats": stats, "describe": _jsonable(info), "versions": _versions()}
+    meta = {"stats": stats, "describe": _jsonable(info), "versions": library_versions()}
     out = [float("nan") if v is None else float(v) for v in scores]
-    return BlockResult(block, rows["sample_id"].astype(str).tolist(), out, meta)
+    ids = rows["sample_id"].astype(str).tolist()
+    texts = []
+    for sid, e in zip(ids, evidence, strict=True):
+        try:
+            texts.append(evidence_json(e))
+        except (TypeError, ValueError) as err:
+            from evaluator.detectors.base import DetectorError
+
+            raise DetectorError(f"evidence of sample {sid!r} is not JSON ({err})") from None
+    return BlockResult(block, ids, out, meta, texts)
 
 
 def _jsonable(d: Mapping[str, Any]) -> dict[str, Any]:

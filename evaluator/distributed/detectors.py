@@ -29,7 +29,7 @@ MAX_RESTARTS = 4  # restarts of one actor (Ray's), and retries of the block it w
 @dataclass(frozen=True)
 class DetectorSpec:
     """How each actor builds its detector: the arguments of
-    evaluator.detectors.runner.build_detector, and `files` (option -> file text) written in the
+    evaluator.detectors.build.build_detector, and `files` (option -> file text) written in the
     actor's own temporary folder and given as that option's path (SummaC-Conv's weights trained
     on the driver, for a node that does not share the driver's disk)."""
 
@@ -41,7 +41,7 @@ class DetectorSpec:
     files: Mapping[str, str] = field(default_factory=dict)
 
     def build(self) -> Any:
-        from evaluator.detectors.runner import build_detector
+        from evaluator.detectors.build import build_detector
 
         options = dict(self.options)
         if self.files:
@@ -67,6 +67,11 @@ class ScoreBlocks:
 
     def __init__(self, spec: DetectorSpec, factory: Callable[[], Any] | None = None):
         self.det = factory() if factory is not None else spec.build()
+        # torch, transformers and the weights are loaded here, once per actor, while the pool
+        # starts (the actor is ready when it can score), not by the first block it is given
+        load = getattr(self.det, "ensure_loaded", None)
+        if callable(load):
+            load()
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         out = []
@@ -79,12 +84,15 @@ class ScoreBlocks:
                         "block": int(block),
                         "sample_id": r.sample_ids,
                         "score": r.scores,
+                        "evidence": pd.Series(r.evidence, dtype=object),
                         "meta": meta,
                     }
                 )
             )
         if not out:
-            return pd.DataFrame({"block": [], "sample_id": [], "score": [], "meta": []})
+            return pd.DataFrame(
+                {"block": [], "sample_id": [], "score": [], "evidence": [], "meta": []}
+            )
         return pd.concat(out, ignore_index=True)
 
 
@@ -173,6 +181,7 @@ def score_on_ray(
                     got["sample_id"].astype(str).tolist(),
                     [float(v) for v in got["score"]],
                     json.loads(meta_text),
+                    [v if isinstance(v, str) else None for v in got["evidence"]],
                 )
             )
     missing = sorted(set(expected) - done)

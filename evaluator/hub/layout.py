@@ -3,7 +3,8 @@ sanitized submission records and the job queue. See docs/ARCHITECTURE.md.
 
     README.md                                       what this repo is and how to query it
     benchmarks/<name>/{samples.parquet, benchmark.json}
-    runs/<run_id>/{run.json, predictions.parquet, labels.parquet[, grades.parquet]}
+    runs/<run_id>/{run.json, predictions.parquet, labels.parquet[, grades.parquet,
+                   evidence.parquet]}
     reported/<table>.csv                            published numbers
     moderation/<run_id>.json                        {"run_id", "action": hide|show|delete, "at"}
     submissions/<submission_id>.json                submission records without the contact e-mail
@@ -90,6 +91,7 @@ this repo (`python -m evaluator hub pull`).
 | `runs/<run_id>/run.json` | a run: model, threshold, metrics with confidence intervals |
 | `runs/<run_id>/predictions.parquet` | its per-sample predictions |
 | `runs/<run_id>/grades.parquet` | LLM-judge grades of its explanations (when graded) |
+| `runs/<run_id>/evidence.parquet` | per sample, why the detector scored it so (when it says) |
 | `reported/*.csv` | numbers published in papers |
 | `moderation/<run_id>.json` | the latest moderation action on a run (hide, show, delete) |
 | `submissions/<id>.json` | submission records (no contact details) |

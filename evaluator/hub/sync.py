@@ -573,7 +573,13 @@ def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str
         adds[H.README] = H.CARD.replace("{repo}", client.repo).encode()
     for rid in p.push_runs:
         d = layout.run_dir(rid, local.data_root)
-        for f in (runs.RUN_FILE, runs.PREDICTIONS_FILE, runs.GRADES_FILE, layout.LABELS_FILE):
+        for f in (
+            runs.RUN_FILE,
+            runs.PREDICTIONS_FILE,
+            runs.GRADES_FILE,
+            layout.LABELS_FILE,
+            layout.EVIDENCE_FILE,
+        ):
             if (d / f).is_file():
                 adds[H.run_file(rid, f)] = (d / f).read_bytes()
         adds.update(_eee_files(rid, local, rep))

@@ -118,6 +118,7 @@ def run_problems(root: Path | None = None) -> list[StoreProblem]:
             (layout.PREDICTIONS_FILE, PREDICTION_SCHEMA, True),
             (layout.LABELS_FILE, LABEL_SCHEMA, False),
             (layout.GRADES_FILE, GRADE_SCHEMA, False),
+            (layout.EVIDENCE_FILE, runs.EVIDENCE_SCHEMA, False),
         ):
             why = check_parquet(run_dir / name, schema, required)
             if why:

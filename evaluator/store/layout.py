@@ -4,7 +4,8 @@ Everything hangs off one data root so tests can use tmp_path. The read side (exp
 these names; nothing else spells them. See docs/ARCHITECTURE.md, "Data contracts".
 
     <data root>/benchmarks/<name>/{samples.parquet, benchmark.json}
-    <data root>/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet, labels.parquet]}
+    <data root>/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet, labels.parquet,
+                               evidence.parquet]}
     <data root>/_staging/          runs and benchmarks being written (renamed into place)
     <data root>/reported/*.csv     published numbers (the repo's copy unless a root is given)
     <submissions root>/            uploads, submission records and the job queue
@@ -21,6 +22,7 @@ RUN_FILE = "run.json"
 PREDICTIONS_FILE = "predictions.parquet"
 GRADES_FILE = "grades.parquet"
 LABELS_FILE = "labels.parquet"
+EVIDENCE_FILE = "evidence.parquet"  # per pair, why a detector scored it so (when it said)
 SAMPLES_FILE = "samples.parquet"
 META_FILE = "benchmark.json"
 

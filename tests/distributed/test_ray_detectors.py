@@ -64,6 +64,22 @@ def test_ray_scores_equal_local_scores_bit_for_bit(
     assert [p.name for p in B.checkpoint_root().glob("*")] == []  # checkpoints removed
 
 
+def test_ray_stores_the_same_evidence_as_local(ray_local: Any, demo: Path) -> None:
+    """Evidence goes through the blocks, the actors and the driver unchanged: the two engines
+    store the same evidence.parquet rows, and the pairs without evidence are left out by both."""
+    from tests.support.evidence import EvidenceFactory
+
+    kw: dict[str, Any] = {"limit": LIMIT, "factory": EvidenceFactory()}
+    local = run_detector("lexical-overlap", "demo", engine=LOCAL, **kw)
+    on_ray = run_detector("lexical-overlap", "demo", engine=RAY, **kw)
+    a, b = runs.read_evidence(local), runs.read_evidence(on_ray)
+    assert a is not None and b is not None
+    assert 0 < len(a) < 2 * LIMIT  # some pairs have evidence, some none
+    pd.testing.assert_frame_equal(a, b)
+    assert (local / "evidence.parquet").read_bytes() == (on_ray / "evidence.parquet").read_bytes()
+    assert np.array_equal(_scores(local).to_numpy(), _scores(on_ray).to_numpy())
+
+
 class KillOnce:
     """Builds the detector; the first actor to score anything SIGKILLs its own process (the
     marker file says it happened, so the restarted actor scores normally). Each scored pair is
