@@ -3,10 +3,11 @@ skeleton is evaluator.runner; what is the detector's own is here).
 
 `python -m evaluator run --detector NAME --benchmark B [--checkpoint ID|PATH] [--device cpu]`
 and the worker's "detector-run" jobs both end here. The detector scores every split the run
-needs (the dev split too when the threshold is tuned on it, and for SummaC-Conv, which trains
-its convolution on dev), the scores go through the engine like any submitted file (dev-tuned
-threshold, AUROC, correlations), and the run records the detector, checkpoint, device, options,
-how many inputs were truncated, and SummaC-Conv's trained weights.
+needs (the dev split too when the threshold is tuned on it, and for SummaC-Conv's variant
+conv_weights=dev, which trains its convolution on dev), the scores go through the engine like
+any submitted file (dev-tuned threshold, AUROC, correlations), and the run records the detector,
+checkpoint, device, options, fidelity, how many inputs were truncated, SummaC-Conv's weights and
+each pair's evidence.
 
 Where the scoring runs is the engine's choice (evaluator.runner.Engine): `local` scores the
 blocks of evaluator.distributed.blocks one after the other in this process, `ray` on Ray actors

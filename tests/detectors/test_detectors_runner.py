@@ -65,6 +65,21 @@ def test_summac_zs_run_on_the_demo_is_on_the_board(demo: Path, tiny: dict[str, s
     rec.result("balanced_accuracy", split="test")
     preds = runs.read_predictions(path)
     assert preds["score"].notna().all() and len(preds) == extra["stats"]["samples"]
+    # the detector's own evidence is stored with the run: per summary sentence, its score and the
+    # document sentence that supports it best; the mean of the sentences is the stored score
+    samples = ingested.load_samples("demo").set_index("sample_id")
+    first = sorted(preds["sample_id"])[:3]
+    ev = runs.read_evidence(path, first)
+    assert ev is not None and sorted(ev["sample_id"]) == first
+    by_id = preds.set_index("sample_id")["score"]
+    for row in ev.to_dict("records"):
+        e = row["evidence"]
+        assert e["unit"] == "sentence" and e["items"]
+        document = samples.loc[row["sample_id"], "document"]
+        assert all(it["support"] in document for it in e["items"])
+        assert all(it["text"] in samples.loc[row["sample_id"], "summary"] for it in e["items"])
+        mean = sum(it["score"] for it in e["items"]) / len(e["items"])
+        assert mean == pytest.approx(by_id[row["sample_id"]], abs=1e-6)
 
 
 def test_summac_conv_trains_on_dev_and_stores_its_weights(demo: Path, tiny: dict[str, str]) -> None:
