@@ -75,11 +75,11 @@ def _number(v: Any) -> float | None:
 
 
 def evidence_for_sample(
-    con: Q.Con, root: Path, benchmark: str, sample_id: str
+    con: Q.Con, root: Path, preds: pd.DataFrame, sample_id: str
 ) -> list[RunEvidence]:
-    """Every visible run with a prediction for the sample, with the evidence it stored for it
-    (read from the run folder: only this sample's rows)."""
-    preds = Q.predictions_for_sample(con, benchmark, sample_id)
+    """Every run in `preds` (the visible runs' predictions for the sample, as
+    Store.sample_predictions gives them), with the evidence it stored for the sample (read from
+    the run folder: only this sample's rows)."""
     if preds.empty:
         return []
     preds = preds[~preds["rolled"].fillna(False).astype(bool)] if "rolled" in preds else preds

@@ -679,7 +679,8 @@ def sample_evidence(con: Any, root: Any, bench: str, sample_id: str) -> None:
     parts highlighted; a run that stored none says so."""
     from explorer import evidence_view as EV
 
-    found = EV.evidence_for_sample(con, root, bench, sample_id)
+    preds = ui.store().sample_predictions(bench, sample_id)  # the runs' files, read in place
+    found = EV.evidence_for_sample(con, root, preds, sample_id)
     if not found:
         return
     st.markdown("**Why each run scored it so** (the evidence its detector stored)")

@@ -200,7 +200,7 @@ def test_overall_numbers_from_a_store(store: Store) -> None:
 
 
 def test_a_thousand_runs_read_only_results(tmp_path: Path) -> None:
-    """1,000 runs: the table comes from the results table the store fills from run.json; the
+    """1,000 runs: the table comes from the results the store reads from run.json; the
     per-sample predictions and labels tables stay empty."""
     s = Store(tmp_path)
     con = s.cursor()
@@ -216,7 +216,7 @@ def test_a_thousand_runs_read_only_results(tmp_path: Path) -> None:
         "INSERT INTO runs (run_id, benchmark, model_name, hidden) VALUES (?, ?, ?, ?)", runs
     )
     con.executemany(
-        "INSERT INTO results (run_id, split, unit, slice_kind, slice_value, metric, value) "
+        "INSERT INTO results_new (run_id, split, unit, slice_kind, slice_value, metric, value) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         results,
     )
