@@ -191,22 +191,13 @@ class AlignScore(ModelDetector):
         from evaluator.detectors.batching import (
             Progress,
             encode,
+            pair_grid,
             per_sample_matrices,
             run_batches,
-            unique,
         )
 
-        segs = []
-        keys: list[tuple[str, str]] = []
-        owners: list[int] = []
-        for i, (d, s) in enumerate(zip(documents, summaries, strict=True)):
-            chunks, sents = self.chunks(d), self.summary_sentences(s)
-            segs.append((chunks, sents))
-            for c in chunks:
-                for t in sents:
-                    keys.append((c, t))
-                    owners.append(i)
-        uniq, where = unique(keys)
+        grid = pair_grid(documents, summaries, self.chunks, self.summary_sentences)
+        segs, uniq, where, owners = grid.segs, grid.uniq, grid.where, grid.owners
         self.stats.model_inputs += len(uniq)
         fell_back: list[int] = []
         rows, flags = encode(

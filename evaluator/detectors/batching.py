@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -204,6 +205,42 @@ def run_batches(
 def chunked(seq: Sequence[Any], n: int) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
+
+
+@dataclass(frozen=True)
+class PairGrid:
+    """Every (chunk, sentence) input of a batch of samples, deduplicated.
+
+    segs: per sample, its document chunks and summary sentences (or claims); pairs are made
+    chunk-major. uniq: the distinct (chunk, sentence) inputs to score; where: for each pair in
+    order, its index in uniq; owners: for each pair, its sample."""
+
+    segs: list[tuple[list[str], list[str]]]
+    uniq: list[tuple[str, str]]
+    where: list[int]
+    owners: list[int]
+
+
+def pair_grid(
+    documents: Sequence[str],
+    summaries: Sequence[str],
+    chunks: Callable[[str], Sequence[str]],
+    sentences: Callable[[str], Sequence[str]],
+) -> PairGrid:
+    """The (chunk, sentence) grid of AlignScore, MiniCheck and the decoder checkers: each
+    document's `chunks` against each summary's `sentences`, deduplicated across the batch."""
+    segs: list[tuple[list[str], list[str]]] = []
+    keys: list[tuple[str, str]] = []
+    owners: list[int] = []
+    for i, (d, s) in enumerate(zip(documents, summaries, strict=True)):
+        cs, ts = list(chunks(d)), list(sentences(s))
+        segs.append((cs, ts))
+        for c in cs:
+            for t in ts:
+                keys.append((c, t))
+                owners.append(i)
+    uniq, where = unique(keys)
+    return PairGrid(segs, uniq, where, owners)
 
 
 def per_sample_matrices(

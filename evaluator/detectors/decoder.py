@@ -409,19 +409,10 @@ class DecoderJudge(ModelDetector):
     ) -> tuple[list[np.ndarray], list[tuple[list[str], list[str]]], list[list[list[str]]]]:
         """Per pair: the [chunks, sentences] support matrix, its chunks and sentences, and the
         model's answer (generated text) for each (chunk, sentence)."""
-        from evaluator.detectors.batching import per_sample_matrices, unique
+        from evaluator.detectors.batching import pair_grid, per_sample_matrices
 
-        segs: list[tuple[list[str], list[str]]] = []
-        keys: list[tuple[str, str]] = []
-        owners: list[int] = []
-        for i, (d, s) in enumerate(zip(documents, summaries, strict=True)):
-            chunks, claims = self.chunks(d), self.claims(s)
-            segs.append((chunks, claims))
-            for c in chunks:
-                for t in claims:
-                    keys.append((c, t))
-                    owners.append(i)
-        uniq, where = unique(keys)
+        grid = pair_grid(documents, summaries, self.chunks, self.claims)
+        segs, uniq, where, owners = grid.segs, grid.uniq, grid.where, grid.owners
         self.stats.model_inputs += len(uniq)
         fitted = [self.fitted_prompt(c, t) for c, t in uniq]
         generated = self.generate([p for p, _ in fitted])

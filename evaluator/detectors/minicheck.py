@@ -350,22 +350,13 @@ class MiniCheck(ModelDetector):
         from evaluator.detectors.batching import (
             Progress,
             encode,
+            pair_grid,
             per_sample_matrices,
             run_batches,
-            unique,
         )
 
-        segs = []
-        keys: list[tuple[str, str]] = []
-        owners: list[int] = []
-        for i, (d, s) in enumerate(zip(documents, summaries, strict=True)):
-            chunks, claims = self.chunks(d), self.claims(s)
-            segs.append((chunks, claims))
-            for c in chunks:
-                for t in claims:
-                    keys.append((c, t))
-                    owners.append(i)
-        uniq, where = unique(keys)
+        grid = pair_grid(documents, summaries, self.chunks, self.claims)
+        segs, uniq, where, owners = grid.segs, grid.uniq, grid.where, grid.owners
         self.stats.model_inputs += len(uniq)
         eos = self.tokenizer.eos_token
         prefix = "predict: " if self.seq2seq else ""

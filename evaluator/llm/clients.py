@@ -21,11 +21,12 @@ is done once for every provider in evaluator.llm.execute.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -339,7 +340,6 @@ class OpenAIChatClient:
         return ident
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        import openai
 
         messages: list[dict[str, str]] = []
         if request.system:
@@ -353,8 +353,18 @@ class OpenAIChatClient:
             kwargs["max_tokens"] = request.max_tokens
         if self.send_temperature and request.temperature is not None:
             kwargs["temperature"] = request.temperature
-        try:
+        with self._errors():
             resp = self._client.chat.completions.create(**kwargs)
+        return _openai_response(self.provider, resp)
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The openai SDK's failures as FactBoard's: timeouts, connection failures and malformed
+        replies are transient (retried), HTTP statuses mapped by _status_error; no key shown."""
+        import openai
+
+        try:
+            yield
         except openai.APITimeoutError:
             raise TransientLLMError(
                 f"{self.provider}: no reply within {self.timeout:g} s"
@@ -375,7 +385,6 @@ class OpenAIChatClient:
             raise TransientLLMError(
                 f"{self.provider}: unreadable reply body ({redact(str(e))[:200]})"
             ) from None
-        return _openai_response(self.provider, resp)
 
     def complete_logprobs(
         self, prompt: str, *, max_tokens: int, top_logprobs: int
@@ -384,9 +393,8 @@ class OpenAIChatClient:
         applied) at temperature 0, with the `top_logprobs` likeliest tokens of every generated
         step: a CompletionLogprobs (text, steps of (token, logprob), finish_reason). For
         detectors that read next-token probabilities from a served model (vLLM)."""
-        import openai
 
-        try:
+        with self._errors():
             resp = self._client.completions.create(
                 model=self.model,
                 prompt=prompt,
@@ -394,22 +402,6 @@ class OpenAIChatClient:
                 temperature=0.0,
                 logprobs=top_logprobs,
             )
-        except openai.APITimeoutError:
-            raise TransientLLMError(
-                f"{self.provider}: no reply within {self.timeout:g} s"
-            ) from None
-        except openai.APIConnectionError as e:
-            raise TransientLLMError(
-                f"{self.provider}: connection failed ({redact(_cause(e))})"
-            ) from None
-        except openai.APIStatusError as e:
-            raise _status_error(
-                self.provider, e.status_code, _body_message(e), e.response.headers
-            ) from None
-        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as e:
-            raise TransientLLMError(
-                f"{self.provider}: malformed reply ({redact(str(e))[:200]})"
-            ) from None
         choices = getattr(resp, "choices", None)
         if not choices:
             raise TransientLLMError(f"{self.provider}: reply without choices")
