@@ -20,7 +20,7 @@ import pytest
 
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
-from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models
+from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models, require_model_libraries
 from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -32,14 +32,7 @@ LONG_SENTENCE = "The library " + " and ".join(
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    for m in ("torch", "transformers", "tokenizers"):
-        try:
-            __import__(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
+    require_model_libraries()
     return build_tiny_models(tmp_path_factory.mktemp("tiny-align"))
 
 

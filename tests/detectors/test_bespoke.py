@@ -26,7 +26,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from tests.support.tiny_decoders import build_tiny_decoders, require_model_libraries
+    from tests.support.detectors import require_model_libraries
+    from tests.support.tiny_decoders import build_tiny_decoders
 
     require_model_libraries()
 

@@ -69,7 +69,8 @@ def checkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def decoders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from tests.support.tiny_decoders import build_tiny_decoders, require_model_libraries
+    from tests.support.detectors import require_model_libraries
+    from tests.support.tiny_decoders import build_tiny_decoders
 
     require_model_libraries()
     return build_tiny_decoders(tmp_path_factory.mktemp("tiny-decoders-splitters"))

@@ -17,7 +17,13 @@ import numpy as np
 import pytest
 
 from evaluator.detectors.runner import build_detector
-from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models, embedding_model_path
+from tests.support.detectors import (
+    DOCS,
+    SUMMARIES,
+    build_tiny_models,
+    embedding_model_path,
+    require_model_libraries,
+)
 from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -34,14 +40,7 @@ def punkt(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def official(tmp_path_factory: pytest.TempPathFactory):
-    for m in ("torch", "transformers", "sentence_transformers", "longdocfactscore"):
-        try:
-            __import__(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
+    require_model_libraries(("torch", "transformers", "sentence_transformers", "longdocfactscore"))
     import longdocfactscore.ldfacts as ldf
     from sentence_transformers import SentenceTransformer
 

@@ -14,21 +14,14 @@ from evaluator.detectors.runner import run_detector
 from evaluator.ingest import pipeline
 from evaluator.ingest.demo import build_demo
 from evaluator.store import ingested, runs
-from tests.support.detectors import build_tiny_models
+from tests.support.detectors import build_tiny_models, require_model_libraries
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    for m in ("torch", "transformers", "tokenizers"):
-        try:
-            __import__(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
+    require_model_libraries()
     return build_tiny_models(tmp_path_factory.mktemp("tiny-runner"))
 
 

@@ -19,7 +19,7 @@ from evaluator.detectors.base import DetectorError
 from evaluator.detectors.factcg import factcg_chunks, factcg_input, nltk_token_count
 from evaluator.detectors.runner import build_detector
 from evaluator.detectors.text import split_sentences
-from tests.support.detectors import DOCS, SUMMARIES
+from tests.support.detectors import DOCS, SUMMARIES, require_model_libraries
 from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -28,14 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    for m in ("torch", "transformers", "tokenizers", "nltk"):
-        try:
-            __import__(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
+    require_model_libraries(("torch", "transformers", "tokenizers", "nltk"))
     from tests.support.tiny_checkers import build_factcg
 
     return build_factcg(tmp_path_factory.mktemp("tiny-factcg"))

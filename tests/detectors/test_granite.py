@@ -28,7 +28,8 @@ NEW_TOKENS = 6  # generated steps in the equality tests (the default, 20, is slo
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from tests.support.tiny_decoders import build_tiny_decoders, require_model_libraries
+    from tests.support.detectors import require_model_libraries
+    from tests.support.tiny_decoders import build_tiny_decoders
 
     require_model_libraries()
     return build_tiny_decoders(tmp_path_factory.mktemp("tiny-decoders"))

@@ -18,7 +18,7 @@ import pytest
 
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector
-from tests.support.detectors import DOCS, SUMMARIES
+from tests.support.detectors import DOCS, SUMMARIES, require_model_libraries
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[2]
@@ -26,14 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    for m in ("torch", "transformers", "tokenizers", "safetensors"):
-        try:
-            __import__(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
+    require_model_libraries(("torch", "transformers", "tokenizers", "safetensors"))
     from tests.support.tiny_checkers import build_hhem
 
     return build_hhem(tmp_path_factory.mktemp("tiny-hhem"))

@@ -20,7 +20,7 @@ import pytest
 
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
-from tests.support.detectors import DOCS, SUMMARIES
+from tests.support.detectors import DOCS, SUMMARIES, require_model_libraries
 from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -28,14 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 @pytest.fixture(scope="module")
 def checkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    for m in ("torch", "transformers", "tokenizers"):
-        try:
-            __import__(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
+    require_model_libraries()
     from tests.support.tiny_minicheck import build_minicheck_checkers
 
     return build_minicheck_checkers(tmp_path_factory.mktemp("minicheck-checkers"))

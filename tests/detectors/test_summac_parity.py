@@ -173,7 +173,10 @@ def test_the_old_setup_does_not_match_the_authors(official: dict[str, Any]) -> N
     )
     ours = legacy.score(docs, sums)
     differ = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if abs(a - b) > 1e-4]
-    assert {3, 4, 5, 8} <= set(differ)  # 100-block cap, truncation, short sentences, "Yes."
+    # truncation, short sentences, "Yes.": always; the 100-block cap (pair 3) changes the score
+    # only where a block past the 100th holds the maximum, which depends on the random weights
+    # (the cap itself is pinned in test_summac_fidelity)
+    assert {4, 5, 8} <= set(differ)
 
 
 def test_summac_conv_with_the_released_weights_equals_the_authors_package(

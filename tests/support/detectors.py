@@ -271,3 +271,21 @@ SUMMARIES = [
     "Brightwell Foods' revenue fell 12 percent. Tomas Herrera will retire.",
     "The drug lowered blood pressure in 1,200 patients.",
 ]
+
+
+def require_model_libraries(
+    modules: tuple[str, ...] = ("torch", "transformers", "tokenizers"),
+) -> None:
+    """Skip where the model libraries are not installed; fail in CI, where they always are."""
+    import importlib
+
+    import pytest
+
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except ImportError:
+            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
+            if os.environ.get("CI"):
+                pytest.fail(msg)
+            pytest.skip(msg)

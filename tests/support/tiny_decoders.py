@@ -43,22 +43,6 @@ EXTRA = [
 ] * 6
 
 
-def require_model_libraries() -> None:
-    """Skip where torch/transformers are not installed; fail in CI, where they always are."""
-    import importlib
-
-    import pytest
-
-    for m in ("torch", "transformers", "tokenizers"):
-        try:
-            importlib.import_module(m)
-        except ImportError:
-            msg = f"{m} is not installed (pip install -r requirements-detectors.txt)"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
-
-
 def _train_bpe() -> str:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
