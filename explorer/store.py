@@ -28,7 +28,6 @@ import json
 import math
 import os
 import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -115,11 +114,10 @@ def parquet_problem(path: Path) -> str | None:
 
 
 def snapshot_dir(root: Path) -> Path:
-    """Where the store keeps its snapshot of a data root's runs: $FACTBOARD_CACHE, else a
-    folder in the system's temporary directory; one file per data root (named from its path)
-    and per table layout (a new layout of the tables never reads an old snapshot)."""
-    base = os.environ.get("FACTBOARD_CACHE") or str(Path(tempfile.gettempdir()) / "factboard")
-    return Path(base)
+    """Where the store keeps its snapshot of a data root's runs: $FACTBOARD_CACHE/board
+    (default ~/.cache/factboard/board); one file per data root (named from its path) and per
+    table layout (a new layout of the tables never reads an old snapshot)."""
+    return layout.cache_dir("board")
 
 
 def snapshot_file(root: Path) -> Path:

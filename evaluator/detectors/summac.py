@@ -306,8 +306,9 @@ CONV_WEIGHTS_ENV = "FACTBOARD_SUMMAC_CONV_WEIGHTS"
 def conv_cache_dir() -> Path:
     """Where the released weights are looked for, and downloaded to: $FACTBOARD_CACHE/summac
     (default ~/.cache/factboard/summac)."""
-    base = os.environ.get("FACTBOARD_CACHE") or str(Path.home() / ".cache" / "factboard")
-    return Path(base) / "summac"
+    from evaluator.store.layout import cache_dir
+
+    return cache_dir("summac")
 
 
 def _missing_released(why: str) -> DetectorError:

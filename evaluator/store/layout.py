@@ -50,6 +50,14 @@ def data_root() -> Path:
     return Path(env).expanduser().resolve() if env else REPO_ROOT / "leaderboard_data"
 
 
+def cache_dir(what: str) -> Path:
+    """A folder of derived files that can be rebuilt or fetched again (never the source of
+    truth): $FACTBOARD_CACHE/<what>, default ~/.cache/factboard/<what>."""
+    env = os.environ.get("FACTBOARD_CACHE")
+    base = Path(env).expanduser() if env else Path.home() / ".cache" / "factboard"
+    return base / what
+
+
 def benchmarks_dir(root: Path | None = None) -> Path:
     return (root or data_root()) / "benchmarks"
 

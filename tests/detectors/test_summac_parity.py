@@ -43,8 +43,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:Creating a tensor from a list:Us
 
 
 def _summac_wheel() -> Path:
-    base = os.environ.get("FACTBOARD_CACHE") or str(Path.home() / ".cache" / "factboard")
-    cache = Path(base) / "parity"
+    from evaluator.store.layout import cache_dir
+
+    cache = cache_dir("parity")
     pattern = f"summac-{SUMMAC_VERSION}-*.whl"
     found = sorted(cache.glob(pattern))
     if not found:
