@@ -225,12 +225,15 @@ def _predictions(con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str) ->
     wrong, n = X.wrong_share(preds)
     if n:
         st.caption(f"{wrong} of {n} runs with a label get it wrong.")
+    table, as_text = L.with_dashes(X.predictions_table(preds, grades), decimals=4)  # "—", not None
     st.dataframe(
-        X.predictions_table(preds, grades),
+        table,
         hide_index=True,
         width="stretch",
         column_config={
-            "score": st.column_config.NumberColumn(format="%.4f"),
+            "score": st.column_config.TextColumn()
+            if "score" in as_text
+            else st.column_config.NumberColumn(format="%.4f"),
             "explanation": st.column_config.TextColumn(width="large"),
             "grades": st.column_config.TextColumn(width="medium"),
         },

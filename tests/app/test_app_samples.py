@@ -131,6 +131,8 @@ def test_opening_a_sample_shows_everything(data: Path) -> None:
     )
     explainer = preds[preds["model"] == "Explainer"].iloc[0]
     assert "**not bold**" in explainer["explanation"]  # shown as text, not rendered
+    # a run with labels only shows "—" for its score, not "None"
+    assert "None" not in preds["score"].astype(str).tolist() and "—" in preds["score"].tolist()
     assert "human:" in explainer["grades"] and "gpt-4o/EvalV4:" in explainer["grades"]
 
 
