@@ -16,7 +16,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from evaluator.core.vocabulary import canonical_model, lower_is_better, metric_label, model_key
+from evaluator.core.vocabulary import (
+    canonical_model,
+    kind_label,
+    lower_is_better,
+    metric_label,
+    model_key,
+)
 
 SOURCE_KINDS = ("run", "paper", "snapshot")
 
@@ -187,7 +193,7 @@ def _wide(long: pd.DataFrame, cols: list[Column]) -> pd.DataFrame:
     table = pd.DataFrame(
         {
             "Model": first["model"].astype(str),
-            "Kind": first["kind"].astype(str),
+            "Kind": [kind_label(k) for k in first["kind"].astype(str)],
             "Benchmarks": long.groupby("key")["benchmark"].nunique(),
         }
     )

@@ -130,6 +130,7 @@ def test_filters() -> None:
         "Model", "Kind", "Benchmarks", "LLM-AggreFact · BAcc", "LLM-AggreFact · source",
         "SummEdits · BAcc", "SummEdits · source",
     ]  # fmt: skip
+    assert list(v.table["Kind"]) == ["non-LLM"]  # the board's words, not the stored code
     # search matches any spelling the sources used
     assert list(A.build(frame(), PRIMARY, TITLES, search="hhem-2.1-o").table["Model"]) == [
         "HHEM-2.1-Open"
