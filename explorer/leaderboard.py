@@ -292,25 +292,34 @@ def _other_metrics(
         rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
             index="key", columns="metric", values="value"
         )
-    row_run = rows["run_id"]
-    row_key = (
-        rows["model"].astype(str)
-        + "\x1f"
-        + rows["source"].astype(str)
-        + "\x1f"
-        + rows["config"].astype(str)
+    is_rep = (rows["origin_code"] == "reported").to_numpy()
+    # one lookup per row set (not per metric and row): runs by run id, published rows by key
+    run_vals = run_wide.reindex(index=rows["run_id"].to_numpy(), columns=metrics)
+    if is_rep.any():
+        row_key = (
+            rows["model"].astype(str)
+            + "\x1f"
+            + rows["source"].astype(str)
+            + "\x1f"
+            + rows["config"].astype(str)
+        )
+        rep_vals = rep_wide.reindex(index=row_key.to_numpy(), columns=metrics)
+    else:
+        rep_vals = pd.DataFrame(np.nan, index=range(len(rows)), columns=metrics)
+    both = np.where(
+        is_rep[:, None],
+        rep_vals.to_numpy(dtype=float, na_value=np.nan),
+        run_vals.to_numpy(dtype=float, na_value=np.nan),
     )
-    is_rep = rows["origin_code"] == "reported"
     names = []
-    for m in metrics:
-        vals = pd.Series(np.nan, index=rows.index, dtype=float)
-        if m in run_wide.columns:
-            vals[~is_rep] = row_run[~is_rep].map(run_wide[m]).astype(float)
-        if m in rep_wide.columns:
-            vals[is_rep] = row_key[is_rep].map(rep_wide[m]).astype(float)
-        if vals.notna().any():
-            rows[f"m:{m}"] = vals
+    extra = {}
+    for j, m in enumerate(metrics):
+        vals = both[:, j]
+        if not np.isnan(vals).all():
+            extra[f"m:{m}"] = vals
             names.append(f"m:{m}")
+    if extra:
+        rows = pd.concat([rows, pd.DataFrame(extra, index=rows.index)], axis=1)
     return rows, names
 
 
@@ -329,7 +338,23 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
     rep = rows["origin_code"] == "reported"
     if rep.sum() < 2:
         return rows
-    r = rows.loc[rep, ["model", "split", "coverage_set", "value", "source", "config"]]
+    # the folding works on the published rows alone (a few dozen), then writes the changed
+    # cells back once per column: cell by cell on the whole board costs O(runs) per write
+    sub = rows.loc[rep, ["model", "split", "coverage_set", "value", "source", "config"]].copy()
+    folded = _fold_subset(sub)
+    if folded is None:
+        return rows
+    kept, gone = folded
+    out = rows.drop(index=gone)
+    for col in ("source", "config", "model"):
+        out.loc[kept.index, col] = kept[col]
+    return out.reset_index(drop=True)
+
+
+def _fold_subset(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index] | None:
+    """fold_published on the published rows only: (the kept rows as folded, the index of the
+    rows folded away), or None when nothing folds."""
+    r = rows
     base = (
         r["model"].astype(str).map(canonical_model)
         + "\x1f"
@@ -339,7 +364,7 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
     )
     dup = base.duplicated(keep=False)
     if not dup.any():
-        return rows
+        return None
     keep: list[int] = [int(i) for i in r.index[~dup.to_numpy()]]
     r, base = r[dup], base[dup]
     same_value = base + "\x1f" + r["value"].round(4).astype(str)
@@ -352,7 +377,7 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
         for _, same in g.groupby(same_value[g.index], sort=False):
             keep.append(_fold(rows, same, differing=False) if len(same) > 1 else same.index[0])
     gone = r.index.difference(pd.Index(keep))
-    return rows.drop(index=gone).reset_index(drop=True)
+    return rows.loc[rows.index.difference(gone)], gone
 
 
 def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
@@ -415,13 +440,17 @@ def build_board(
     per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
     PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
     (read from run.json), so a board never loads every run's predictions."""
-    runs = Q.run_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
+    runs = Q.run_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric)
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
     rows = pd.concat(
         [_run_rows(runs, q, declared), _reported_rows(rep, q, declared)], ignore_index=True
     )
-    rows, others = _other_metrics(runs, rep, q, rows)
+    if q.grader is None and len(runs):
+        values = Q.run_metric_values(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
+    else:
+        values = runs[["run_id", "metric", "grader", "value"]]
+    rows, others = _other_metrics(values, rep, q, rows)
     rows = fold_published(rows)
     rows["kind"] = rows["kind_code"].map(kind_label)
     rows["origin"] = rows["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))

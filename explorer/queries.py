@@ -630,11 +630,16 @@ def has_runs(con: Con, benchmark: str) -> bool:
 
 
 def run_results(
-    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str | None = None
+    con: Con,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str | None = None,
+    metric: str | None = None,
 ) -> pd.DataFrame:
-    """Every metric of every visible run of the benchmark for one slice (or all its values);
-    a benchmark without runs (published numbers only) gets the columns without a pass over
-    the results."""
+    """Every metric (or only `metric`) of every visible run of the benchmark for one slice (or
+    all its values); a benchmark without runs (published numbers only) gets the columns
+    without a pass over the results."""
     none = "" if has_runs(con, benchmark) else " AND false"
     return con.execute(
         """
@@ -646,12 +651,30 @@ def run_results(
                x.ci_low, x.ci_high, x.n, x.coverage, x.aggregation
         FROM results x JOIN runs r USING (run_id)
         WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND (? IS NULL OR x.slice_value = ?)"""
+              AND (? IS NULL OR x.slice_value = ?) AND (? IS NULL OR x.metric = ?)"""
         + none
         + """
         ORDER BY r.run_id, x.metric
         """,
-        [benchmark, unit, slice_kind, slice_value, slice_value],
+        [benchmark, unit, slice_kind, slice_value, slice_value, metric, metric],
+    ).df()
+
+
+def run_metric_values(
+    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str
+) -> pd.DataFrame:
+    """The point value of every metric of every visible run for one slice, four narrow columns
+    (run_id, metric, grader, value): the board's extra metric columns, without the runs' other
+    fields once per metric."""
+    return con.execute(
+        """
+        SELECT x.run_id, x.metric, x.grader, x.value
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
+              AND x.slice_value = ?
+        ORDER BY x.run_id, x.metric
+        """,
+        [benchmark, unit, slice_kind, slice_value],
     ).df()
 
 

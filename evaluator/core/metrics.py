@@ -856,7 +856,7 @@ def rank_with_ties(values: Sequence[float], significantly_better: np.ndarray) ->
     sb = np.asarray(significantly_better, dtype=bool)
     if sb.shape != (len(v), len(v)):
         raise ValueError(f"significance matrix has shape {sb.shape} for {len(v)} models")
-    return [int(1 + sb[:, j].sum()) for j in range(len(v))]
+    return [int(c) for c in 1 + sb.sum(axis=0)]
 
 
 def significance_from_cis(

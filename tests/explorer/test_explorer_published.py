@@ -73,3 +73,26 @@ def test_numbers_far_apart_or_several_per_source_stay_apart() -> None:
         )
     )
     assert (prompts["origin_code"] == "reported").sum() == 3
+
+
+def test_folding_leaves_run_rows_and_the_order_as_they_were() -> None:
+    rows = pd.concat(
+        [
+            _rows(("Human Perf.", 0.909, PAPER, "")).iloc[[1]],  # a run row first
+            _rows(("Human Perf.", 0.909, README, ""), ("GPT4", 0.8, PAPER, "")),
+            _rows(("Human Perf.", 0.909, PAPER, "")).iloc[[0]],
+        ],
+        ignore_index=True,
+    )
+    rows.loc[3, "model"] = "Another run"
+    out = L.fold_published(rows)
+    # the paper's row is kept where it was, naming both sources; the README's row goes
+    assert out["model"].tolist() == ["A run", "GPT4", "Another run", "Human Perf."]
+    assert out["source"].tolist() == [
+        "FactBoard run",
+        PAPER,
+        "FactBoard run",
+        f"{PAPER}; {README}",
+    ]
+    assert out.index.tolist() == [0, 1, 2, 3]
+    assert len(rows) == 5 and rows.loc[1, "source"] == README  # the input is left alone
