@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,6 @@ import pytest
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
 from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models, require_model_libraries
-from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -37,12 +36,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(autouse=True)
-def nltk_data(tmp_path: Path) -> Iterator[Path]:
-    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
-    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
-    root = write_punkt_tab(tmp_path / "nltk_data")
-    with punkt_installed(root):
-        yield root
+def _punkt(nltk_data: Path) -> Path:
+    """Every test here runs with nltk's punkt (a tiny model; tests/detectors/conftest.py)."""
+    return nltk_data
 
 
 def _detector(tiny: dict[str, str], **options: object) -> object:

@@ -14,7 +14,7 @@ for pysbd.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from evaluator.detectors.base import DetectorError, ModelDetector, splitter_opt
 from evaluator.detectors.runner import build_detector, default_model_name
 from evaluator.detectors.text import split_sentences
 from tests.support.detectors import build_tiny_models
-from tests.support.tiny_summac import punkt_installed, write_punkt_tab
+from tests.support.tiny_summac import punkt_installed
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -77,10 +77,9 @@ def decoders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(autouse=True)
-def nltk_data(tmp_path: Path) -> Iterator[Path]:
-    root = write_punkt_tab(tmp_path / "nltk_data")
-    with punkt_installed(root):
-        yield root
+def _punkt(nltk_data: Path) -> Path:
+    """Every test here runs with nltk's punkt (a tiny model; tests/detectors/conftest.py)."""
+    return nltk_data
 
 
 def _recorded(make: Callable[..., Any], board: str) -> None:

@@ -10,7 +10,6 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from evaluator.detectors.factcg import factcg_chunks, factcg_input, nltk_token_c
 from evaluator.detectors.runner import build_detector
 from evaluator.detectors.text import split_sentences
 from tests.support.detectors import DOCS, SUMMARIES, require_model_libraries
-from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[2]
@@ -35,12 +33,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(autouse=True)
-def nltk_data(tmp_path: Path) -> Iterator[Path]:
-    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
-    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
-    root = write_punkt_tab(tmp_path / "nltk_data")
-    with punkt_installed(root):
-        yield root
+def _punkt(nltk_data: Path) -> Path:
+    """Every test here runs with nltk's punkt (a tiny model; tests/detectors/conftest.py)."""
+    return nltk_data
 
 
 def test_the_instruction_text_is_the_authors() -> None:

@@ -21,7 +21,6 @@ import pytest
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
 from tests.support.detectors import DOCS, SUMMARIES, require_model_libraries
-from tests.support.tiny_summac import punkt_installed, write_punkt_tab
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -35,12 +34,9 @@ def checkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(autouse=True)
-def nltk_data(tmp_path: Path) -> Iterator[Path]:
-    """The authors split sentences with nltk's punkt: a tiny punkt model in a temporary nltk
-    data folder (the real one cannot be downloaded here), so the faithful setup runs."""
-    root = write_punkt_tab(tmp_path / "nltk_data")
-    with punkt_installed(root):
-        yield root
+def _punkt(nltk_data: Path) -> Path:
+    """Every test here runs with nltk's punkt (a tiny model; tests/detectors/conftest.py)."""
+    return nltk_data
 
 
 def _inputs() -> tuple[list[str], list[str]]:
