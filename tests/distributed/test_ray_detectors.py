@@ -166,13 +166,15 @@ def test_an_interrupted_run_resumes_from_its_checkpointed_blocks(
             "summac-zs", "demo", engine=one, limit=LIMIT, factory=FailOn(kw, last, first_log), **kw
         )
     saved = list(B.checkpoint_root().glob("*/block-*.parquet"))
+    checkpointed = sum(len(pd.read_parquet(f)) for f in saved)
     done_before = len(first_log.read_text(encoding="utf-8").splitlines())
-    assert saved and done_before == 8 * len(saved)
+    # a block scored just before the interruption may not have reached its checkpoint
+    assert saved and done_before >= checkpointed > 0
     path = run_detector(
         "summac-zs", "demo", engine=RAY, limit=LIMIT, factory=FailOn(kw, None, second_log), **kw
     )
     rescored = len(second_log.read_text(encoding="utf-8").splitlines())
-    assert rescored == 2 * LIMIT - done_before  # only the blocks not checkpointed
+    assert rescored == 2 * LIMIT - checkpointed  # only the blocks not checkpointed
     local = run_detector("summac-zs", "demo", engine=LOCAL, limit=LIMIT, **kw)
     assert np.array_equal(_scores(local).to_numpy(), _scores(path).to_numpy())
     assert runs.read_record(path).config.extra["stats"]["samples"] == 2 * LIMIT
