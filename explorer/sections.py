@@ -674,12 +674,12 @@ def _step(ids: list[str], current: str | None, delta: int, page_no: int, page: s
     st.session_state[f"{page}._edge"] = "first" if turn > 0 else "last"
 
 
-def sample_evidence(con: Any, root: Any, bench: str, sample_id: str) -> None:
-    """Beside the open sample: each run's evidence on it (explorer.evidence_view), flagged
-    parts highlighted; a run that stored none says so."""
+def sample_evidence(con: Any, root: Any, preds: pd.DataFrame, sample_id: str) -> None:
+    """Beside the open sample: each run's evidence on it (explorer.evidence_view; `preds`: the
+    runs' predictions for the sample, as sample_detail read them), flagged parts highlighted; a
+    run that stored none says so."""
     from explorer import evidence_view as EV
 
-    preds = ui.store().sample_predictions(bench, sample_id)  # the runs' files, read in place
     found = EV.evidence_for_sample(con, root, preds, sample_id)
     if not found:
         return

@@ -143,8 +143,9 @@ def download_buttons(
 
 def sample_detail(
     con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, unit: str, units: Sequence[str]
-) -> None:
-    """The open sample: facts, permalink, summary edit, document, sentences, predictions."""
+) -> pd.DataFrame:
+    """The open sample: facts, permalink, summary edit, document, sentences, predictions.
+    Returns every visible run's prediction for it (read once, from the runs' files)."""
     st.subheader(f"Sample {ui.md_escape(sample_id)}")
     st.text(X.sample_facts(smp))
     st.caption("Permalink to this sample:")
@@ -166,7 +167,9 @@ def sample_detail(
                 icon="📄",
             )
     _sentences(con, smp, sample_id, bench, unit, units)
-    _predictions(con, smp, sample_id, bench)
+    preds = ui.store().sample_predictions(bench, sample_id)  # the runs' files, read in place
+    _predictions(con, smp, sample_id, bench, preds)
+    return preds
 
 
 def _summary(smp: dict[str, Any]) -> None:
@@ -208,9 +211,10 @@ def _sentences(
         st.dataframe(X.sentences_table(sent, sample_id), hide_index=True, width="stretch")
 
 
-def _predictions(con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str) -> None:
+def _predictions(
+    con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, preds: pd.DataFrame
+) -> None:
     st.markdown("**Every run's prediction**")
-    preds = ui.store().sample_predictions(bench, sample_id)  # the runs' files, read in place
     grades = Q.grades_for_sample(con, bench, sample_id)
     if preds.empty:
         st.caption(

@@ -144,5 +144,5 @@ with right:
             "its edit, and every run's prediction."
         )
     else:
-        widgets.sample_detail(con, smp, str(current), bench, unit, units)
-        sections.sample_evidence(con, s.root, bench, str(current))
+        preds = widgets.sample_detail(con, smp, str(current), bench, unit, units)
+        sections.sample_evidence(con, s.root, preds, str(current))

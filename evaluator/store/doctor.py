@@ -35,17 +35,6 @@ from evaluator.core.types import GRADE_SCHEMA, LABEL_SCHEMA, PREDICTION_SCHEMA, 
 from evaluator.store import layout, runs
 
 KINDS: tuple[str, ...] = ("run", "benchmark", "job", "submission", "reported", "llm-cache")
-REPORTED_COLUMNS: tuple[str, ...] = (
-    "model",
-    "kind",
-    "benchmark",
-    "split",
-    "unit",
-    "slice_kind",
-    "slice_value",
-    "metric",
-    "value",
-)
 MAX_CACHE_ENTRIES = 200_000  # a scan stops (and says so) after this many cache files
 
 
@@ -191,7 +180,7 @@ def reported_problems(root: Path | None = None) -> list[StoreProblem]:
         except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
             out.append(StoreProblem("reported", str(f), f"unreadable CSV ({_first_line(e)})"))
             continue
-        missing = [c for c in REPORTED_COLUMNS if c not in df.columns]
+        missing = [c for c in layout.REPORTED_REQUIRED if c not in df.columns]
         if missing:
             out.append(StoreProblem("reported", str(f), f"no column(s) {', '.join(missing)}"))
             continue

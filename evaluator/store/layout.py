@@ -26,8 +26,9 @@ EVIDENCE_FILE = "evidence.parquet"  # per pair, why a detector scored it so (whe
 SAMPLES_FILE = "samples.parquet"
 META_FILE = "benchmark.json"
 
-# the columns of a published-numbers table (reported/*.csv): one row per published number
-REPORTED_COLUMNS: tuple[str, ...] = (
+# the columns of a published-numbers table (reported/*.csv): one row per published number;
+# the first ones every file must have (what the number is), then what a paper may leave out
+REPORTED_REQUIRED: tuple[str, ...] = (
     "model",
     "kind",
     "benchmark",
@@ -37,11 +38,8 @@ REPORTED_COLUMNS: tuple[str, ...] = (
     "slice_value",
     "metric",
     "value",
-    "n",
-    "coverage",
-    "source",
-    "note",
 )
+REPORTED_COLUMNS: tuple[str, ...] = (*REPORTED_REQUIRED, "n", "coverage", "source", "note")
 
 
 def data_root() -> Path:
