@@ -160,7 +160,7 @@ def test_board_slice_sample_compare_and_csv(server: tuple[str, Path], page) -> N
     rand = next(r for r in preds if r["model"] == "Random guess (seed 0)")
     assert rand["correct"] == "✗ wrong"  # the filter promised a sample it gets wrong
     if "_og" not in target and not target.endswith(("_0", "_1")):
-        assert p.locator("ins").count() + p.locator("del").count() >= 1  # the edit, highlighted
+        expect(p.locator("ins, del").first).to_be_attached()  # the edit, highlighted (waits)
     # the permalink opens the same sample in a fresh page
     link = p.get_by_test_id("stCode").last.inner_text().strip()
     p.goto(link if link.startswith("http") else url + link)
