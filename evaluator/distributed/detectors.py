@@ -75,7 +75,7 @@ class ScoreBlocks:
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         out = []
-        for block, rows in by_block(batch):
+        for block, rows in unpack_blocks(batch):
             r = score_block(self.det, block, rows)
             meta = [json.dumps(r.meta, default=str)] + [""] * (len(rows) - 1)
             out.append(
@@ -94,6 +94,40 @@ class ScoreBlocks:
                 {"block": [], "sample_id": [], "score": [], "evidence": [], "meta": []}
             )
         return pd.concat(out, ignore_index=True)
+
+
+def pack_blocks(todo: pd.DataFrame) -> list[dict[str, Any]]:
+    """One item per block (its sample ids, documents and summaries as lists): the pipeline's
+    rows. Built in the driver, as `ray.data.from_items` puts them in the object store, where
+    `from_pandas` would first run a task on a worker to read each frame's schema (a worker
+    process started, and Ray Data imported in it, before the pipeline could begin)."""
+    return [
+        {
+            "block": int(b),
+            "sample_id": g["sample_id"].astype(str).tolist(),
+            "document": g["document"].tolist(),
+            "summary": g["summary"].tolist(),
+        }
+        for b, g in by_block(todo)
+    ]
+
+
+def unpack_blocks(batch: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
+    """The blocks of a pipeline batch (pack_blocks's items), each as the frame score_block
+    takes."""
+    out = []
+    for item in batch.to_dict("records"):
+        ids = [str(v) for v in item["sample_id"]]
+        frame = pd.DataFrame(
+            {
+                "block": int(item["block"]),
+                "sample_id": ids,
+                "document": [str(v) for v in item["document"]],
+                "summary": [str(v) for v in item["summary"]],
+            }
+        )
+        out.append((int(item["block"]), frame))
+    return out
 
 
 def check_resources(ray: Any, workers: int, gpus_per_worker: float) -> None:
@@ -137,9 +171,8 @@ def score_on_ray(
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False  # the run's own bar counts pairs
     ctx.print_on_execution_start = False
-    cols = ["block", "sample_id", "document", "summary"]
-    frames = [g[cols].reset_index(drop=True) for _, g in by_block(todo)]
-    expected = {b: g["sample_id"].tolist() for b, g in by_block(todo)}
+    items = pack_blocks(todo)
+    expected = {item["block"]: item["sample_id"] for item in items}
     remote_args: dict[str, Any] = {
         "max_restarts": MAX_RESTARTS,
         "max_task_retries": MAX_RESTARTS,
@@ -148,13 +181,14 @@ def score_on_ray(
         # Ray 2.60 warns that extra remote arguments move elsewhere in 2.64: bounded retries
         # matter more than the warning (Ray Data's default retries an actor forever)
         warnings.simplefilter("ignore", DeprecationWarning)
-        ds = ray.data.from_pandas(frames).map_batches(
+        # one item per Ray Data block, so that a batch holds whole blocks
+        ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             ScoreBlocks,
             fn_constructor_kwargs={"spec": spec, "factory": factory},
             batch_size=None,
             batch_format="pandas",
             compute=ActorPoolStrategy(
-                size=min(workers, len(frames)), max_tasks_in_flight_per_actor=1
+                size=min(workers, len(items)), max_tasks_in_flight_per_actor=1
             ),
             num_cpus=1,
             num_gpus=gpus_per_worker or None,
