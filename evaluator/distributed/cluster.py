@@ -73,11 +73,16 @@ def connect(address: str | None) -> Any:
     """Make sure this process is connected to Ray; returns the ray module.
 
     Already connected (a notebook or a test that called ray.init): that connection is used.
-    address None: $RAY_ADDRESS when set, else a Ray started on this machine for the process.
-    "auto": the cluster
-    `ray start` left on this machine, or $RAY_ADDRESS. Anything else is probed first. A remote
-    cluster receives the evaluator package with the job (runtime_env py_modules): its nodes need
-    the same third-party packages (requirements-detectors.txt, requirements-llm.txt), not this
+    address None: $RAY_ADDRESS when set, else Ray's own choice: the cluster `ray start` left on
+    this machine when there is one (a run then pays no start of Ray), else a Ray started on this
+    machine for the process. "auto": the cluster `ray start` left on this machine, or
+    $RAY_ADDRESS. Anything else is probed first.
+
+    Where the evaluator package comes from on the workers: a cluster whose nodes are all this
+    machine imports it from this checkout (its folder is put on the workers' path); a Ray
+    Client address (ray://) or a cluster with nodes on other machines receives it with the job
+    (runtime_env py_modules, packed and unpacked for each job): their nodes need the same
+    third-party packages (requirements-detectors.txt, requirements-llm.txt), not this
     checkout."""
     if address is None and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
@@ -90,10 +95,35 @@ def connect(address: str | None) -> Any:
     if address is None:
         kwargs["include_dashboard"] = False
     else:
-        import evaluator
-
         kwargs["address"] = address
-        kwargs["runtime_env"] = {"py_modules": [str(Path(evaluator.__file__).parent)]}
+    if address is None or not address.startswith("ray://"):
+        from ray.job_config import JobConfig
+
+        kwargs["job_config"] = JobConfig(code_search_path=[_checkout()])
+        _init(ray, address, kwargs)
+        if _single_machine(ray):
+            return ray
+        ray.shutdown()  # nodes elsewhere cannot read this checkout: ship it with the job
+        del kwargs["job_config"]
+    kwargs["runtime_env"] = {"py_modules": [str(Path(_checkout()) / "evaluator")]}
+    _init(ray, address, kwargs)
+    return ray
+
+
+def _checkout() -> str:
+    """The folder that holds the evaluator package."""
+    import evaluator
+
+    return str(Path(evaluator.__file__).resolve().parent.parent)
+
+
+def _single_machine(ray: Any) -> bool:
+    """Whether every live node of the connected cluster is this machine."""
+    here = ray.util.get_node_ip_address()
+    return all(n.get("NodeManagerAddress") == here for n in ray.nodes() if n.get("Alive"))
+
+
+def _init(ray: Any, address: str | None, kwargs: dict[str, Any]) -> None:
     try:
         ray.init(**kwargs)
     except ConnectionError as e:
@@ -104,7 +134,6 @@ def connect(address: str | None) -> Any:
             f"cannot reach the Ray cluster at {where}: {str(e).splitlines()[0] if str(e) else e}"
             "; start one with `ray start --head`, or give --ray-address"
         ) from None
-    return ray
 
 
 def cluster_summary() -> dict[str, Any]:

@@ -57,3 +57,78 @@ def test_one_limiter_per_endpoint() -> None:
     b = endpoint_name({"provider": "compatible", "model": "m", "base_url": "http://b/v1"})
     assert a != b and a.startswith("factboard-llm-limit:")
     assert a == endpoint_name({"model": "m", "provider": "compatible", "base_url": "http://a/v1"})
+
+
+class _FakeRay:
+    """What connect() asks of the ray module: init, shutdown, the nodes and this node's IP."""
+
+    def __init__(self, node_ips: list[str]):
+        import types
+
+        self.inits: list[dict[str, object]] = []
+        self.shutdowns = 0
+        self._nodes = [{"Alive": True, "NodeManagerAddress": ip} for ip in node_ips]
+        self.util = types.SimpleNamespace(get_node_ip_address=lambda: "10.0.0.1")
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: object) -> None:
+        self.inits.append(kwargs)
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+    def nodes(self) -> list[dict[str, object]]:
+        return self._nodes
+
+
+@pytest.mark.parametrize("address", [None, "auto", "127.0.0.1:PORT"])
+def test_a_cluster_on_this_machine_reads_the_checkout_and_one_elsewhere_receives_it(
+    address: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All nodes on this machine: one connection, the checkout on the workers' path, nothing
+    packed. A node on another machine: the package travels with the job (py_modules)."""
+    import socket
+    from pathlib import Path
+
+    pytest.importorskip("ray")
+    from evaluator.distributed import cluster
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with socket.socket() as s:  # something listening, so that the address probe passes
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        if address and "PORT" in address:
+            address = address.replace("PORT", str(s.getsockname()[1]))
+        checkout = str(Path(cluster.__file__).resolve().parent.parent.parent)
+
+        local = _FakeRay(["10.0.0.1"])
+        monkeypatch.setattr(cluster, "require_ray", lambda: local)
+        cluster.connect(address)
+        assert len(local.inits) == 1 and local.shutdowns == 0
+        assert local.inits[0]["job_config"].code_search_path == [checkout]  # type: ignore[attr-defined]
+        assert "runtime_env" not in local.inits[0]
+        assert local.inits[0].get("address") == address
+
+        spread = _FakeRay(["10.0.0.1", "10.0.0.2"])
+        monkeypatch.setattr(cluster, "require_ray", lambda: spread)
+        cluster.connect(address)
+        assert len(spread.inits) == 2 and spread.shutdowns == 1
+        assert spread.inits[1]["runtime_env"] == {"py_modules": [f"{checkout}/evaluator"]}
+        assert "job_config" not in spread.inits[1]
+
+
+def test_a_ray_client_address_always_receives_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    pytest.importorskip("ray")
+    from evaluator.distributed import cluster
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        fake = _FakeRay(["10.0.0.1"])
+        monkeypatch.setattr(cluster, "require_ray", lambda: fake)
+        cluster.connect(f"ray://127.0.0.1:{s.getsockname()[1]}")
+    assert len(fake.inits) == 1 and "py_modules" in fake.inits[0]["runtime_env"]  # type: ignore[operator]
