@@ -332,9 +332,19 @@ class ModelDetector(abc.ABC):
 
     def splitter_used(self) -> str | None:
         """The splitter that runs here: "nltk-punkt", "pysbd (punkt data not found)" or "pysbd";
-        None for a detector that splits no sentences."""
+        None for a detector that splits no sentences. After `record_splitter`, the splitter that
+        ran where the pairs were scored."""
         style = self.splitter_style()
-        return None if style is None else _text.splitter_used(style)
+        if style is None:
+            return None
+        ran = getattr(self, "_splitter_ran", None)
+        return str(ran) if ran is not None else _text.splitter_used(style)
+
+    def record_splitter(self, used: str | None) -> None:
+        """The splitter the detector that scored reported (a Ray actor, maybe on a machine with
+        or without punkt data): this detector's description and board name then say what ran
+        there, and this process need not load nltk to tell."""
+        self._splitter_ran = used
 
     def reset_stats(self) -> None:
         """Zero the counters (what was learnt at load time, limits and notes, is kept)."""

@@ -220,8 +220,11 @@ def run_detector(
         }
     )
 
-    info = det.describe() if hasattr(det, "describe") else {}
     scored_by: dict[str, Any] = next((m["describe"] for m in metas if m.get("describe")), {})
+    ran = (scored_by.get("fidelity") or {}).get("splitter")
+    if ran is not None and hasattr(det, "record_splitter"):
+        det.record_splitter(ran)  # the splitter that ran where the pairs were scored
+    info = det.describe() if hasattr(det, "describe") else {}
     for k in ("device", "dtype"):  # as the detector that scored resolved them
         if scored_by.get(k) is not None:
             info[k] = scored_by[k]

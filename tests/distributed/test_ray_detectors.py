@@ -253,3 +253,26 @@ def test_a_queued_detector_run_job_runs_on_ray(ray_local: Any, demo: Path) -> No
     assert runs.read_record(path).config.extra["engine"]["name"] == "ray"
     local = run_detector("rouge-2", "demo")
     assert np.array_equal(_scores(local).to_numpy(), _scores(path).to_numpy())
+
+
+def test_the_run_records_the_splitter_that_ran_on_the_actors(
+    ray_local: Any, tiny: dict[str, str], demo: Path, tmp_path: Path
+) -> None:
+    """The driver's machine and the actors' may differ in nltk's punkt data (a node without
+    it splits with pysbd): the run's name and record say what ran where the pairs were scored,
+    not what the driver has."""
+    from evaluator.detectors.text import PUNKT_MISSING, splitter_used
+    from tests.support.tiny_summac import punkt_installed, write_punkt_tab
+
+    on_actors = ray_local.get(ray_local.remote(splitter_used).remote("nltk-newlines"))
+    driver_root = None if on_actors != PUNKT_MISSING else write_punkt_tab(tmp_path / "nltk")
+    with punkt_installed(driver_root):
+        assert splitter_used("nltk-newlines") != on_actors  # the driver sees the other state
+        path = run_detector(
+            "minicheck", "demo", checkpoint=tiny["minicheck-enc"], limit=4, engine=RAY
+        )
+    rec = runs.read_record(path)
+    assert rec.config.extra["fidelity"]["splitter"] == on_actors
+    variant = on_actors == PUNKT_MISSING
+    assert rec.model.name.endswith("[variant: splitter=pysbd]") is variant
+    assert rec.config.extra["fidelity"]["faithful"] is not variant
