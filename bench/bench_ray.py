@@ -185,7 +185,9 @@ def _cli_on_cluster(root: Path, ckpt: str, cpus: int) -> tuple[float, float, flo
         base = [sys.executable, "-m", "evaluator", "run", "--detector", "minicheck"]
         base += ["--checkpoint", ckpt, "--device", "cpu", "--benchmark", "demo", "--limit", "4"]
         out = []
-        ray = ["--engine", "ray", "--workers", "1", "--ray-address", f"127.0.0.1:{port}"]
+        # auto: the cluster `ray start` left on this machine (an explicit address would need
+        # RAY_AUTH_MODE=token with Ray's token authentication)
+        ray = ["--engine", "ray", "--workers", "1", "--ray-address", "auto"]
         for extra in (["--engine", "local"], ray, ray):
             t0 = time.perf_counter()
             r = subprocess.run(base + extra, env=env, cwd=REPO, capture_output=True, text=True)

@@ -130,9 +130,17 @@ def _init(ray: Any, address: str | None, kwargs: dict[str, Any]) -> None:
         where = address
         if address == "auto" and os.environ.get("RAY_ADDRESS"):
             where = f"auto (RAY_ADDRESS={os.environ['RAY_ADDRESS']})"
+        hint = "; start one with `ray start --head`, or give --ray-address"
+        if address not in (None, "auto") and not os.environ.get("RAY_AUTH_MODE"):
+            # Ray connects to an explicit address without its token unless told to
+            hint += (
+                "; a cluster with Ray's token authentication (the default of `ray start`) "
+                "also needs RAY_AUTH_MODE=token here (the token from ~/.ray/auth_token or "
+                "RAY_AUTH_TOKEN)"
+            )
         raise ClusterError(
-            f"cannot reach the Ray cluster at {where}: {str(e).splitlines()[0] if str(e) else e}"
-            "; start one with `ray start --head`, or give --ray-address"
+            f"cannot reach the Ray cluster at {where}: "
+            f"{str(e).splitlines()[0] if str(e) else e}{hint}"
         ) from None
 
 

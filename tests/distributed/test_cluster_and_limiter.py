@@ -132,3 +132,32 @@ def test_a_ray_client_address_always_receives_the_package(monkeypatch: pytest.Mo
         monkeypatch.setattr(cluster, "require_ray", lambda: fake)
         cluster.connect(f"ray://127.0.0.1:{s.getsockname()[1]}")
     assert len(fake.inits) == 1 and "py_modules" in fake.inits[0]["runtime_env"]  # type: ignore[operator]
+
+
+def test_a_refused_connection_says_how_to_send_ray_s_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ray connects to an explicit address without the cluster's token unless RAY_AUTH_MODE
+    says so: the error names the address and says what to set; with auto it does not."""
+    import socket
+
+    pytest.importorskip("ray")
+    from evaluator.distributed import cluster
+
+    class Refused(_FakeRay):
+        def init(self, **kwargs: object) -> None:
+            raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(cluster, "require_ray", lambda: Refused(["10.0.0.1"]))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+        with pytest.raises(ClusterError, match="RAY_AUTH_MODE=token") as err:
+            cluster.connect(address)
+    assert f"cannot reach the Ray cluster at {address}" in str(err.value)
+    with pytest.raises(ClusterError) as err:
+        cluster.connect("auto")
+    assert "RAY_AUTH_MODE" not in str(err.value)
