@@ -168,41 +168,118 @@ def _threshold_text(policy: str | None, threshold: float | None) -> str:
     return f"{threshold:.4g} ({where})"
 
 
-def _run_rows(runs: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> pd.DataFrame:
-    sel = runs[(runs["metric"] == q.metric)]
-    sel = sel[sel["grader"].isna()] if q.grader is None else sel[sel["grader"] == q.grader]
-    out = pd.DataFrame(
+RUN_FIELDS_KEY = "board-run-fields"  # memo key (with the benchmark) of the runs' own columns
+
+
+def _run_fields(
+    con: Q.Con, benchmark: str, run_ids: Sequence[str], memo: dict[object, object]
+) -> pd.DataFrame:
+    """The board columns of each run that no slice changes (name, kind and origin with their
+    labels, source, note, threshold in words, size, ...), one row per run id asked for, in
+    that order. Made once per run and kept in `memo` per benchmark: a slice change computes
+    them only for runs not seen yet. Valid because a run's fields change only when its
+    run.json does, and the store then clears the memo (explorer.store.Store._refresh_runs);
+    which runs are shown (hidden, superseded) is decided per slice by the query, not here."""
+    key = (RUN_FIELDS_KEY, benchmark)
+    have: pd.DataFrame | None = memo.get(key)  # type: ignore[assignment]
+    ids = pd.unique(pd.Series(run_ids, dtype=object))
+    new = list(ids) if have is None else [r for r in ids if r not in have.index]
+    if new or have is None:
+        made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
+        have = made if have is None else pd.concat([have, made])
+    memo[key] = have  # (again: the most recently used)
+    return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
+
+
+def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
+    if f is None or f.empty:
+        cols = ["model", "kind_code", "origin_code", "source", "note", "org", "params"]
+        cols += ["threshold", "version", "created", "missing", "unparsable", "kind", "origin"]
+        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+        empty["params_value"] = pd.Series(dtype=float)
+        empty["params_from"] = pd.Series(dtype=object)
+        return empty.set_axis(pd.Index([], dtype=object), axis=0)
+    sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
+    return pd.DataFrame(
         {
-            "model": sel["model_name"],
-            "kind_code": sel["model_kind"],
-            "origin_code": sel["origin"],
-            "value": sel["value"].astype(float),
-            "ci_low": sel["ci_low"].astype(float),
-            "ci_high": sel["ci_high"].astype(float),
-            "n": sel["n"].astype("Int64"),
-            "coverage": [
-                coverage_text(c, declared, q.slice_kind, q.slice_value) for c in sel["coverage"]
-            ],
-            "coverage_set": [";".join(sorted(as_list(c) or [])) for c in sel["coverage"]],
-            "split": sel["split"],
-            "config": "",
-            "source": [
-                run_source(o, s) for o, s in zip(sel["origin"], sel["submission"], strict=True)
-            ],
-            "note": _run_notes(sel["missing"], sel["unparsable"]),
-            "org": sel["model_org"],
-            "params": sel["model_params"],
+            "model": f["model_name"].to_numpy(),
+            "kind_code": f["model_kind"].to_numpy(),
+            "origin_code": f["origin"].to_numpy(),
+            "source": [run_source(o, s) for o, s in zip(f["origin"], f["submission"], strict=True)],
+            "note": _run_notes(f["missing"], f["unparsable"]),
+            "org": f["model_org"].to_numpy(),
+            "params": f["model_params"].to_numpy(),
             "threshold": [
-                _threshold_text(p, t) for p, t in zip(sel["policy"], sel["threshold"], strict=True)
+                _threshold_text(p, t) for p, t in zip(f["policy"], f["threshold"], strict=True)
             ],
-            "run_id": sel["run_id"],
-            "version": sel["benchmark_version"],
-            "created": sel["created_at"],
-            "missing": sel["missing"].astype(int),
-            "unparsable": sel["unparsable"].astype(int),
+            "version": f["benchmark_version"].to_numpy(),
+            "created": f["created_at"].to_numpy(),
+            "missing": f["missing"].astype(int).to_numpy(),
+            "unparsable": f["unparsable"].astype(int).to_numpy(),
+            "kind": f["model_kind"].map(kind_label).to_numpy(),
+            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)).to_numpy(),
+            "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
+            "params_from": [w for _, w in sizes],
+        },
+        index=pd.Index(f["run_id"].to_numpy(), dtype=object),
+    )
+
+
+def _coverage_cells(
+    coverage: pd.Series, declared: Sequence[str], q: BoardQuery
+) -> tuple[list[str], list[str]]:
+    """(coverage in words, the covered domains sorted and joined by ';') per row, from the
+    coverage as Q.board_slice_results gives it; worked out once per distinct coverage."""
+    made: dict[object, tuple[str, str]] = {}
+    keys = [c if isinstance(c, str) else None for c in coverage.tolist()]
+    for c in dict.fromkeys(keys):
+        covered = None if c is None else [d for d in c.split("\x1f") if d]
+        made[c] = (
+            coverage_text(covered, declared, q.slice_kind, q.slice_value),
+            ";".join(sorted(covered or [])),
+        )
+    return [made[c][0] for c in keys], [made[c][1] for c in keys]
+
+
+def _run_rows(
+    con: Q.Con, q: BoardQuery, declared: Sequence[str], memo: dict[object, object]
+) -> pd.DataFrame:
+    """One row per visible run with a number for the view: the slice's columns from one
+    narrow query, the run's own columns from _run_fields."""
+    sl = Q.board_slice_results(
+        con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader
+    )
+    fx = _run_fields(con, q.benchmark, sl["run_id"].tolist(), memo)
+    coverage, coverage_set = _coverage_cells(sl["coverage"], declared, q)
+    return pd.DataFrame(
+        {
+            "model": fx["model"],
+            "kind_code": fx["kind_code"],
+            "origin_code": fx["origin_code"],
+            "value": sl["value"].astype(float),
+            "ci_low": sl["ci_low"].astype(float),
+            "ci_high": sl["ci_high"].astype(float),
+            "n": sl["n"].astype("Int64"),
+            "coverage": coverage,
+            "coverage_set": coverage_set,
+            "split": sl["split"],
+            "config": "",
+            "source": fx["source"],
+            "note": fx["note"],
+            "org": fx["org"],
+            "params": fx["params"],
+            "threshold": fx["threshold"],
+            "run_id": sl["run_id"],
+            "version": fx["version"],
+            "created": fx["created"],
+            "missing": fx["missing"],
+            "unparsable": fx["unparsable"],
+            "kind": fx["kind"],
+            "origin": fx["origin"],
+            "params_value": fx["params_value"].astype(float),
+            "params_from": fx["params_from"],
         }
     )
-    return out.reset_index(drop=True)
 
 
 def run_source(origin: str, submission: object) -> str:
@@ -275,17 +352,20 @@ def _report_key(model: pd.Series, source: pd.Series, note: pd.Series) -> pd.Seri
 
 
 def _other_metrics(
-    runs: pd.DataFrame, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
+    values: dict[str, np.ndarray] | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Every other metric of the same slice as extra columns (value only)."""
+    """Every other metric of the same slice as extra columns (value only). values: the runs'
+    other ungraded metrics (Q.board_other_values), None without runs."""
     if q.grader is not None:
         return rows, []
-    metrics = sorted((set(runs["metric"]) | set(rep["metric"])) - {q.metric})
-    run_wide = (
-        runs[runs["grader"].isna()]
-        .drop_duplicates(["run_id", "metric"])
-        .pivot(index="run_id", columns="metric", values="value")
+    v_run = np.asarray(values["run_id"], dtype=object) if values else np.array([], object)
+    v_metric = np.asarray(values["metric"], dtype=object) if values else np.array([], object)
+    v_value = (
+        np.ma.filled(np.ma.asarray(values["value"]).astype(float), np.nan)
+        if values
+        else np.array([], float)
     )
+    metrics = sorted((set(pd.unique(v_metric)) | set(rep["metric"])) - {q.metric})
     rep_wide = pd.DataFrame()
     if not rep.empty:
         r = rep.assign(key=_report_key(rep["model"], rep["source"], rep["note"]))
@@ -293,8 +373,21 @@ def _other_metrics(
             index="key", columns="metric", values="value"
         )
     is_rep = (rows["origin_code"] == "reported").to_numpy()
-    # one lookup per row set (not per metric and row): runs by run id, published rows by key
-    run_vals = run_wide.reindex(index=rows["run_id"].to_numpy(), columns=metrics)
+    # the runs' values in one (runs, metrics) array, the first value of a (run, metric) kept;
+    # then one lookup per row set (not per metric and row): runs by run id, published by key
+    run_vals = np.full((len(rows), len(metrics)), np.nan)
+    if len(v_run) and metrics:
+        ids = pd.Index(pd.unique(v_run))
+        r_at = ids.get_indexer(v_run)
+        m_at = pd.Index(metrics).get_indexer(v_metric)
+        ok = m_at >= 0
+        cell = r_at[ok] * len(metrics) + m_at[ok]
+        _, first = np.unique(cell, return_index=True)
+        wide = np.full((len(ids), len(metrics)), np.nan)
+        wide[r_at[ok][first], m_at[ok][first]] = v_value[ok][first]
+        at = ids.get_indexer(rows["run_id"].to_numpy(dtype=object))
+        have = (at >= 0) & ~is_rep
+        run_vals[have] = wide[at[have]]
     if is_rep.any():
         row_key = (
             rows["model"].astype(str)
@@ -309,7 +402,7 @@ def _other_metrics(
     both = np.where(
         is_rep[:, None],
         rep_vals.to_numpy(dtype=float, na_value=np.nan),
-        run_vals.to_numpy(dtype=float, na_value=np.nan),
+        run_vals,
     )
     names = []
     extra = {}
@@ -435,35 +528,44 @@ def build_board(
     memo: dict[object, object] | None = None,
     ensure: Callable[[list[str]], None] | None = None,
 ) -> Board:
-    """The board for one view. memo: a dict that may keep per-sample label matrices between
-    calls (the caller clears it when runs or samples change). ensure(run_ids): loads the
+    """The board for one view. memo: a dict that may keep per-sample label matrices and the
+    runs' own columns between calls (the caller clears it when a run or the samples change;
+    a new run needs no clearing). ensure(run_ids): loads the
     per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
     PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
     (read from run.json), so a board never loads every run's predictions."""
-    runs = Q.run_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric)
+    memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
-    rows = pd.concat(
-        [_run_rows(runs, q, declared), _reported_rows(rep, q, declared)], ignore_index=True
-    )
-    if q.grader is None and len(runs):
-        values = Q.run_metric_values(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
-    else:
-        values = runs[["run_id", "metric", "grader", "value"]]
+    run_rows = _run_rows(con, q, declared, memo)
+    rows = pd.concat([run_rows, _reported_rows(rep, q, declared)], ignore_index=True)
+    values = None
+    if q.grader is None and len(run_rows):
+        values = Q.board_other_values(
+            con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric
+        )
     rows, others = _other_metrics(values, rep, q, rows)
     rows = fold_published(rows)
-    rows["kind"] = rows["kind_code"].map(kind_label)
-    rows["origin"] = rows["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
-    sizes = [params_to_float(p, m) for p, m in zip(rows["params"], rows["model"], strict=True)]
-    rows["params_value"] = [s for s, _ in sizes]
-    rows["params_from"] = [w for _, w in sizes]
+    # the runs' kind, origin and size come with their fields (_run_fields); the published
+    # rows' here, after folding (a folded row takes the canonical model name)
+    pub = np.flatnonzero((rows["origin_code"] == "reported").to_numpy())
+    if len(pub):
+        sub = rows.iloc[pub]
+        at = rows.index[pub]
+        sizes = [params_to_float(p, m) for p, m in zip(sub["params"], sub["model"], strict=True)]
+        rows.loc[at, "kind"] = sub["kind_code"].map(kind_label).to_numpy()
+        badge = sub["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
+        rows.loc[at, "origin"] = badge.to_numpy()
+        rows.loc[at, "params_value"] = [np.nan if s is None else s for s, _ in sizes]
+        rows.loc[at, "params_from"] = [w for _, w in sizes]
+    rows["params_value"] = rows["params_value"].astype(float)
     rows["paired"] = False
     rows["label"] = row_labels(rows)
     rows["rank"] = pd.array([pd.NA] * len(rows), dtype="Int64")
     for c in ("delta", "delta_low", "delta_high", "delta_p"):
         rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
-    _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {}, ensure)
+    _rank(con, board, q, spec, version, resamples, seed, memo, ensure)
     board.notes = _notes(rows, q, declared)
     lower = lower_is_better(q.metric)
     board.rows = rows.sort_values(
@@ -496,8 +598,7 @@ def _rank(
     paired_local, point, pvals, why, boot = _paired(
         con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure
     )
-    sb = R.significance_matrix(vals, lo, hi, lower, paired_local, point, pvals)
-    rk = R.ranks(list(-vals if lower else vals), sb)
+    rk = R.ranks_by_significance(vals, lo, hi, lower, paired_local, point, pvals)
     rows.loc[idx, "rank"] = rk
     sign = -1.0 if lower else 1.0
     lead = int(np.argmax(sign * vals))
