@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,7 +185,7 @@ def _run_fields(
     new = list(ids) if have is None else [r for r in ids if r not in have.index]
     if new or have is None:
         made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
-        have = made if have is None else pd.concat([have, made])
+        have = made if have is None or have.empty else pd.concat([have, made])
     memo[key] = have  # (again: the most recently used)
     return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
 
@@ -199,29 +198,30 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
         empty["params_value"] = pd.Series(dtype=float)
         empty["params_from"] = pd.Series(dtype=object)
         return empty.set_axis(pd.Index([], dtype=object), axis=0)
+    f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
     sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
     return pd.DataFrame(
         {
-            "model": f["model_name"].to_numpy(),
-            "kind_code": f["model_kind"].to_numpy(),
-            "origin_code": f["origin"].to_numpy(),
+            "model": f["model_name"],
+            "kind_code": f["model_kind"],
+            "origin_code": f["origin"],
             "source": [run_source(o, s) for o, s in zip(f["origin"], f["submission"], strict=True)],
             "note": _run_notes(f["missing"], f["unparsable"]),
-            "org": f["model_org"].to_numpy(),
-            "params": f["model_params"].to_numpy(),
+            "org": f["model_org"],
+            "params": f["model_params"],
             "threshold": [
                 _threshold_text(p, t) for p, t in zip(f["policy"], f["threshold"], strict=True)
             ],
-            "version": f["benchmark_version"].to_numpy(),
-            "created": f["created_at"].to_numpy(),
-            "missing": f["missing"].astype(int).to_numpy(),
-            "unparsable": f["unparsable"].astype(int).to_numpy(),
-            "kind": f["model_kind"].map(kind_label).to_numpy(),
-            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)).to_numpy(),
+            "version": f["benchmark_version"],
+            "created": f["created_at"],
+            "missing": f["missing"].astype(int),
+            "unparsable": f["unparsable"].astype(int),
+            "kind": f["model_kind"].map(kind_label),
+            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
             "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
             "params_from": [w for _, w in sizes],
         },
-        index=pd.Index(f["run_id"].to_numpy(), dtype=object),
+        index=f.index,
     )
 
 
@@ -558,6 +558,8 @@ def build_board(
         rows.loc[at, "origin"] = badge.to_numpy()
         rows.loc[at, "params_value"] = [np.nan if s is None else s for s, _ in sizes]
         rows.loc[at, "params_from"] = [w for _, w in sizes]
+        for c in ("kind", "origin", "params_from"):  # text columns, as the runs' are
+            rows[c] = rows[c].to_numpy(dtype=object)
     rows["params_value"] = rows["params_value"].astype(float)
     rows["paired"] = False
     rows["label"] = row_labels(rows)
@@ -678,8 +680,10 @@ def _paired(
     if len(ok_pos) < 2:
         return None, None, None, "fewer than two complete runs on this benchmark version", None
     # the most common split (ties: the first by name)
-    counts = Counter(runs["split"].iloc[ok_pos].astype(str))
-    split = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    counts = runs["split"].iloc[ok_pos].astype(str).value_counts()
+    split = min(
+        zip(counts.index.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0])
+    )[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
     sign = -1.0 if lower_is_better(q.metric) else 1.0
     best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
@@ -958,12 +962,12 @@ def default_columns(board: Board) -> list[str]:
 
 def kinds_present(rows: pd.DataFrame) -> list[str]:
     """The model kinds among the rows, in the vocabulary's order."""
-    have = set(rows["kind_code"].dropna())
+    have = set(rows["kind_code"].dropna().unique().tolist())
     return [k for k in MODEL_KIND_LABELS if k in have]
 
 
 def origins_present(rows: pd.DataFrame) -> list[str]:
-    have = set(rows["origin_code"].dropna())
+    have = set(rows["origin_code"].dropna().unique().tolist())
     return [o for o in ORIGIN_BADGES if o in have]
 
 
@@ -1046,22 +1050,28 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
     numbers), then the chosen extra ones."""
     rows = rows.copy()
     rows["ci_bar"] = ci_bars(rows)
-    rows["delta_ci"] = [
-        f"[{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
-        for lo, hi in zip(
-            rows.get("delta_low", pd.Series(np.nan, index=rows.index)).astype(float),
-            rows.get("delta_high", pd.Series(np.nan, index=rows.index)).astype(float),
-            strict=True,
-        )
-    ]
-    for c in ("delta", "delta_p"):
+    for c in ("delta", "delta_low", "delta_high", "delta_p"):
         if c not in rows.columns:
             rows[c] = np.nan
-    rows["delta_p"] = [p_text(float(p)) for p in rows["delta_p"].astype(float)]
-    rows["flag"] = [
-        f"⚠ suspect: {why}" if why else ""
-        for why in (suspect_reason(c, n) for c, n in zip(rows["config"], rows["note"], strict=True))
-    ]
+    # text only where there is something to write (the paired runs, the flagged rows)
+    lo = rows["delta_low"].to_numpy(dtype=float, na_value=np.nan)
+    hi = rows["delta_high"].to_numpy(dtype=float, na_value=np.nan)
+    have = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
+    delta_ci = np.full(len(rows), "", dtype=object)
+    delta_ci[have] = [f"[{a:+.3f}, {b:+.3f}]" for a, b in zip(lo[have], hi[have], strict=True)]
+    rows["delta_ci"] = delta_ci
+    p = rows["delta_p"].to_numpy(dtype=float, na_value=np.nan)
+    p_cells = np.full(len(rows), "", dtype=object)
+    at = np.flatnonzero(~np.isnan(p))
+    p_cells[at] = [p_text(float(v)) for v in p[at]]
+    rows["delta_p"] = p_cells
+    flagged = np.flatnonzero(
+        rows["config"].astype(object).map(lambda c: isinstance(c, str) and "suspect=yes" in c)
+    )
+    flags = np.full(len(rows), "", dtype=object)
+    config, note = rows["config"].to_numpy(dtype=object), rows["note"].to_numpy(dtype=object)
+    flags[flagged] = [f"⚠ suspect: {suspect_reason(config[i], note[i])}" for i in flagged]
+    rows["flag"] = flags
     cols = [
         "rank",
         "model",
@@ -1094,13 +1104,16 @@ def with_dashes(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, l
         col = table[c]
         if col.dtype.kind not in "iuf" and str(col.dtype) not in ("Int64", "Float64"):
             continue
-        if not col.isna().any():
+        missing = col.isna().to_numpy()
+        if not missing.any():
             continue
         integer = col.dtype.kind in "iu" or str(col.dtype) == "Int64"
-        out[c] = [
-            "—" if pd.isna(v) else (f"{int(v):,}" if integer else f"{float(v):.{decimals}f}")
-            for v in col
-        ]
+        given = col.to_numpy(dtype=float, na_value=np.nan)[~missing].tolist()
+        text = np.full(len(col), "—", dtype=object)
+        text[~missing] = (
+            [f"{int(v):,}" for v in given] if integer else [f"{v:.{decimals}f}" for v in given]
+        )
+        out[c] = text
         made.append(str(c))
     return out, made
 
