@@ -689,19 +689,25 @@ def _paired(
     best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
     ok_pos = np.sort(ok_pos[best[:PAIRED_TOP]])
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
+    # each run's final labels on the frame, kept per run (a new set of best runs, e.g. on
+    # another slice, loads and reads only the runs not seen yet)
+    vkey = ("label-rows", q.benchmark, version, q.unit, split)
+    vectors: dict[str, np.ndarray] = memo.get(vkey) or {}  # type: ignore[assignment]
+    new = sorted(r for r in set(run_ids) if r not in vectors)
     if ensure is not None:
-        ensure(run_ids)
-    key = ("labels", q.benchmark, version, q.unit, split, tuple(sorted(run_ids)))
-    if key not in memo:
-        fkey = ("frame", q.benchmark, version, q.unit, split)
-        if fkey not in memo:
-            memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
-        all_samples: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
-        order = sorted(run_ids)
-        ix = all_samples["ix"].to_numpy()
-        memo[key] = (all_samples, order, Q.label_matrix(con, order, q.unit, ix))
-    cached: tuple[pd.DataFrame, list[str], np.ndarray] = memo[key]  # type: ignore[assignment]
-    frame, order, full = cached
+        ensure(new)
+    fkey = ("frame", q.benchmark, version, q.unit, split)
+    if fkey not in memo:
+        memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
+    frame: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
+    if new:
+        got = Q.label_matrix(con, new, q.unit, frame["ix"].to_numpy())
+        vectors = {**vectors, **dict(zip(new, got, strict=True))}
+    memo[vkey] = vectors
+    order = sorted(run_ids)
+    full = (
+        np.stack([vectors[r] for r in order]) if order else np.empty((0, len(frame)), dtype=np.int8)
+    )
     if frame.empty:
         return None, None, None, "no samples", None
     mkey = ("masks", q.benchmark, version, q.unit, split, q.slice_kind)
