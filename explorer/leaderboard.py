@@ -182,7 +182,7 @@ def _run_fields(
     key = (RUN_FIELDS_KEY, benchmark)
     have: pd.DataFrame | None = memo.get(key)  # type: ignore[assignment]
     ids = pd.unique(pd.Series(run_ids, dtype=object))
-    new = list(ids) if have is None else [r for r in ids if r not in have.index]
+    new = list(ids) if have is None else list(ids[~pd.Index(ids).isin(have.index)])
     if new or have is None:
         made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
         have = made if have is None or have.empty else pd.concat([have, made])
@@ -1027,14 +1027,20 @@ def ci_bars(rows: pd.DataFrame, width: int = 24) -> list[str]:
         return np.clip(c, 0, width - 1).astype(int)
 
     c_lo, c_v, c_hi = cells(lo), cells(v), cells(hi)
-    out = []
-    for ok, a, m, b in zip(have.tolist(), c_lo.tolist(), c_v.tolist(), c_hi.tolist(), strict=True):
-        out.append(
+    out = np.full(len(rows), "", dtype=object)
+    at = np.flatnonzero(have)
+    code = (c_lo[at] * width + c_v[at]) * width + c_hi[at]
+    distinct, back = np.unique(code, return_inverse=True)
+    bars = []
+    for k in distinct.tolist():  # a few distinct bars, however many rows
+        a, m, b = k // (width * width), (k // width) % width, k % width
+        bars.append(
             "░" * a + "▓" * (m - a) + "█" + "▓" * (b - m) + "░" * (width - 1 - b)
-            if ok and a <= m <= b
-            else ("" if not ok else "░" * m + "█" + "░" * (width - 1 - m))
+            if a <= m <= b
+            else "░" * m + "█" + "░" * (width - 1 - m)
         )
-    return out
+    out[at] = np.asarray(bars, dtype=object)[back.reshape(-1)]
+    return out.tolist()
 
 
 def p_text(p: float, resamples: int = 1000) -> str:
@@ -1071,9 +1077,8 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
     at = np.flatnonzero(~np.isnan(p))
     p_cells[at] = [p_text(float(v)) for v in p[at]]
     rows["delta_p"] = p_cells
-    flagged = np.flatnonzero(
-        rows["config"].astype(object).map(lambda c: isinstance(c, str) and "suspect=yes" in c)
-    )
+    config_text = rows["config"].fillna("").astype(str)
+    flagged = np.flatnonzero(config_text.str.contains("suspect=yes", regex=False).to_numpy())
     flags = np.full(len(rows), "", dtype=object)
     config, note = rows["config"].to_numpy(dtype=object), rows["note"].to_numpy(dtype=object)
     flags[flagged] = [f"⚠ suspect: {suspect_reason(config[i], note[i])}" for i in flagged]
@@ -1210,15 +1215,17 @@ def chart_kinds(available: Sequence[str] | set[str], kind: str) -> tuple[str | N
 
 def row_labels(rows: pd.DataFrame) -> list[str]:
     """A unique, readable label per board row (model, plus what tells same-named rows apart)."""
-    models = rows["model"].astype(str).tolist()
-    reported = (rows["origin_code"] == "reported").tolist()
-    configs = rows["config"].fillna("").astype(str).tolist()
+    config = rows["config"].fillna("").astype(str)
+    base_s = (
+        rows["model"].astype(str)
+        + np.where(rows["origin_code"] == "reported", " · reported", "")
+        + np.where(config != "", " (" + config + ")", "")
+    )
+    if not base_s.duplicated().any():
+        return base_s.tolist()
+    base = base_s.tolist()
     run_ids = rows["run_id"].tolist()
     sources = rows["source"].astype(str).tolist()
-    base = []
-    for m, rep, cfg in zip(models, reported, configs, strict=True):
-        label = m + (" · reported" if rep else "") + (f" ({cfg})" if cfg else "")
-        base.append(label)
     total: dict[str, int] = {}
     for b in base:
         total[b] = total.get(b, 0) + 1
