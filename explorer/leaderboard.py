@@ -194,9 +194,10 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
     if f is None or f.empty:
         cols = ["model", "kind_code", "origin_code", "source", "note", "org", "params"]
         cols += ["threshold", "version", "created", "missing", "unparsable", "kind", "origin"]
-        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+        empty = pd.DataFrame({c: pd.Series(dtype="str") for c in cols})
+        empty["missing"] = empty["unparsable"] = pd.Series(dtype=int)
         empty["params_value"] = pd.Series(dtype=float)
-        empty["params_from"] = pd.Series(dtype=object)
+        empty["params_from"] = pd.Series(dtype="str")
         return empty.set_axis(pd.Index([], dtype=object), axis=0)
     f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
     sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
@@ -222,7 +223,11 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
             "params_from": [w for _, w in sizes],
         },
         index=f.index,
-    )
+    ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
+
+
+_RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")
+_RUN_TEXT += ("params", "threshold", "version", "created", "kind", "origin", "params_from")
 
 
 def _coverage_cells(
@@ -360,11 +365,7 @@ def _other_metrics(
         return rows, []
     v_run = np.asarray(values["run_id"], dtype=object) if values else np.array([], object)
     v_metric = np.asarray(values["metric"], dtype=object) if values else np.array([], object)
-    v_value = (
-        np.ma.filled(np.ma.asarray(values["value"]).astype(float), np.nan)
-        if values
-        else np.array([], float)
-    )
+    v_value = np.asarray(values["value"], dtype=float) if values else np.array([], float)
     metrics = sorted((set(pd.unique(v_metric)) | set(rep["metric"])) - {q.metric})
     rep_wide = pd.DataFrame()
     if not rep.empty:
@@ -1216,10 +1217,11 @@ def chart_kinds(available: Sequence[str] | set[str], kind: str) -> tuple[str | N
 def row_labels(rows: pd.DataFrame) -> list[str]:
     """A unique, readable label per board row (model, plus what tells same-named rows apart)."""
     config = rows["config"].fillna("").astype(str)
-    base_s = (
+    base_s = pd.Series(
         rows["model"].astype(str)
         + np.where(rows["origin_code"] == "reported", " · reported", "")
-        + np.where(config != "", " (" + config + ")", "")
+        + np.where(config != "", " (" + config + ")", ""),
+        index=rows.index,
     )
     if not base_s.duplicated().any():
         return base_s.tolist()

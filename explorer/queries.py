@@ -660,24 +660,6 @@ def run_results(
     ).df()
 
 
-def run_metric_values(
-    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str
-) -> pd.DataFrame:
-    """The point value of every metric of every visible run for one slice, four narrow columns
-    (run_id, metric, grader, value): the board's extra metric columns, without the runs' other
-    fields once per metric."""
-    return con.execute(
-        """
-        SELECT x.run_id, x.metric, x.grader, x.value
-        FROM results x JOIN runs r USING (run_id)
-        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND x.slice_value = ?
-        ORDER BY x.run_id, x.metric
-        """,
-        [benchmark, unit, slice_kind, slice_value],
-    ).df()
-
-
 def board_slice_results(
     con: Con,
     benchmark: str,
@@ -725,7 +707,7 @@ def board_other_values(
 ) -> dict[str, np.ndarray]:
     """The point value of every other ungraded metric of every visible run for one slice, as
     arrays (run_id, metric, value): the board's extra metric columns."""
-    return con.execute(
+    got = con.execute(
         """
         SELECT x.run_id, x.metric, x.value
         FROM results x JOIN runs r USING (run_id)
@@ -735,6 +717,12 @@ def board_other_values(
         """,
         [benchmark, unit, slice_kind, slice_value, metric],
     ).fetchnumpy()
+    value = got["value"]
+    return {
+        "run_id": np.asarray(got["run_id"], dtype=object),
+        "metric": np.asarray(got["metric"], dtype=object),
+        "value": np.ma.filled(np.ma.asarray(value, dtype=float), np.nan),  # NULL: NaN
+    }
 
 
 def reported_results(
