@@ -121,6 +121,9 @@ class Board:
     pairwise_values: dict[str, float] = field(default_factory=dict)
 
 
+# labels(run_ids, frame) -> each run's final labels on the frame's samples (int8, -1: none)
+LabelReader = Callable[[list[str], pd.DataFrame], dict[str, np.ndarray]]
+
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 PAIRED_TOP = 20  # best runs compared by the paired test (their predictions are loaded)
 
@@ -528,13 +531,17 @@ def build_board(
     seed: int = 0,
     memo: dict[object, object] | None = None,
     ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
 ) -> Board:
     """The board for one view. memo: a dict that may keep per-sample label matrices and the
     runs' own columns between calls (the caller clears it when a run or the samples change;
     a new run needs no clearing). ensure(run_ids): loads the
     per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
     PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
-    (read from run.json), so a board never loads every run's predictions."""
+    (read from run.json), so a board never loads every run's predictions. labels(run_ids,
+    frame): these runs' final labels on the frame's samples, read in place
+    (explorer.store.Store.label_vectors); without it they are loaded with ensure and read
+    from the labels table."""
     memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
@@ -568,7 +575,7 @@ def build_board(
     for c in ("delta", "delta_low", "delta_high", "delta_p"):
         rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
-    _rank(con, board, q, spec, version, resamples, seed, memo, ensure)
+    _rank(con, board, q, spec, version, resamples, seed, memo, ensure, labels)
     board.notes = _notes(rows, q, declared)
     lower = lower_is_better(q.metric)
     board.rows = rows.sort_values(
@@ -587,6 +594,7 @@ def _rank(
     seed: int,
     memo: dict[object, object],
     ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
 ) -> None:
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
@@ -599,7 +607,7 @@ def _rank(
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
     lower = lower_is_better(q.metric)
     paired_local, point, pvals, why, boot = _paired(
-        con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure
+        con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure, labels
     )
     rk = R.ranks_by_significance(vals, lo, hi, lower, paired_local, point, pvals)
     rows.loc[idx, "rank"] = rk
@@ -669,6 +677,7 @@ def _paired(
     seed: int,
     memo: dict[object, object],
     ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
     """Indices (into runs) compared by the paired bootstrap, their point values, p-values, why
     some runs are not, and the bootstrap values (resamples × runs)."""
@@ -696,12 +705,15 @@ def _paired(
     vectors: dict[str, np.ndarray] = memo.get(vkey) or {}  # type: ignore[assignment]
     new = sorted(r for r in set(run_ids) if r not in vectors)
     if ensure is not None:
-        ensure(new)
+        ensure(new if labels is None else [])  # (the samples, at least)
     fkey = ("frame", q.benchmark, version, q.unit, split)
     if fkey not in memo:
         memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
     frame: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
-    if new:
+    if new and labels is not None:
+        read = labels(new, frame)
+        vectors = {**vectors, **{r: read[r] for r in new}}
+    elif new:
         got = Q.label_matrix(con, new, q.unit, frame["ix"].to_numpy())
         vectors = {**vectors, **dict(zip(new, got, strict=True))}
     memo[vkey] = vectors

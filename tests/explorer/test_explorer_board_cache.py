@@ -57,7 +57,11 @@ class Calls:
         return out
 
 
-def _board(s: Store, memo: dict[object, object] | None, **view: str) -> L.Board:
+def _board(
+    s: Store, memo: dict[object, object] | None, in_place: bool = True, **view: str
+) -> L.Board:
+    """The board as the pages build it (labels read in place), or with in_place=False from
+    the labels table."""
     q = L.BoardQuery("demo", "summary", **view)
     return L.build_board(
         s.cursor(),
@@ -67,6 +71,9 @@ def _board(s: Store, memo: dict[object, object] | None, **view: str) -> L.Board:
         resamples=200,
         memo=memo,
         ensure=lambda ids: s.ensure_labels("demo", ids, predictions=False),
+        labels=(lambda ids, frame: s.label_vectors("demo", "summary", frame, ids))
+        if in_place
+        else None,
     )
 
 
@@ -144,20 +151,29 @@ def test_each_runs_labels_are_read_once_for_the_paired_tests(
 ) -> None:
     s = Store(root)
     s.refresh(max_age=3600)
-    read = Calls(monkeypatch, "label_matrix", 1)
+    read = Calls(monkeypatch, "label_matrix", 1)  # (the labels table: no run reads it here)
+    in_place: list[list[str]] = []
+    vectors = s.label_vectors
+
+    def spy(b: str, u: str, frame: pd.DataFrame, ids: list[str]) -> dict[str, np.ndarray]:
+        in_place.append(sorted(ids))
+        return vectors(b, u, frame, ids)
+
+    monkeypatch.setattr(s, "label_vectors", spy)
     first = _board(s, s.memo)
+    assert in_place == [sorted(first.paired_runs)] and read.take() == []
+    in_place.clear()
     assert len(first.paired_runs) >= 2
-    assert read.take() == [sorted(first.paired_runs)]
     for view in VIEWS[1:]:
         b = _board(s, s.memo, **view)
-        assert read.take() == []  # the same best runs: nothing read again
+        assert in_place == []  # the same best runs: nothing read again
         _same_as_fresh(s, b, **view)
-        read.take()
+        in_place.clear()
     new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.97, seed=8)
     s.refresh(max_age=3600)
     b = _board(s, s.memo, slice_kind="domain", slice_value="science")
     assert new.name in b.paired_runs
-    assert read.take() == [[new.name]]
+    assert in_place == [[new.name]] and read.take() == []
     _same_as_fresh(s, b, slice_kind="domain", slice_value="science")
 
 
@@ -205,3 +221,30 @@ def test_ranks_without_the_pair_matrix_equal_the_matrix_ranks() -> None:
             p = (p + p.T) / 2
         sb = R.significance_matrix(v, lo, hi, lower, paired, point, p)
         assert R.ranks_by_significance(v, lo, hi, lower, paired, point, p) == R.ranks(list(v), sb)
+
+
+def test_labels_read_in_place_are_the_labels_table(root: Path) -> None:
+    """Store.label_vectors (the runs' labels.parquet read in place) gives what the labels
+    table gives, for runs stored with final labels and for one stored without them (its
+    labels made by the engine), and the boards built either way are the same."""
+    older = sorted(p for p in (root / "runs").iterdir() if p.is_dir())[0]
+    (older / "labels.parquet").unlink()  # a run stored before final labels were kept
+    s = Store(root)
+    s.refresh()
+    con = s.cursor()
+    s.ensure_samples("demo")
+    for split in (["test"], ["dev"], ["dev", "test"]):
+        frame = Q.scored_samples(con, "demo", "summary", split)
+        ids = sorted(Q.runs_frame(con, "demo")["run_id"])
+        assert older.name in ids
+        got = s.label_vectors("demo", "summary", frame, ids)
+        s.ensure_labels("demo", ids, predictions=False)
+        table = Q.label_matrix(con, ids, "summary", frame["ix"].to_numpy())
+        for i, r in enumerate(ids):
+            np.testing.assert_array_equal(got[r], table[i], err_msg=r)
+        # every run has labels on the test samples (the demo's runs predict those only)
+        assert (table >= 0).any(axis=1).all() == ("test" in split)
+    for view in VIEWS:
+        a, b = _board(s, {}, **view), _board(s, {}, in_place=False, **view)
+        pd.testing.assert_frame_equal(a.rows, b.rows)
+        assert a.paired_runs == b.paired_runs and len(a.paired_runs) >= 2
