@@ -5,9 +5,11 @@ number of one model from two sources folded into one row), with the rank (tie gr
 explorer.ranking), the metric with its 95% CI and n, the difference to the leader with its
 paired CI and p, the coverage in words, and notes that say when rows are not comparable
 (different domain coverage, different split). Per-slice numbers come from run.json (the runs
-and results tables); per-sample labels are loaded only for the PAIRED_TOP best complete runs,
-which the paired bootstrap compares (the others by CI overlap), and the PAIRWISE_TOP best of
-them make the pairwise significance matrix.
+and results tables): per view one narrow query of the slice's numbers, joined to each run's
+own columns, which are made once per run and kept (_run_fields). Per-sample labels are read
+only for the PAIRED_TOP best complete runs, each run's once, which the paired bootstrap
+compares (the others by CI overlap), and the PAIRWISE_TOP best of them make the pairwise
+significance matrix.
 The rest is what the page shows of a board: the picker options, the reader's filters and order
 (`Look`, `filter_rows`), the notice when a view lacks the chosen metric, the table as shown and
 downloaded, the link to the samples a run gets wrong, and the charts' data. Labels and metric
