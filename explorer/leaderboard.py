@@ -5,9 +5,11 @@ number of one model from two sources folded into one row), with the rank (tie gr
 explorer.ranking), the metric with its 95% CI and n, the difference to the leader with its
 paired CI and p, the coverage in words, and notes that say when rows are not comparable
 (different domain coverage, different split). Per-slice numbers come from run.json (the runs
-and results tables); per-sample labels are loaded only for the PAIRED_TOP best complete runs,
-which the paired bootstrap compares (the others by CI overlap), and the PAIRWISE_TOP best of
-them make the pairwise significance matrix.
+and results tables): per view one narrow query of the slice's numbers, joined to each run's
+own columns, which are made once per run and kept (_run_fields). Per-sample labels are read
+only for the PAIRED_TOP best complete runs, each run's once, which the paired bootstrap
+compares (the others by CI overlap), and the PAIRWISE_TOP best of them make the pairwise
+significance matrix.
 The rest is what the page shows of a board: the picker options, the reader's filters and order
 (`Look`, `filter_rows`), the notice when a view lacks the chosen metric, the table as shown and
 downloaded, the link to the samples a run gets wrong, and the charts' data. Labels and metric
@@ -20,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,9 @@ class Board:
     pairwise_values: dict[str, float] = field(default_factory=dict)
 
 
+# labels(run_ids, frame) -> each run's final labels on the frame's samples (int8, -1: none)
+LabelReader = Callable[[list[str], pd.DataFrame], dict[str, np.ndarray]]
+
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 PAIRED_TOP = 20  # best runs compared by the paired test (their predictions are loaded)
 
@@ -168,41 +172,124 @@ def _threshold_text(policy: str | None, threshold: float | None) -> str:
     return f"{threshold:.4g} ({where})"
 
 
-def _run_rows(runs: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> pd.DataFrame:
-    sel = runs[(runs["metric"] == q.metric)]
-    sel = sel[sel["grader"].isna()] if q.grader is None else sel[sel["grader"] == q.grader]
-    out = pd.DataFrame(
+RUN_FIELDS_KEY = "board-run-fields"  # memo key (with the benchmark) of the runs' own columns
+
+
+def _run_fields(
+    con: Q.Con, benchmark: str, run_ids: Sequence[str], memo: dict[object, object]
+) -> pd.DataFrame:
+    """The board columns of each run that no slice changes (name, kind and origin with their
+    labels, source, note, threshold in words, size, ...), one row per run id asked for, in
+    that order. Made once per run and kept in `memo` per benchmark: a slice change computes
+    them only for runs not seen yet. Valid because a run's fields change only when its
+    run.json does, and the store then clears the memo (explorer.store.Store._refresh_runs);
+    which runs are shown (hidden, superseded) is decided per slice by the query, not here."""
+    key = (RUN_FIELDS_KEY, benchmark)
+    have: pd.DataFrame | None = memo.get(key)  # type: ignore[assignment]
+    ids = pd.unique(pd.Series(run_ids, dtype=object))
+    new = list(ids) if have is None else list(ids[~pd.Index(ids).isin(have.index)])
+    if new or have is None:
+        made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
+        have = made if have is None or have.empty else pd.concat([have, made])
+    memo[key] = have  # (again: the most recently used)
+    return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
+
+
+def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
+    if f is None or f.empty:
+        cols = ["model", "kind_code", "origin_code", "source", "note", "org", "params"]
+        cols += ["threshold", "version", "created", "missing", "unparsable", "kind", "origin"]
+        empty = pd.DataFrame({c: pd.Series(dtype="str") for c in cols})
+        empty["missing"] = empty["unparsable"] = pd.Series(dtype=int)
+        empty["params_value"] = pd.Series(dtype=float)
+        empty["params_from"] = pd.Series(dtype="str")
+        return empty.set_axis(pd.Index([], dtype=object), axis=0)
+    f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
+    sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
+    return pd.DataFrame(
         {
-            "model": sel["model_name"],
-            "kind_code": sel["model_kind"],
-            "origin_code": sel["origin"],
-            "value": sel["value"].astype(float),
-            "ci_low": sel["ci_low"].astype(float),
-            "ci_high": sel["ci_high"].astype(float),
-            "n": sel["n"].astype("Int64"),
-            "coverage": [
-                coverage_text(c, declared, q.slice_kind, q.slice_value) for c in sel["coverage"]
-            ],
-            "coverage_set": [";".join(sorted(as_list(c) or [])) for c in sel["coverage"]],
-            "split": sel["split"],
-            "config": "",
-            "source": [
-                run_source(o, s) for o, s in zip(sel["origin"], sel["submission"], strict=True)
-            ],
-            "note": _run_notes(sel["missing"], sel["unparsable"]),
-            "org": sel["model_org"],
-            "params": sel["model_params"],
+            "model": f["model_name"],
+            "kind_code": f["model_kind"],
+            "origin_code": f["origin"],
+            "source": [run_source(o, s) for o, s in zip(f["origin"], f["submission"], strict=True)],
+            "note": _run_notes(f["missing"], f["unparsable"]),
+            "org": f["model_org"],
+            "params": f["model_params"],
             "threshold": [
-                _threshold_text(p, t) for p, t in zip(sel["policy"], sel["threshold"], strict=True)
+                _threshold_text(p, t) for p, t in zip(f["policy"], f["threshold"], strict=True)
             ],
-            "run_id": sel["run_id"],
-            "version": sel["benchmark_version"],
-            "created": sel["created_at"],
-            "missing": sel["missing"].astype(int),
-            "unparsable": sel["unparsable"].astype(int),
+            "version": f["benchmark_version"],
+            "created": f["created_at"],
+            "missing": f["missing"].astype(int),
+            "unparsable": f["unparsable"].astype(int),
+            "kind": f["model_kind"].map(kind_label),
+            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
+            "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
+            "params_from": [w for _, w in sizes],
+        },
+        index=f.index,
+    ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
+
+
+_RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")
+_RUN_TEXT += ("params", "threshold", "version", "created", "kind", "origin", "params_from")
+
+
+def _coverage_cells(
+    coverage: pd.Series, declared: Sequence[str], q: BoardQuery
+) -> tuple[list[str], list[str]]:
+    """(coverage in words, the covered domains sorted and joined by ';') per row, from the
+    coverage as Q.board_slice_results gives it; worked out once per distinct coverage."""
+    made: dict[object, tuple[str, str]] = {}
+    keys = [c if isinstance(c, str) else None for c in coverage.tolist()]
+    for c in dict.fromkeys(keys):
+        covered = None if c is None else [d for d in c.split("\x1f") if d]
+        made[c] = (
+            coverage_text(covered, declared, q.slice_kind, q.slice_value),
+            ";".join(sorted(covered or [])),
+        )
+    return [made[c][0] for c in keys], [made[c][1] for c in keys]
+
+
+def _run_rows(
+    con: Q.Con, q: BoardQuery, declared: Sequence[str], memo: dict[object, object]
+) -> pd.DataFrame:
+    """One row per visible run with a number for the view: the slice's columns from one
+    narrow query, the run's own columns from _run_fields."""
+    sl = Q.board_slice_results(
+        con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader
+    )
+    fx = _run_fields(con, q.benchmark, sl["run_id"].tolist(), memo)
+    coverage, coverage_set = _coverage_cells(sl["coverage"], declared, q)
+    return pd.DataFrame(
+        {
+            "model": fx["model"],
+            "kind_code": fx["kind_code"],
+            "origin_code": fx["origin_code"],
+            "value": sl["value"].astype(float),
+            "ci_low": sl["ci_low"].astype(float),
+            "ci_high": sl["ci_high"].astype(float),
+            "n": sl["n"].astype("Int64"),
+            "coverage": coverage,
+            "coverage_set": coverage_set,
+            "split": sl["split"],
+            "config": "",
+            "source": fx["source"],
+            "note": fx["note"],
+            "org": fx["org"],
+            "params": fx["params"],
+            "threshold": fx["threshold"],
+            "run_id": sl["run_id"],
+            "version": fx["version"],
+            "created": fx["created"],
+            "missing": fx["missing"],
+            "unparsable": fx["unparsable"],
+            "kind": fx["kind"],
+            "origin": fx["origin"],
+            "params_value": fx["params_value"].astype(float),
+            "params_from": fx["params_from"],
         }
     )
-    return out.reset_index(drop=True)
 
 
 def run_source(origin: str, submission: object) -> str:
@@ -275,17 +362,16 @@ def _report_key(model: pd.Series, source: pd.Series, note: pd.Series) -> pd.Seri
 
 
 def _other_metrics(
-    runs: pd.DataFrame, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
+    values: dict[str, np.ndarray] | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Every other metric of the same slice as extra columns (value only)."""
+    """Every other metric of the same slice as extra columns (value only). values: the runs'
+    other ungraded metrics (Q.board_other_values), None without runs."""
     if q.grader is not None:
         return rows, []
-    metrics = sorted((set(runs["metric"]) | set(rep["metric"])) - {q.metric})
-    run_wide = (
-        runs[runs["grader"].isna()]
-        .drop_duplicates(["run_id", "metric"])
-        .pivot(index="run_id", columns="metric", values="value")
-    )
+    v_run = np.asarray(values["run_id"], dtype=object) if values else np.array([], object)
+    v_metric = np.asarray(values["metric"], dtype=object) if values else np.array([], object)
+    v_value = np.asarray(values["value"], dtype=float) if values else np.array([], float)
+    metrics = sorted((set(pd.unique(v_metric)) | set(rep["metric"])) - {q.metric})
     rep_wide = pd.DataFrame()
     if not rep.empty:
         r = rep.assign(key=_report_key(rep["model"], rep["source"], rep["note"]))
@@ -293,8 +379,21 @@ def _other_metrics(
             index="key", columns="metric", values="value"
         )
     is_rep = (rows["origin_code"] == "reported").to_numpy()
-    # one lookup per row set (not per metric and row): runs by run id, published rows by key
-    run_vals = run_wide.reindex(index=rows["run_id"].to_numpy(), columns=metrics)
+    # the runs' values in one (runs, metrics) array, the first value of a (run, metric) kept;
+    # then one lookup per row set (not per metric and row): runs by run id, published by key
+    run_vals = np.full((len(rows), len(metrics)), np.nan)
+    if len(v_run) and metrics:
+        ids = pd.Index(pd.unique(v_run))
+        r_at = ids.get_indexer(v_run)
+        m_at = pd.Index(metrics).get_indexer(v_metric)
+        ok = m_at >= 0
+        cell = r_at[ok] * len(metrics) + m_at[ok]
+        _, first = np.unique(cell, return_index=True)
+        wide = np.full((len(ids), len(metrics)), np.nan)
+        wide[r_at[ok][first], m_at[ok][first]] = v_value[ok][first]
+        at = ids.get_indexer(rows["run_id"].to_numpy(dtype=object))
+        have = (at >= 0) & ~is_rep
+        run_vals[have] = wide[at[have]]
     if is_rep.any():
         row_key = (
             rows["model"].astype(str)
@@ -309,7 +408,7 @@ def _other_metrics(
     both = np.where(
         is_rep[:, None],
         rep_vals.to_numpy(dtype=float, na_value=np.nan),
-        run_vals.to_numpy(dtype=float, na_value=np.nan),
+        run_vals,
     )
     names = []
     extra = {}
@@ -434,36 +533,51 @@ def build_board(
     seed: int = 0,
     memo: dict[object, object] | None = None,
     ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
 ) -> Board:
-    """The board for one view. memo: a dict that may keep per-sample label matrices between
-    calls (the caller clears it when runs or samples change). ensure(run_ids): loads the
+    """The board for one view. memo: a dict that may keep per-sample label matrices and the
+    runs' own columns between calls (the caller clears it when a run or the samples change;
+    a new run needs no clearing). ensure(run_ids): loads the
     per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
     PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
-    (read from run.json), so a board never loads every run's predictions."""
-    runs = Q.run_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric)
+    (read from run.json), so a board never loads every run's predictions. labels(run_ids,
+    frame): these runs' final labels on the frame's samples, read in place
+    (explorer.store.Store.label_vectors); without it they are loaded with ensure and read
+    from the labels table."""
+    memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
-    rows = pd.concat(
-        [_run_rows(runs, q, declared), _reported_rows(rep, q, declared)], ignore_index=True
-    )
-    if q.grader is None and len(runs):
-        values = Q.run_metric_values(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
-    else:
-        values = runs[["run_id", "metric", "grader", "value"]]
+    run_rows = _run_rows(con, q, declared, memo)
+    rows = pd.concat([run_rows, _reported_rows(rep, q, declared)], ignore_index=True)
+    values = None
+    if q.grader is None and len(run_rows):
+        values = Q.board_other_values(
+            con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric
+        )
     rows, others = _other_metrics(values, rep, q, rows)
     rows = fold_published(rows)
-    rows["kind"] = rows["kind_code"].map(kind_label)
-    rows["origin"] = rows["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
-    sizes = [params_to_float(p, m) for p, m in zip(rows["params"], rows["model"], strict=True)]
-    rows["params_value"] = [s for s, _ in sizes]
-    rows["params_from"] = [w for _, w in sizes]
+    # the runs' kind, origin and size come with their fields (_run_fields); the published
+    # rows' here, after folding (a folded row takes the canonical model name)
+    pub = np.flatnonzero((rows["origin_code"] == "reported").to_numpy())
+    if len(pub):
+        sub = rows.iloc[pub]
+        at = rows.index[pub]
+        sizes = [params_to_float(p, m) for p, m in zip(sub["params"], sub["model"], strict=True)]
+        rows.loc[at, "kind"] = sub["kind_code"].map(kind_label).to_numpy()
+        badge = sub["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
+        rows.loc[at, "origin"] = badge.to_numpy()
+        rows.loc[at, "params_value"] = [np.nan if s is None else s for s, _ in sizes]
+        rows.loc[at, "params_from"] = [w for _, w in sizes]
+        for c in ("kind", "origin", "params_from"):  # text columns, as the runs' are
+            rows[c] = rows[c].to_numpy(dtype=object)
+    rows["params_value"] = rows["params_value"].astype(float)
     rows["paired"] = False
     rows["label"] = row_labels(rows)
     rows["rank"] = pd.array([pd.NA] * len(rows), dtype="Int64")
     for c in ("delta", "delta_low", "delta_high", "delta_p"):
         rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
-    _rank(con, board, q, spec, version, resamples, seed, memo if memo is not None else {}, ensure)
+    _rank(con, board, q, spec, version, resamples, seed, memo, ensure, labels)
     board.notes = _notes(rows, q, declared)
     lower = lower_is_better(q.metric)
     board.rows = rows.sort_values(
@@ -482,6 +596,7 @@ def _rank(
     seed: int,
     memo: dict[object, object],
     ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
 ) -> None:
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
@@ -494,10 +609,9 @@ def _rank(
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
     lower = lower_is_better(q.metric)
     paired_local, point, pvals, why, boot = _paired(
-        con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure
+        con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure, labels
     )
-    sb = R.significance_matrix(vals, lo, hi, lower, paired_local, point, pvals)
-    rk = R.ranks(list(-vals if lower else vals), sb)
+    rk = R.ranks_by_significance(vals, lo, hi, lower, paired_local, point, pvals)
     rows.loc[idx, "rank"] = rk
     sign = -1.0 if lower else 1.0
     lead = int(np.argmax(sign * vals))
@@ -565,6 +679,7 @@ def _paired(
     seed: int,
     memo: dict[object, object],
     ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
     """Indices (into runs) compared by the paired bootstrap, their point values, p-values, why
     some runs are not, and the bootstrap values (resamples × runs)."""
@@ -577,26 +692,37 @@ def _paired(
     if len(ok_pos) < 2:
         return None, None, None, "fewer than two complete runs on this benchmark version", None
     # the most common split (ties: the first by name)
-    counts = Counter(runs["split"].iloc[ok_pos].astype(str))
-    split = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    counts = runs["split"].iloc[ok_pos].astype(str).value_counts()
+    split = min(
+        zip(counts.index.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0])
+    )[0]
     ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
     sign = -1.0 if lower_is_better(q.metric) else 1.0
     best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
     ok_pos = np.sort(ok_pos[best[:PAIRED_TOP]])
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
+    # each run's final labels on the frame, kept per run (a new set of best runs, e.g. on
+    # another slice, loads and reads only the runs not seen yet)
+    vkey = ("label-rows", q.benchmark, version, q.unit, split)
+    vectors: dict[str, np.ndarray] = memo.get(vkey) or {}  # type: ignore[assignment]
+    new = sorted(r for r in set(run_ids) if r not in vectors)
     if ensure is not None:
-        ensure(run_ids)
-    key = ("labels", q.benchmark, version, q.unit, split, tuple(sorted(run_ids)))
-    if key not in memo:
-        fkey = ("frame", q.benchmark, version, q.unit, split)
-        if fkey not in memo:
-            memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
-        all_samples: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
-        order = sorted(run_ids)
-        ix = all_samples["ix"].to_numpy()
-        memo[key] = (all_samples, order, Q.label_matrix(con, order, q.unit, ix))
-    cached: tuple[pd.DataFrame, list[str], np.ndarray] = memo[key]  # type: ignore[assignment]
-    frame, order, full = cached
+        ensure(new if labels is None else [])  # (the samples, at least)
+    fkey = ("frame", q.benchmark, version, q.unit, split)
+    if fkey not in memo:
+        memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
+    frame: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
+    if new and labels is not None:
+        read = labels(new, frame)
+        vectors = {**vectors, **{r: read[r] for r in new}}
+    elif new:
+        got = Q.label_matrix(con, new, q.unit, frame["ix"].to_numpy())
+        vectors = {**vectors, **dict(zip(new, got, strict=True))}
+    memo[vkey] = vectors
+    order = sorted(run_ids)
+    full = (
+        np.stack([vectors[r] for r in order]) if order else np.empty((0, len(frame)), dtype=np.int8)
+    )
     if frame.empty:
         return None, None, None, "no samples", None
     mkey = ("masks", q.benchmark, version, q.unit, split, q.slice_kind)
@@ -857,12 +983,12 @@ def default_columns(board: Board) -> list[str]:
 
 def kinds_present(rows: pd.DataFrame) -> list[str]:
     """The model kinds among the rows, in the vocabulary's order."""
-    have = set(rows["kind_code"].dropna())
+    have = set(rows["kind_code"].dropna().unique().tolist())
     return [k for k in MODEL_KIND_LABELS if k in have]
 
 
 def origins_present(rows: pd.DataFrame) -> list[str]:
-    have = set(rows["origin_code"].dropna())
+    have = set(rows["origin_code"].dropna().unique().tolist())
     return [o for o in ORIGIN_BADGES if o in have]
 
 
@@ -916,14 +1042,20 @@ def ci_bars(rows: pd.DataFrame, width: int = 24) -> list[str]:
         return np.clip(c, 0, width - 1).astype(int)
 
     c_lo, c_v, c_hi = cells(lo), cells(v), cells(hi)
-    out = []
-    for ok, a, m, b in zip(have.tolist(), c_lo.tolist(), c_v.tolist(), c_hi.tolist(), strict=True):
-        out.append(
+    out = np.full(len(rows), "", dtype=object)
+    at = np.flatnonzero(have)
+    code = (c_lo[at] * width + c_v[at]) * width + c_hi[at]
+    distinct, back = np.unique(code, return_inverse=True)
+    bars = []
+    for k in distinct.tolist():  # a few distinct bars, however many rows
+        a, m, b = k // (width * width), (k // width) % width, k % width
+        bars.append(
             "░" * a + "▓" * (m - a) + "█" + "▓" * (b - m) + "░" * (width - 1 - b)
-            if ok and a <= m <= b
-            else ("" if not ok else "░" * m + "█" + "░" * (width - 1 - m))
+            if a <= m <= b
+            else "░" * m + "█" + "░" * (width - 1 - m)
         )
-    return out
+    out[at] = np.asarray(bars, dtype=object)[back.reshape(-1)]
+    return out.tolist()
 
 
 def p_text(p: float, resamples: int = 1000) -> str:
@@ -945,22 +1077,27 @@ def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -
     numbers), then the chosen extra ones."""
     rows = rows.copy()
     rows["ci_bar"] = ci_bars(rows)
-    rows["delta_ci"] = [
-        f"[{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
-        for lo, hi in zip(
-            rows.get("delta_low", pd.Series(np.nan, index=rows.index)).astype(float),
-            rows.get("delta_high", pd.Series(np.nan, index=rows.index)).astype(float),
-            strict=True,
-        )
-    ]
-    for c in ("delta", "delta_p"):
+    for c in ("delta", "delta_low", "delta_high", "delta_p"):
         if c not in rows.columns:
             rows[c] = np.nan
-    rows["delta_p"] = [p_text(float(p)) for p in rows["delta_p"].astype(float)]
-    rows["flag"] = [
-        f"⚠ suspect: {why}" if why else ""
-        for why in (suspect_reason(c, n) for c, n in zip(rows["config"], rows["note"], strict=True))
-    ]
+    # text only where there is something to write (the paired runs, the flagged rows)
+    lo = rows["delta_low"].to_numpy(dtype=float, na_value=np.nan)
+    hi = rows["delta_high"].to_numpy(dtype=float, na_value=np.nan)
+    have = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
+    delta_ci = np.full(len(rows), "", dtype=object)
+    delta_ci[have] = [f"[{a:+.3f}, {b:+.3f}]" for a, b in zip(lo[have], hi[have], strict=True)]
+    rows["delta_ci"] = delta_ci
+    p = rows["delta_p"].to_numpy(dtype=float, na_value=np.nan)
+    p_cells = np.full(len(rows), "", dtype=object)
+    at = np.flatnonzero(~np.isnan(p))
+    p_cells[at] = [p_text(float(v)) for v in p[at]]
+    rows["delta_p"] = p_cells
+    config_text = rows["config"].fillna("").astype(str)
+    flagged = np.flatnonzero(config_text.str.contains("suspect=yes", regex=False).to_numpy())
+    flags = np.full(len(rows), "", dtype=object)
+    config, note = rows["config"].to_numpy(dtype=object), rows["note"].to_numpy(dtype=object)
+    flags[flagged] = [f"⚠ suspect: {suspect_reason(config[i], note[i])}" for i in flagged]
+    rows["flag"] = flags
     cols = [
         "rank",
         "model",
@@ -993,13 +1130,16 @@ def with_dashes(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, l
         col = table[c]
         if col.dtype.kind not in "iuf" and str(col.dtype) not in ("Int64", "Float64"):
             continue
-        if not col.isna().any():
+        missing = col.isna().to_numpy()
+        if not missing.any():
             continue
         integer = col.dtype.kind in "iu" or str(col.dtype) == "Int64"
-        out[c] = [
-            "—" if pd.isna(v) else (f"{int(v):,}" if integer else f"{float(v):.{decimals}f}")
-            for v in col
-        ]
+        given = col.to_numpy(dtype=float, na_value=np.nan)[~missing].tolist()
+        text = np.full(len(col), "—", dtype=object)
+        text[~missing] = (
+            [f"{int(v):,}" for v in given] if integer else [f"{v:.{decimals}f}" for v in given]
+        )
+        out[c] = text
         made.append(str(c))
     return out, made
 
@@ -1090,15 +1230,18 @@ def chart_kinds(available: Sequence[str] | set[str], kind: str) -> tuple[str | N
 
 def row_labels(rows: pd.DataFrame) -> list[str]:
     """A unique, readable label per board row (model, plus what tells same-named rows apart)."""
-    models = rows["model"].astype(str).tolist()
-    reported = (rows["origin_code"] == "reported").tolist()
-    configs = rows["config"].fillna("").astype(str).tolist()
+    config = rows["config"].fillna("").astype(str)
+    base_s = pd.Series(
+        rows["model"].astype(str)
+        + np.where(rows["origin_code"] == "reported", " · reported", "")
+        + np.where(config != "", " (" + config + ")", ""),
+        index=rows.index,
+    )
+    if not base_s.duplicated().any():
+        return base_s.tolist()
+    base = base_s.tolist()
     run_ids = rows["run_id"].tolist()
     sources = rows["source"].astype(str).tolist()
-    base = []
-    for m, rep, cfg in zip(models, reported, configs, strict=True):
-        label = m + (" · reported" if rep else "") + (f" ({cfg})" if cfg else "")
-        base.append(label)
     total: dict[str, int] = {}
     for b in base:
         total[b] = total.get(b, 0) + 1

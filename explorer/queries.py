@@ -660,22 +660,69 @@ def run_results(
     ).df()
 
 
-def run_metric_values(
-    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str
+def board_slice_results(
+    con: Con,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str,
+    metric: str,
+    grader: str | None,
 ) -> pd.DataFrame:
-    """The point value of every metric of every visible run for one slice, four narrow columns
-    (run_id, metric, grader, value): the board's extra metric columns, without the runs' other
-    fields once per metric."""
+    """The board's per-slice columns of every visible run, for one metric (and grader: None
+    for none): run_id, split, value, 95% CI, n, and the coverage as text (its domains joined
+    by the unit separator, in their order; NULL for none). The run's own fields (name, kind,
+    threshold, ...) do not change with the slice: see board_run_fields."""
     return con.execute(
         """
-        SELECT x.run_id, x.metric, x.grader, x.value
+        SELECT x.run_id, x.split, x.value, x.ci_low, x.ci_high, x.n,
+               array_to_string(x.coverage, chr(31)) AS coverage
         FROM results x JOIN runs r USING (run_id)
         WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND x.slice_value = ?
+              AND x.slice_value = ? AND x.metric = ? AND x.grader IS NOT DISTINCT FROM ?
+        ORDER BY x.run_id
+        """,
+        [benchmark, unit, slice_kind, slice_value, metric, grader],
+    ).df()
+
+
+def board_run_fields(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The fields of these runs that the board shows beside every slice's numbers (the
+    submission record only for an imported run, whose source it names)."""
+    return con.execute(
+        """
+        SELECT run_id, model_name, model_kind, origin, model_org, model_params,
+               benchmark_version, policy, threshold, created_at, missing, unparsable,
+               CASE WHEN origin = 'imported' THEN submission END AS submission
+        FROM runs
+        WHERE list_contains(?, run_id)
+        ORDER BY run_id
+        """,
+        [list(run_ids)],
+    ).df()
+
+
+def board_other_values(
+    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str, metric: str
+) -> dict[str, np.ndarray]:
+    """The point value of every other ungraded metric of every visible run for one slice, as
+    arrays (run_id, metric, value): the board's extra metric columns."""
+    got = con.execute(
+        """
+        SELECT x.run_id, x.metric, x.value
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
+              AND x.slice_value = ? AND x.metric <> ? AND x.grader IS NULL
         ORDER BY x.run_id, x.metric
         """,
-        [benchmark, unit, slice_kind, slice_value],
-    ).df()
+        [benchmark, unit, slice_kind, slice_value, metric],
+    ).fetchnumpy()
+    value = got["value"]
+    return {
+        "run_id": np.asarray(got["run_id"], dtype=object),
+        "metric": np.asarray(got["metric"], dtype=object),
+        "value": np.ma.filled(np.ma.asarray(value, dtype=float), np.nan),  # NULL: NaN
+    }
 
 
 def reported_results(

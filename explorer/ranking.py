@@ -193,3 +193,42 @@ def significance_matrix(
 def ranks(values: Sequence[float], sb: np.ndarray) -> list[int]:
     """evaluator.core.metrics.rank_with_ties: 1 + the number of models significantly better."""
     return M.rank_with_ties(list(values), sb)
+
+
+def ranks_by_significance(
+    values: np.ndarray,
+    ci_low: np.ndarray,
+    ci_high: np.ndarray,
+    lower_is_better: bool,
+    paired: np.ndarray | None = None,
+    paired_point: np.ndarray | None = None,
+    paired_p: np.ndarray | None = None,
+    alpha: float = 0.05,
+) -> list[int]:
+    """ranks(values, significance_matrix(...)) without the (n, n) matrix: 1 + the number of
+    rows significantly better, counted by CI non-overlap over the sorted lower bounds
+    (O(n log n)), then corrected on the paired block (the paired-bootstrap p-values decide
+    there, as in significance_matrix)."""
+    sign = -1.0 if lower_is_better else 1.0
+    v = sign * np.asarray(values, dtype=np.float64)
+    lo_, hi_ = np.asarray(ci_low, dtype=np.float64), np.asarray(ci_high, dtype=np.float64)
+    lo, hi = (-hi_, -lo_) if lower_is_better else (lo_, hi_)
+    valid = ~np.isnan(v)
+    can_beat = valid & ~np.isnan(lo)
+    sorted_lo = np.sort(lo[can_beat])
+    # how many i have lo[i] > hi[j] (a NaN hi sorts last: beaten by none)
+    beat = len(sorted_lo) - np.searchsorted(sorted_lo, hi, side="right")
+    with np.errstate(invalid="ignore"):
+        beat = beat - (can_beat & (lo > hi))  # a row never beats itself
+    beat[~valid] = 0
+    if paired is not None and paired_p is not None and paired_point is not None and len(paired):
+        idx = np.asarray(paired)
+        pv = sign * np.asarray(paired_point, dtype=np.float64)
+        better = (pv[:, None] > pv[None, :]) & (np.asarray(paired_p) < alpha)
+        with np.errstate(invalid="ignore"):
+            by_ci = lo[idx][:, None] > hi[idx][None, :]
+        by_ci &= can_beat[idx][:, None] & valid[idx][None, :]
+        np.fill_diagonal(better, False)
+        np.fill_diagonal(by_ci, False)
+        beat[idx] += better.sum(axis=0) - by_ci.sum(axis=0)
+    return [int(c) for c in 1 + beat]

@@ -147,8 +147,9 @@ def run_card(
             "to inspect."
         )
         return
-    labels = dict(zip(run_rows["run_id"], run_rows["label"], strict=True))
-    gone = ui.missing_from_url("run", list(run_rows["run_id"]))
+    ids = run_rows["run_id"].tolist()
+    labels = dict(zip(ids, run_rows["label"].tolist(), strict=True))
+    gone = ui.missing_from_url("run", ids)
     if gone:
         st.warning(
             f"The run {ui.md_escape(gone[:120])} named by this link is not in this view "
@@ -157,7 +158,7 @@ def run_card(
         )
     pick = ui.url_selectbox(
         "Run",
-        ["", *run_rows["run_id"]],
+        ["", *ids],
         "run",
         page,
         format_func=lambda r: labels[r] if r else "choose a run…",

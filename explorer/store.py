@@ -38,8 +38,11 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core import scoring
@@ -111,6 +114,19 @@ def parquet_problem(path: Path) -> str | None:
     if head != _MAGIC or tail != _MAGIC:
         return f"{path.name} is unreadable (truncated or not a Parquet file)"
     return None
+
+
+def _label_vector(path: Path, unit: str, sample_ids: pa.Array) -> np.ndarray:
+    """One run's final labels at `unit` on `sample_ids` (int8, -1 where none), from its
+    labels.parquet (evaluator.core.types.LABEL_SCHEMA)."""
+    t = pq.read_table(path, columns=["sample_id", "unit", "final_label"])
+    t = t.filter(pc.and_(pc.equal(t["unit"], unit), pc.is_valid(t["final_label"])))
+    at = pc.index_in(t["sample_id"], value_set=sample_ids).fill_null(-1).to_numpy()
+    labels = t["final_label"].to_numpy()
+    out = np.full(len(sample_ids), -1, dtype=np.int8)
+    ok = at >= 0
+    out[at[ok]] = labels[ok].astype(np.int8)
+    return out
 
 
 def snapshot_dir(root: Path) -> Path:
@@ -531,6 +547,35 @@ class Store:
             self._labelled.update(todo)
         if run_ids is None:
             self.ensure_sample_stats(benchmark)
+
+    def label_vectors(
+        self, benchmark: str, unit: str, frame: pd.DataFrame, run_ids: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        """Each run's final labels at this level on the samples of `frame` (Q.scored_samples:
+        sample_id and ix), int8 in the frame's order, -1 where the run has none: what the
+        board's paired tests compare. Read in place from the runs' labels.parquet (three
+        columns, nothing loaded into the tables); a run stored without final labels, or whose
+        file fails to read, goes through ensure_labels and the labels table (which takes a
+        broken run off the board)."""
+        with self._lock:
+            ids = pa.array(frame["sample_id"].astype(str).tolist(), pa.string())
+            rdir = layout.runs_dir(self.root)
+            out: dict[str, np.ndarray] = {}
+            rest: list[str] = []
+            for f in dict.fromkeys(run_ids):
+                state = self._runs.get(f)
+                if state is None or not state.labels or self._run_benchmark.get(f) != benchmark:
+                    rest.append(f)
+                    continue
+                try:
+                    out[f] = _label_vector(rdir / f / LABELS_FILE, unit, ids)
+                except (OSError, pa.ArrowException, KeyError, ValueError):
+                    rest.append(f)
+            if rest:
+                self.ensure_labels(benchmark, rest, predictions=False)
+                got = Q.label_matrix(self.con, rest, unit, frame["ix"].to_numpy())
+                out.update(zip(rest, got, strict=True))
+            return out
 
     # ----------------------------------------------------------------------------------------
     # the Samples page: what every run says about the samples, without loading every run

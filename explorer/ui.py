@@ -400,6 +400,7 @@ def board(
         resamples,
         memo=s.memo,
         ensure=lambda ids: s.ensure_labels(benchmark, ids, predictions=False),
+        labels=lambda ids, frame: s.label_vectors(benchmark, unit, frame, ids),
     )
 
 

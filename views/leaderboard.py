@@ -117,7 +117,9 @@ if not paper.empty:
             },
         )
 
-pairs = L.pairwise_table(b, dict(zip(rows["run_id"], rows["label"], strict=False)), lower(metric))
+in_pairs = rows[rows["run_id"].isin(b.pairwise.index)] if not b.pairwise.empty else rows.iloc[:0]
+pair_labels = dict(zip(in_pairs["run_id"].tolist(), in_pairs["label"].tolist(), strict=True))
+pairs = L.pairwise_table(b, pair_labels, lower(metric))
 if not pairs.empty:
     with st.expander(f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)"):
         st.caption(

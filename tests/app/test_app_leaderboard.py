@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evaluator.store import runs
 from tests.support import testdata
 from tests.support.apptest import open_app_page
 
@@ -326,3 +328,25 @@ def test_a_short_board_has_one_forest_page(data: Path) -> None:
 def test_levels_read_as_levels(data: Path) -> None:
     at = open_page()
     assert at.selectbox(key="lb.unit").format_func("summary") == "summary level"
+
+
+def test_a_new_or_deleted_run_shows_on_the_next_render(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The board keeps the runs' columns and labels between views; a run added or deleted
+    while a reader changes slices is on (or off) the very next board."""
+    own = tmp_path / "leaderboard_data"
+    shutil.copytree(root, own)
+    monkeypatch.setenv("FACTBOARD_DATA", str(own))
+    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
+    at = open_page({"slice": "domain", "value": "news"})
+    assert len(table(at)) == 5
+    new = testdata.add_run(own, "demo", "Late arrival", accuracy=0.99, seed=11)
+    at.selectbox(key="lb.value").set_value("science").run()
+    t = table(at)
+    assert len(t) == 6 and t.iloc[0]["Model"] == "Late arrival" and t.iloc[0]["Rank"] == 1
+    at.selectbox(key="lb.value").set_value("news").run()  # a view shown before the run came
+    assert "Late arrival" in set(table(at)["Model"])
+    runs.delete_run(new.name, own)
+    at.selectbox(key="lb.value").set_value("science").run()
+    assert "Late arrival" not in set(table(at)["Model"]) and len(table(at)) == 5
