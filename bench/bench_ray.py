@@ -163,6 +163,12 @@ def _cli_on_cluster(root: Path, ckpt: str, cpus: int) -> tuple[float, float, flo
     import subprocess
 
     port = _free_port()
+    # the file where `ray start` records its cluster (ray.init without an address goes there):
+    # put back as it was once this cluster is stopped, as `ray stop` would
+    from ray._common.utils import get_ray_address_file
+
+    record = Path(get_ray_address_file(None))
+    before = record.read_text() if record.is_file() else None
     head = subprocess.Popen(
         ["ray", "start", "--head", "--block", f"--port={port}", f"--num-cpus={cpus}"]
         + ["--include-dashboard=false", "--disable-usage-stats"],
@@ -198,6 +204,10 @@ def _cli_on_cluster(root: Path, ckpt: str, cpus: int) -> tuple[float, float, flo
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # `ray start --block` stops what it started
         head.wait(timeout=60)
+        if before is None:
+            record.unlink(missing_ok=True)
+        else:
+            record.write_text(before)
 
 
 def _load() -> str:

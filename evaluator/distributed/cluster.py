@@ -94,6 +94,18 @@ def connect(address: str | None) -> Any:
     kwargs: dict[str, Any] = {"namespace": NAMESPACE, "logging_level": logging.WARNING}
     if address is None:
         kwargs["include_dashboard"] = False
+        recorded = _recorded_cluster()
+        if recorded:
+            try:
+                probe(recorded, timeout=2.0)
+            except ClusterError:
+                # Ray would wait for a cluster that stopped without `ray stop`, then fail
+                logging.getLogger(__name__).warning(
+                    "the Ray cluster `ray start` recorded on this machine (%s) is not running; "
+                    "starting a Ray for this run",
+                    recorded,
+                )
+                kwargs["address"] = "local"
     else:
         kwargs["address"] = address
     if address is None or not address.startswith("ray://"):
@@ -108,6 +120,18 @@ def connect(address: str | None) -> Any:
     kwargs["runtime_env"] = {"py_modules": [str(Path(_checkout()) / "evaluator")]}
     _init(ray, address, kwargs)
     return ray
+
+
+def _recorded_cluster() -> str | None:
+    """The address of the cluster the last `ray start` on this machine recorded (where Ray
+    connects when given no address), None where there is none."""
+    try:
+        from ray._private.services import find_bootstrap_address
+
+        found = find_bootstrap_address(None)
+    except Exception:  # Ray's own bookkeeping: without it, Ray decides as it always does
+        return None
+    return str(found) if found else None
 
 
 def _checkout() -> str:

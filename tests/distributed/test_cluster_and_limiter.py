@@ -161,3 +161,35 @@ def test_a_refused_connection_says_how_to_send_ray_s_token(
     with pytest.raises(ClusterError) as err:
         cluster.connect("auto")
     assert "RAY_AUTH_MODE" not in str(err.value)
+
+
+def test_a_recorded_cluster_that_stopped_is_passed_over_for_a_ray_of_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without an address Ray goes to the cluster the last `ray start` recorded; one that
+    stopped without `ray stop` would keep every run waiting, then failing: a run starts its own
+    Ray instead. A recorded cluster that is up is left to Ray to join."""
+    import socket
+
+    pytest.importorskip("ray")
+    from evaluator.distributed import cluster
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{s.getsockname()[1]}"  # bound, not listening: refused
+        monkeypatch.setattr(cluster, "_recorded_cluster", lambda: dead)
+        fake = _FakeRay(["10.0.0.1"])
+        monkeypatch.setattr(cluster, "require_ray", lambda: fake)
+        cluster.connect(None)
+    assert fake.inits[0]["address"] == "local"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        up = f"127.0.0.1:{s.getsockname()[1]}"
+        monkeypatch.setattr(cluster, "_recorded_cluster", lambda: up)
+        fake = _FakeRay(["10.0.0.1"])
+        monkeypatch.setattr(cluster, "require_ray", lambda: fake)
+        cluster.connect(None)
+    assert "address" not in fake.inits[0]
