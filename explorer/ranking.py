@@ -161,6 +161,17 @@ def paired_p_values(boot: np.ndarray, max_cells: int = 24_000_000) -> np.ndarray
     return p
 
 
+def _higher_is_better(
+    values: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray, lower_is_better: bool
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """(sign, values, CI low, CI high) turned so that higher is better."""
+    sign = -1.0 if lower_is_better else 1.0
+    v = sign * np.asarray(values, dtype=np.float64)
+    lo_, hi_ = np.asarray(ci_low, dtype=np.float64), np.asarray(ci_high, dtype=np.float64)
+    lo, hi = (-hi_, -lo_) if lower_is_better else (lo_, hi_)
+    return sign, v, lo, hi
+
+
 def significance_matrix(
     values: np.ndarray,
     ci_low: np.ndarray,
@@ -176,10 +187,7 @@ def significance_matrix(
     CI non-overlap for every pair; for pairs where both are in `paired` (indices into values),
     the paired-bootstrap p-value decides instead.
     """
-    sign = -1.0 if lower_is_better else 1.0
-    v = sign * np.asarray(values, dtype=np.float64)
-    lo_, hi_ = np.asarray(ci_low, dtype=np.float64), np.asarray(ci_high, dtype=np.float64)
-    lo, hi = (-hi_, -lo_) if lower_is_better else (lo_, hi_)
+    sign, v, lo, hi = _higher_is_better(values, ci_low, ci_high, lower_is_better)
     sb = M.significance_from_cis(list(v), list(lo), list(hi))
     if paired is not None and paired_p is not None and paired_point is not None and len(paired):
         idx = np.asarray(paired)
@@ -209,10 +217,7 @@ def ranks_by_significance(
     rows significantly better, counted by CI non-overlap over the sorted lower bounds
     (O(n log n)), then corrected on the paired block (the paired-bootstrap p-values decide
     there, as in significance_matrix)."""
-    sign = -1.0 if lower_is_better else 1.0
-    v = sign * np.asarray(values, dtype=np.float64)
-    lo_, hi_ = np.asarray(ci_low, dtype=np.float64), np.asarray(ci_high, dtype=np.float64)
-    lo, hi = (-hi_, -lo_) if lower_is_better else (lo_, hi_)
+    sign, v, lo, hi = _higher_is_better(values, ci_low, ci_high, lower_is_better)
     valid = ~np.isnan(v)
     can_beat = valid & ~np.isnan(lo)
     sorted_lo = np.sort(lo[can_beat])
