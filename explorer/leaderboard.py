@@ -357,8 +357,12 @@ def _reported_rows(rep: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) ->
 
 def _report_key(model: pd.Series, source: pd.Series, note: pd.Series) -> pd.Series:
     """Identity of a published row: model, source and configuration (the note's key=value)."""
-    cfg = note.map(lambda n: split_note(n)[0])
-    return model.astype(str) + "\x1f" + source.astype(str) + "\x1f" + cfg
+    return _row_key(model, source, note.map(lambda n: split_note(n)[0]))
+
+
+def _row_key(model: pd.Series, source: pd.Series, config: pd.Series) -> pd.Series:
+    """_report_key of board rows, whose configuration is already split from the note."""
+    return model.astype(str) + "\x1f" + source.astype(str) + "\x1f" + config.astype(str)
 
 
 def _other_metrics(
@@ -395,13 +399,7 @@ def _other_metrics(
         have = (at >= 0) & ~is_rep
         run_vals[have] = wide[at[have]]
     if is_rep.any():
-        row_key = (
-            rows["model"].astype(str)
-            + "\x1f"
-            + rows["source"].astype(str)
-            + "\x1f"
-            + rows["config"].astype(str)
-        )
+        row_key = _row_key(rows["model"], rows["source"], rows["config"])
         rep_vals = rep_wide.reindex(index=row_key.to_numpy(), columns=metrics)
     else:
         rep_vals = pd.DataFrame(np.nan, index=range(len(rows)), columns=metrics)
@@ -1276,13 +1274,7 @@ def slice_long(
     rep = rep[rep["metric"] == metric]
     rr = rows[rows["origin_code"] == "reported"]
     if len(rep) and len(rr):
-        keys = (
-            rr["model"].astype(str)
-            + "\x1f"
-            + rr["source"].astype(str)
-            + "\x1f"
-            + rr["config"].astype(str)
-        )
+        keys = _row_key(rr["model"], rr["source"], rr["config"])
         by_key = pd.Series(rr["label"].to_numpy(), index=keys.to_numpy())
         by_key = by_key[~by_key.index.duplicated()]
         b = rep.assign(
