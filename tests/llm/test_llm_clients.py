@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,11 +59,13 @@ class Sleeps:
 
     def __init__(self) -> None:
         self.waits: list[float] = []
+        self.at: list[float] = []  # when each wait was asked for (time.monotonic)
         self._lock = threading.Lock()
 
     def __call__(self, seconds: float) -> None:
         with self._lock:
             self.waits.append(seconds)
+            self.at.append(time.monotonic())
 
 
 def _policy(sleeps: Sleeps, attempts: int = 4) -> RetryPolicy:
@@ -195,9 +198,12 @@ def test_retry_after_holds_every_worker() -> None:
         outs, _ = run_batch(_client(s), reqs, cache=None, concurrency=1, retry=_policy(sleeps))
         assert all(o.response is not None for o in outs) and s.count == 7
         # the told request waits >= 3 s; the later requests are held too (the recorded sleep
-        # does not pass time, so each of them waits out what is left of the 3 s)
+        # does not pass time, so each of them waits out what is left of the 3 s: its wait
+        # plus the time since the first is the 3 s, however slow the machine)
         assert sleeps.waits[0] >= 3.0
-        assert len(sleeps.waits) == 6 and all(2.5 < w <= 3.02 for w in sleeps.waits[1:])
+        assert len(sleeps.waits) == 6
+        for w, t in zip(sleeps.waits[1:], sleeps.at[1:], strict=True):
+            assert 0 < w <= 3.02 and 2.95 <= w + (t - sleeps.at[0]) <= 3.05
 
 
 @pytest.mark.parametrize(
