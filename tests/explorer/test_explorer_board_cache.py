@@ -4,7 +4,6 @@ hidden one is gone, and every board equals one built from nothing."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +32,7 @@ def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def root(demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
-    dst = tmp_path / "leaderboard_data"
-    shutil.copytree(demo_root, dst)
-    return dst
+    return testdata.own_copy(demo_root, tmp_path, monkeypatch)
 
 
 class Calls:

@@ -4,7 +4,6 @@ explanation search from the files."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -39,10 +38,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def root(base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
-    dst = tmp_path / "leaderboard_data"
-    shutil.copytree(base, dst)
-    return dst
+    return testdata.own_copy(base, tmp_path, monkeypatch)
 
 
 def _stats(s: Store) -> pd.DataFrame:

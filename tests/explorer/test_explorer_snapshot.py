@@ -24,10 +24,7 @@ def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def root(demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
-    dst = tmp_path / "leaderboard_data"
-    shutil.copytree(demo_root, dst)
-    return dst
+    return testdata.own_copy(demo_root, tmp_path, monkeypatch)
 
 
 def _tables(s: Store) -> dict[str, pd.DataFrame]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,15 @@ def build_demo_root(root: Path, reported: bool = True) -> Path:
             dirs_exist_ok=True,
         )
     return root
+
+
+def own_copy(src: Path, tmp_path: Path, monkeypatch: Any) -> Path:
+    """A test's own copy of a data root built once per module (`src`), with its own board cache
+    (FACTBOARD_CACHE), so that what one test writes never reaches another."""
+    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
+    dst = tmp_path / "leaderboard_data"
+    shutil.copytree(src, dst)
+    return dst
 
 
 def add_run(
