@@ -55,18 +55,50 @@ def public_address(address: str | None) -> str | None:
     return f"ray://{host}:{port}" if str(address).startswith("ray://") else f"{host}:{port}"
 
 
+# The HTTP/2 client preface and an empty SETTINGS frame: Ray's head answers both its ports (GCS,
+# Ray Client) with gRPC, which begins its reply with a SETTINGS frame (frame type 4)
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_H2_SETTINGS = 4
+
+
 def probe(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
-    """Raise ClusterError naming `address` unless a TCP connection to it opens."""
+    """Raise ClusterError naming `address` unless it is a Ray head, within `timeout` seconds:
+    a TCP connection must open and the other end must speak gRPC (HTTP/2), as Ray's GCS and Ray
+    Client ports do. Ray itself would retry for a minute or more against a port that answers
+    something else (a web server, a database), then fail with a stack trace. With Ray's TLS
+    (RAY_USE_TLS=1) only the connection is checked."""
     host, port = host_port(address)
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return
+        with socket.create_connection((host, port), timeout=timeout) as conn:
+            if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+                return
+            conn.settimeout(timeout)
+            conn.sendall(_H2_PREFACE)
+            head = _read_exactly(conn, 9)
     except OSError as e:
         raise ClusterError(
             f"cannot reach the Ray cluster at {address} ({host}:{port}: "
             f"{e.strerror or type(e).__name__}); start one with `ray start --head` on that "
             "machine, or check --ray-address / $RAY_ADDRESS"
         ) from None
+    if len(head) < 9 or head[3] != _H2_SETTINGS:
+        what = "closed the connection" if not head else f"answered {head[:9]!r}"
+        raise ClusterError(
+            f"{address} ({host}:{port}) is not a Ray cluster: it {what} where Ray's gRPC "
+            f"handshake was expected. Check the port: the head's GCS listens on {GCS_PORT} "
+            f"(host:port), Ray Client on {RAY_CLIENT_PORT} (ray://host:port)"
+        )
+
+
+def _read_exactly(conn: socket.socket, n: int) -> bytes:
+    """Up to n bytes (fewer when the other end closes first); socket.timeout propagates."""
+    out = b""
+    while len(out) < n:
+        chunk = conn.recv(n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
 
 
 def connect(address: str | None) -> Any:
