@@ -11,6 +11,10 @@ strict JSON form (docs/ARCHITECTURE.md, house rule 5).
   non-finite float is written as null. Used by every JSON file the engine writes (run.json, job
   files, submission records, cache entries).
 
+- `control_char(text)`: the first control or invisible character in a text (C0/C1 controls
+  such as ESC and BEL, bidi overrides such as U+202E, zero-width characters such as U+200B, line
+  and paragraph separators): a name shown on the board or printed to a terminal may carry none.
+
 Pure functions; the environment is read on each call (a key set after import still counts).
 """
 
@@ -20,6 +24,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -99,3 +104,18 @@ def dumps_strict(obj: Any, **kwargs: Any) -> str:
     """json.dumps that never writes NaN or Infinity (non-finite floats become null)."""
     kwargs.setdefault("ensure_ascii", False)
     return json.dumps(finite_tree(obj), allow_nan=False, **kwargs)
+
+
+# Unicode categories that never belong in a shown name: controls (Cc), format characters (Cf:
+# bidi overrides, zero-width spaces and joiners, BOM), surrogates, private use, unassigned,
+# line and paragraph separators
+CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def control_char(text: str, allowed: str = "") -> tuple[int, str] | None:
+    """(index, character) of the first control or invisible character in `text` that is not
+    in `allowed` (a description may allow "\n\t"); None when there is none."""
+    for i, ch in enumerate(text):
+        if ch not in allowed and unicodedata.category(ch) in CONTROL_CATEGORIES:
+            return i, ch
+    return None

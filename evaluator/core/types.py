@@ -13,9 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from evaluator.core.vocabulary import ModelKind, Origin
+from evaluator.core.sanitize import control_char
+from evaluator.core.vocabulary import DOMAIN_SLACK, ModelKind, Origin, metric_domain
 
 Split = Literal["dev", "test"]
 Unit = Literal["summary", "sentence", "claim"]
@@ -175,6 +183,31 @@ class ModelInfo(_Frozen):
     license: str | None = Field(default=None, max_length=MAX_SHORT_TEXT)
     description: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
+    @field_validator("name", "org", "params", "license", "url")
+    @classmethod
+    def _one_plain_line(cls, v: str | None, info: ValidationInfo) -> str | None:
+        """A name, organisation, size, licence or URL is one line of visible text: no control
+        character (ESC, BEL), no bidi override (U+202E), no zero-width or line-breaking one."""
+        if v is not None:
+            _no_hidden(v, f"model {info.field_name}")
+        return v
+
+    @field_validator("description")
+    @classmethod
+    def _visible_text(cls, v: str | None) -> str | None:
+        if v is not None:
+            _no_hidden(v, "model description", allowed="\n\t")
+        return v
+
+
+def _no_hidden(text: str, what: str, allowed: str = "") -> None:
+    found = control_char(text, allowed)
+    if found is not None:
+        raise ValueError(
+            f"{what} contains a control or invisible character (U+{ord(found[1]):04X}) at "
+            f"position {found[0] + 1}"
+        )
+
 
 class ThresholdInfo(_Frozen):
     """How scores became labels. policy: labels | dev | fixed | per-domain-dev."""
@@ -196,11 +229,13 @@ class RunConfig(_Frozen):
 
 
 class Counts(_Frozen):
-    n: int  # benchmark samples in the scored split(s)
-    predicted: int  # samples with a usable prediction
-    missing: int  # samples with no prediction
-    unparsable: int = 0  # predictions present but with no usable label or score
-    failed: int = 0  # requests that failed for good (LLM runs)
+    n: int = Field(ge=0)  # benchmark samples in the scored split(s)
+    predicted: int = Field(ge=0)  # samples with a usable prediction
+    missing: int = Field(ge=0)  # samples with no prediction
+    unparsable: int = Field(
+        default=0, ge=0
+    )  # predictions present but with no usable label or score
+    failed: int = Field(default=0, ge=0)  # requests that failed for good (LLM runs)
 
 
 class SliceResult(_Frozen):
@@ -225,6 +260,27 @@ class SliceResult(_Frozen):
         if v is not None and not math.isfinite(v):
             raise ValueError(f"non-finite number {v!r}")
         return v
+
+    @model_validator(mode="after")
+    def _in_domain(self) -> SliceResult:
+        """Every number within its metric's domain (vocabulary.metric_domain), a CI with its
+        low bound at most its high bound, n not negative."""
+        lo, hi = metric_domain(self.metric)
+        for name in ("value", "ci_low", "ci_high"):
+            v = getattr(self, name)
+            if v is not None and not (lo - DOMAIN_SLACK <= v <= hi + DOMAIN_SLACK):
+                raise ValueError(
+                    f"{name} {v!r} of {self.metric} ({self.slice_kind}={self.slice_value!r}) "
+                    f"is outside the metric's range [{lo:g}, {hi:g}]"
+                )
+        if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:
+            raise ValueError(
+                f"the CI of {self.metric} ({self.slice_kind}={self.slice_value!r}) has its low "
+                f"bound {self.ci_low!r} above its high bound {self.ci_high!r}"
+            )
+        if self.n < 0:
+            raise ValueError(f"n of {self.metric} is negative ({self.n})")
+        return self
 
 
 class RunRecord(_Frozen):

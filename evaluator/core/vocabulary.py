@@ -266,6 +266,26 @@ def weighted_metrics(uses: str) -> dict[str, WeightedFn]:
     return {n: m.weighted for n, m in METRICS.items() if m.uses == uses and m.weighted}
 
 
+# The values a stored number may take (run.json's results, read or written): rates, shares,
+# accuracies and grades lie in [0, 1], correlations and Cohen's kappa in [-1, 1], run time is
+# non-negative. A metric FactBoard does not know is held to a wide finite range, so that no
+# stored number can overflow a page's arithmetic (a CI of +-1e308 made a bar of infinite width).
+OPEN_BOUND = 1e9
+DOMAIN_SLACK = 1e-9  # floating-point noise at a bound (a correlation of 1.0000000000000002)
+
+
+def metric_domain(name: str) -> tuple[float, float]:
+    """The closed interval a value of metric `name` (and its CI) lies in."""
+    m = METRICS.find(name)
+    if m is None:
+        return (-OPEN_BOUND, OPEN_BOUND)
+    if m.uses == "time":
+        return (0.0, OPEN_BOUND)
+    if m.tasks == ("correlation",) or m.name == "cohen_kappa":
+        return (-1.0, 1.0)
+    return (0.0, 1.0)
+
+
 # ------------------------------------------------------------------------------------------
 # slice kinds
 
