@@ -426,6 +426,17 @@ def model_key(name: str) -> str:
     return _FOLD.sub("", unicodedata.normalize("NFKC", name).casefold().translate(_CONFUSABLES))
 
 
+def lookalike(a: str, b: str) -> bool:
+    """Two different names that only look alike: equal once Unicode look-alike letters are
+    folded to Latin ("GPT-4" and "GРT-4" with a Cyrillic Р), not before. Spellings that differ
+    in case or separators ("gpt4", "GPT-4") are the same name, not look-alikes."""
+
+    def plain(name: str) -> str:
+        return _FOLD.sub("", unicodedata.normalize("NFKC", name).casefold())
+
+    return model_key(a) == model_key(b) and plain(a) != plain(b)
+
+
 _ALIAS_KEYS = {model_key(a): c for a, c in MODEL_ALIASES.items()}
 
 

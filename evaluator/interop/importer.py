@@ -47,6 +47,7 @@ from evaluator.core.types import (
 )
 from evaluator.interop import eee
 from evaluator.store import ingested, layout, runs
+from evaluator.submissions import validation
 
 SHOW_FIRST = 5
 
@@ -206,6 +207,37 @@ def _model(record: dict[str, Any]) -> ModelInfo:
     )
 
 
+def _check_model(
+    model: ModelInfo, benchmark: str, version: str, root: Path | None, is_run: bool
+) -> None:
+    """An imported model is held to the submission rules: a name and organisation as a
+    submission may give them (one line of letters, digits and plain punctuation: no control,
+    bidi or zero-width character, no markup), no look-alike of a name already on the
+    benchmark's board, and (a run) no second run under a name that already has one on the
+    same benchmark version. Published numbers may name a model that also has runs."""
+    problems = validation.check_name(model.name, "model name") + validation.check_name(
+        model.org, "organisation", required=False
+    )
+    if problems:
+        raise FactBoardError("; ".join(problems))
+    listing = runs.list_runs(
+        root, benchmark=benchmark, include_hidden=True, include_superseded=True
+    )
+    for r in listing.runs:
+        if V.lookalike(model.name, r.model.name):
+            raise FactBoardError(
+                f"model name {model.name!r} only looks like {r.model.name!r} (run {r.run_id}): "
+                "it mixes letters of another script in; name the model in one script"
+            )
+    for r in listing.runs if is_run else []:
+        if r.benchmark_version == version and V.model_key(r.model.name) == V.model_key(model.name):
+            raise FactBoardError(
+                f"a model named {model.name!r} already has a run on {benchmark} (same benchmark "
+                f"version): run {r.run_id}; an import follows the submission rules: give the "
+                "record another model name, or remove the earlier run first"
+            )
+
+
 def _source(record: dict[str, Any], rec_file: Path, data: bytes) -> dict[str, Any]:
     sm = record["source_metadata"]
     lib = record["eval_library"]
@@ -257,7 +289,12 @@ def prepare(
     spec = registry.get(name)
     meta = ingested.load_meta(name, root)
     item = Imported(rec_file, str(record["evaluation_id"]), name, "run")
-    if record.get("detailed_evaluation_results"):
+    runs_too = bool(record.get("detailed_evaluation_results"))
+    done = _already_imported(item.evaluation_id, root) if runs_too else None
+    if done:
+        raise FactBoardError(f"evaluation {item.evaluation_id!r} is already imported as run {done}")
+    _check_model(_model(record), spec.name, meta["version"], root, runs_too)
+    if runs_too:
         return _run_plan(record, rec_file, data, spec, meta["version"], item, root)
     item.kind = "reported"
     return _reported_plan(record, spec, item, root)
@@ -273,9 +310,6 @@ def _run_plan(
     root: Path | None,
 ) -> _RunPlan:
     ours = _written_by_factboard(record)
-    done = _already_imported(item.evaluation_id, root)
-    if done:
-        raise FactBoardError(f"evaluation {item.evaluation_id!r} is already imported as run {done}")
     pointer = record["detailed_evaluation_results"]
     # the samples file sits beside the record (datastore layout); only its name is used
     sfile = rec_file.parent / PurePosixPath(pointer["file_path"]).name
@@ -532,10 +566,9 @@ def _reported_plan(
                 f"{', '.join(V.metric_names())}"
             )
         value = float(r["score_details"]["score"])
-        if not math.isfinite(value):
-            raise FactBoardError(f"evaluation_results[{i}]: the score is not a finite number")
         unc = r["score_details"].get("uncertainty") or {}
         ci = unc.get("confidence_interval")
+        _check_number(i, metric, value, mc, ci, unc.get("num_samples"))
         pairs = [f"eee_id={eid}", f"relationship={sm['evaluator_relationship']}"]
         if d.get("grader") and "/" in d["grader"]:
             judge, protocol = d["grader"].split("/", 1)
@@ -573,9 +606,78 @@ def _reported_plan(
         raise FactBoardError(
             f"evaluation {item.evaluation_id!r} is already imported ({target.name})"
         )
+    _refuse_same_numbers(rows, spec.name, root)
     df = pd.DataFrame(rows, columns=list(layout.REPORTED_COLUMNS))
     df["n"] = df["n"].astype("Int64")
     return _ReportedPlan(item, df, target)
+
+
+MAX_NUM_SAMPLES = 10**9  # more samples than any benchmark has: a record claiming more is wrong
+
+
+def _check_number(
+    i: int,
+    metric: str,
+    value: float,
+    metric_config: dict[str, Any],
+    ci: dict[str, Any] | None,
+    num_samples: object,
+) -> None:
+    """One aggregate number of a record, held to what a run's number is held to: finite, within
+    its metric's domain and within the record's own min_score/max_score, a CI whose bounds lie
+    in the same range in order, a sample count that is a whole number from 0 to 10^9."""
+    where = f"evaluation_results[{i}]"
+    lo, hi = V.metric_domain(metric)
+    lo = max(lo, float(metric_config.get("min_score", lo)))
+    hi = min(hi, float(metric_config.get("max_score", hi)))
+    slack = V.DOMAIN_SLACK
+
+    def within(v: float) -> bool:
+        return math.isfinite(v) and lo - slack <= v <= hi + slack
+
+    if not within(value):
+        raise FactBoardError(
+            f"{where}: the score {value!r} is outside [{lo:g}, {hi:g}] (the range of "
+            f"{V.metric_label(metric)} and the record's own min_score/max_score)"
+        )
+    if ci:
+        a, b = float(ci["lower"]), float(ci["upper"])
+        if not (within(a) and within(b) and a <= b):
+            raise FactBoardError(
+                f"{where}: the confidence interval [{a!r}, {b!r}] is not an interval within "
+                f"[{lo:g}, {hi:g}]"
+            )
+    if num_samples is not None and not (
+        isinstance(num_samples, int) and 0 <= num_samples <= MAX_NUM_SAMPLES
+    ):
+        raise FactBoardError(
+            f"{where}: num_samples {num_samples!r} is not a whole number from 0 to "
+            f"{MAX_NUM_SAMPLES:,}"
+        )
+
+
+def _refuse_same_numbers(rows: list[dict[str, Any]], benchmark: str, root: Path | None) -> None:
+    """An aggregate record whose numbers were all imported before (the same record under a new
+    evaluation_id) is a duplicate."""
+    folder = layout.reported_dir(root or layout.data_root())
+    keys = ("model", "split", "unit", "slice_kind", "slice_value", "metric")
+    mine = {tuple(str(r[k]) for k in keys): float(r["value"]) for r in rows}
+    for f in sorted(folder.glob(f"eee-{eee.path_part(benchmark)}-*.csv")):
+        try:
+            old = pd.read_csv(f, dtype=str, keep_default_na=False)
+        except (OSError, ValueError, pd.errors.ParserError):
+            continue
+        if not set(keys) | {"value"} <= set(old.columns):
+            continue
+        theirs = {tuple(str(x[k]) for k in keys): x["value"] for x in old.to_dict("records")}
+        same = all(
+            (t := _float(theirs.get(k))) is not None and abs(t - v) < 1e-12 for k, v in mine.items()
+        )
+        if same:
+            raise FactBoardError(
+                f"its numbers are already imported, all {len(mine)} of them ({f.name}): the "
+                "same record under another evaluation_id"
+            )
 
 
 # ------------------------------------------------------------------------------------------
@@ -625,6 +727,7 @@ def import_eee(
                     plan.submission,
                 )
                 written_runs.append(d.name)
+                _refuse_same_scores(d, plan, root)
                 plan.item.path = d
                 plan.item.notes += _differences(runs.read_record(d), plan.expected)
             else:
@@ -638,6 +741,18 @@ def import_eee(
             f.unlink(missing_ok=True)
         raise ImportRefused([f"{plan.item.record}: {e}"]) from None
     return [p.item for p in plans]
+
+
+def _refuse_same_scores(d: Path, plan: _RunPlan, root: Path | None) -> None:
+    """A run that scores exactly as a stored run of the same benchmark version (the same final
+    labels or the same scores) is a duplicate, as a submission would be."""
+    mine = runs.scored_fingerprints(runs.read_labels(d))
+    other = runs.scored_like(mine, plan.spec.name, plan.version, root, exclude=d.name)
+    if other is not None:
+        raise FactBoardError(
+            f"it scores exactly as run {other.run_id} ({other.model.name!r}): the same final "
+            "labels or the same scores on the scored split, whatever else differs"
+        )
 
 
 def _differences(rec: RunRecord, expected: dict[str, float]) -> list[str]:

@@ -481,6 +481,39 @@ def delete_run(run_id: str, root: Path | None = None) -> None:
 SCORE_DECIMALS = 6  # scores are compared rounded to this many decimals (near-duplicates)
 
 
+def fingerprints_of(rec: RunRecord, root: Path | None = None) -> dict[str, str]:
+    """A stored run's scored fingerprints: as its submission recorded them, else from its
+    labels.parquet ({} for a run stored without labels or unreadable)."""
+    sub = rec.submission or {}
+    if "labels_sha" in sub or "scores_sha" in sub:
+        return {k: str(sub[k]) for k in ("labels_sha", "scores_sha") if k in sub}
+    try:
+        return scored_fingerprints(read_labels(find_run(rec.run_id, root)))
+    except FactBoardError:
+        return {}
+
+
+def scored_like(
+    mine: dict[str, str],
+    benchmark: str,
+    version: str,
+    root: Path | None = None,
+    exclude: str | None = None,
+) -> RunRecord | None:
+    """The first stored run of `benchmark` at `version` (hidden and superseded runs included)
+    that scored exactly what `mine` (scored_fingerprints) did; None when none did."""
+    if not mine:
+        return None
+    listing = list_runs(root, benchmark=benchmark, include_hidden=True, include_superseded=True)
+    for r in listing.runs:
+        if r.run_id == exclude or r.benchmark_version != version:
+            continue
+        theirs = fingerprints_of(r, root)
+        if any(theirs.get(k) == v for k, v in mine.items()):
+            return r
+    return None
+
+
 def scored_fingerprints(labels: pd.DataFrame | None) -> dict[str, str]:
     """What a run scored, as digests (near-duplicate detection): `labels_sha` over the final
     labels of the scored split (sample id and label; present when any label is), `scores_sha`

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,13 @@ from evaluator.interop.export import (
 from evaluator.interop.importer import import_eee
 from evaluator.store import export as store_export
 from evaluator.store import ingested, layout, runs
-from tests.support.testdata import add_run, build_demo_root, human_grades, judge_grades
+from tests.support.testdata import (
+    add_run,
+    build_demo_root,
+    human_grades,
+    judge_grades,
+    without_runs,
+)
 
 SCHEMAS = Path(eee.__file__).resolve().parent / "schemas"
 UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
@@ -190,7 +197,7 @@ def test_demo_round_trip_into_a_fresh_root_gives_the_same_numbers(
     demo: Path, demo_export: tuple[Path, list[Path]], tmp_path: Path
 ) -> None:
     out, _ = demo_export
-    fresh = build_demo_root(tmp_path / "fresh", reported=False)
+    fresh = without_runs(build_demo_root(tmp_path / "fresh", reported=False))
     before = {r.run_id for r in runs.list_runs(fresh).runs}
     items = import_eee(out, root=fresh)
     assert len(items) == 5 and {i.kind for i in items} == {"run"}
@@ -219,7 +226,7 @@ def test_an_imported_run_exports_again_with_its_source(
     demo: Path, demo_export: tuple[Path, list[Path]], tmp_path: Path
 ) -> None:
     out, records = demo_export
-    fresh = build_demo_root(tmp_path / "fresh", reported=False)
+    fresh = without_runs(build_demo_root(tmp_path / "fresh", reported=False))
     item = import_eee(records[0], root=fresh)[0]
     assert item.path is not None
     again = run_files(item.path.name, fresh)
@@ -321,7 +328,9 @@ def test_exports_of_shared_benchmarks_validate_and_round_trip(
     exported = check_export(out, records)
     if name == "factcc_explanations":
         assert any(x["metadata"]["fb_line"] == "grade" for _, lines in exported for x in lines)
-    for item in import_eee(out, root=root):
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    for item in import_eee(out, root=without_runs(other)):
         assert item.path is not None
         new = runs.read_record(item.path)
         original = runs.read_record(runs.find_run((new.submission or {})["original_run_id"], root))
@@ -345,7 +354,9 @@ def test_explanation_grades_round_trip_on_a_detection_and_explanation_run(
     assert sum("error" in x for x in grade_lines) == 1
     out = tmp_path / "eee"
     export_runs([path.name], out, root)
-    item = import_eee(out, root=root)[0]
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    item = import_eee(out, root=without_runs(other))[0]
     assert item.path is not None
     assert_same_numbers(runs.read_record(path), runs.read_record(item.path))
     a, b = runs.read_grades(path), runs.read_grades(item.path)

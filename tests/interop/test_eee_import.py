@@ -24,7 +24,7 @@ from evaluator.store import ingested, runs
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer.store import Store
-from tests.support.testdata import build_demo_root
+from tests.support.testdata import build_demo_root, without_runs
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,16 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def root(base: tuple[Path, Path], tmp_path: Path) -> Path:
-    """A fresh copy of the demo root (nothing imported yet)."""
+    """A fresh copy of the demo root without the exported runs (nothing imported yet)."""
     dst = tmp_path / "data"
+    shutil.copytree(base[0], dst)
+    return without_runs(dst)
+
+
+@pytest.fixture
+def full_root(base: tuple[Path, Path], tmp_path: Path) -> Path:
+    """A fresh copy of the demo root with its runs."""
+    dst = tmp_path / "full"
     shutil.copytree(base[0], dst)
     return dst
 
@@ -404,7 +412,7 @@ def test_an_aggregate_only_factboard_record_keeps_its_slices(
     [item] = import_eee(rec, root=root)
     assert item.kind == "reported"
     original = runs.read_record(
-        runs.find_run(data["source_metadata"]["additional_details"]["factboard_run_id"], root)
+        runs.find_run(data["source_metadata"]["additional_details"]["factboard_run_id"], base[0])
     )
     rows = pd.read_csv(item.path, keep_default_na=False)
     assert len(rows) == len(original.results)
@@ -459,8 +467,9 @@ def test_per_sample_lines_from_another_harness_become_a_run_scored_here(
 
 
 def test_the_board_shows_an_imported_run_with_its_badge_and_source(
-    root: Path, tmp_path: Path
+    full_root: Path, tmp_path: Path
 ) -> None:
+    root = full_root
     samples = ingested.load_samples("demo", root)
     test = samples[samples["split"] == "test"]
     answers = [
@@ -481,3 +490,112 @@ def test_the_board_shows_an_imported_run_with_its_badge_and_source(
     assert mine["value"] == 1.0  # every answer right
     others = rows.drop(index=item.path.name)
     assert len(others) == 4 and set(others["source"]) == {"FactBoard run"}
+
+
+# ------------------------------------------------------------------------------------------
+# an import follows the submission rules
+
+
+def test_reimporting_factboard_s_own_export_is_refused_by_name(
+    base: tuple[Path, Path], full_root: Path
+) -> None:
+    """The demo's export imported back beside the runs it came from added identical runs
+    under the same names; an import is held to the submission rules."""
+    e = _refused(_records(base)[0], full_root, "already has a run on demo")
+    assert "same benchmark version" in str(e)
+
+
+def test_the_same_predictions_under_a_new_id_and_name_are_refused_as_a_duplicate(
+    base: tuple[Path, Path], root: Path, tmp_path: Path
+) -> None:
+    first = _records(base)[0]
+    assert len(import_eee(first, root=root)) == 1
+    again = _copy(first, tmp_path / "again")
+
+    def rename(d: dict[str, Any]) -> None:
+        d["evaluation_id"] = d["evaluation_id"] + "-second"
+        model = json.loads(d["eval_library"]["additional_details"]["factboard_model"])
+        model["name"] = "Renamed copy"
+        d["eval_library"]["additional_details"]["factboard_model"] = json.dumps(model)
+
+    _edit(again, rename)
+    _edit_lines(
+        again, lambda lines: [x.update(evaluation_id=x["evaluation_id"] + "-second") for x in lines]
+    )
+    _refused(again, root, "scores exactly as run demo-")
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("Acme\u202e7B", "control or invisible character"),
+        ("Acme\u200b-7B", "control or invisible character"),
+        ("\x1b[31mAcme-7B\x07", "control or invisible character"),
+        ("Acme-7B\nSecond line", "control or invisible character"),
+        ("Acme <img src=x>", "characters not allowed"),
+    ],
+)
+def test_names_with_hidden_characters_or_markup_are_refused(
+    root: Path, tmp_path: Path, name: str, says: str
+) -> None:
+    rec = tmp_path / "acme.json"
+    record = _foreign_record("demo", [("balanced_accuracy", 0.71, {})])
+    record["model_info"]["name"] = name
+    rec.write_text(json.dumps(record))
+    _refused(rec, root, says)
+
+
+def test_a_lookalike_of_a_name_on_the_board_is_refused(full_root: Path, tmp_path: Path) -> None:
+    on_board = runs.list_runs(full_root, benchmark="demo").runs[0].model.name
+    assert "o" in on_board.lower() or "a" in on_board.lower()
+    fake = on_board.replace("o", "\u043e").replace("a", "\u0430")  # Cyrillic о, а
+    assert fake != on_board
+    rec = tmp_path / "acme.json"
+    record = _foreign_record("demo", [("balanced_accuracy", 0.71, {})])
+    record["model_info"]["name"] = fake
+    rec.write_text(json.dumps(record))
+    _refused(rec, full_root, "only looks like")
+
+
+@pytest.mark.parametrize(
+    ("score", "extra", "says"),
+    [
+        (1e300, {"max_score": 1}, r"outside \[0, 1\]"),
+        (-5.0, {}, r"outside \[0, 1\]"),
+        (0.9, {"max_score": 0.5}, r"outside \[0, 0.5\]"),
+    ],
+)
+def test_aggregate_scores_outside_the_metric_s_range_are_refused(
+    root: Path, tmp_path: Path, score: float, extra: dict[str, Any], says: str
+) -> None:
+    rec = tmp_path / "acme.json"
+    record = _foreign_record("demo", [("balanced_accuracy", 0.7, {})])
+    r = record["evaluation_results"][0]
+    r["metric_config"].update(extra)
+    r["score_details"]["score"] = score
+    r["score_details"]["uncertainty"].pop("confidence_interval")
+    rec.write_text(json.dumps(record))
+    _refused(rec, root, says)
+
+
+@pytest.mark.parametrize("n", [-7, 10**20, 1.5])
+def test_an_impossible_sample_count_is_refused(root: Path, tmp_path: Path, n: object) -> None:
+    rec = tmp_path / "acme.json"
+    record = _foreign_record("demo", [("balanced_accuracy", 0.7, {})])
+    record["evaluation_results"][0]["score_details"]["uncertainty"]["num_samples"] = n
+    rec.write_text(json.dumps(record))
+    with pytest.raises(ImportRefused) as e:
+        import_eee(rec, root=root)
+    assert "num_samples" in str(e.value) or "evaluation_results" in str(e.value)
+    assert not (root / "reported").exists() or not list((root / "reported").glob("eee-*"))
+
+
+def test_the_same_aggregate_numbers_under_a_new_evaluation_id_are_refused(
+    root: Path, tmp_path: Path
+) -> None:
+    record = _foreign_record("demo", [("balanced_accuracy", 0.71, {})])
+    (tmp_path / "a.json").write_text(json.dumps(record))
+    import_eee(tmp_path / "a.json", root=root)
+    record["evaluation_id"] += "-again"
+    (tmp_path / "b.json").write_text(json.dumps(record))
+    _refused(tmp_path / "b.json", root, "numbers are already imported")

@@ -39,6 +39,15 @@ def build_demo_root(root: Path, reported: bool = True) -> Path:
     return root
 
 
+def without_runs(root: Path) -> Path:
+    """`root` with its runs removed (its benchmarks kept): where a test imports runs that were
+    exported from `root` (an import, like a submission, refuses a second run under a name that
+    already has one). Returns root."""
+    shutil.rmtree(root / "runs", ignore_errors=True)
+    (root / "runs").mkdir()
+    return root
+
+
 def own_copy(src: Path, tmp_path: Path, monkeypatch: Any) -> Path:
     """A test's own copy of a data root built once per module (`src`), with its own board cache
     (FACTBOARD_CACHE), so that what one test writes never reaches another."""
