@@ -93,8 +93,9 @@ def problems_notice(s: Store) -> None:
 
 def submitter_key() -> str | None:
     """Whose quota an upload from this browser counts against: the Hugging Face user when the
-    Space signs visitors in (OAuth), else the client's address (the first X-Forwarded-For hop
-    behind the Space's proxy)."""
+    Space signs visitors in (OAuth), else the client's address as the Space's proxy saw it (the
+    X-Forwarded-For entry the trusted proxy appended, never one the client wrote itself:
+    quotas.client_address)."""
     from evaluator.submissions import quotas
 
     def text(v: object) -> str | None:  # outside a browser session these may not be strings
@@ -106,8 +107,11 @@ def submitter_key() -> str | None:
             user = text(st.user.get("preferred_username")) or text(st.user.get("email"))
     except (AttributeError, KeyError, st.errors.StreamlitAPIException):
         user = None  # no sign-in configured
-    forwarded = text(st.context.headers.get("X-Forwarded-For"))
-    client = forwarded.split(",")[0].strip() if forwarded else text(st.context.ip_address)
+    client = quotas.client_address(
+        text(st.context.headers.get("X-Forwarded-For")),
+        text(st.context.ip_address),
+        quotas.trusted_proxies(),
+    )
     return quotas.submitter_key(user, client)
 
 

@@ -75,6 +75,34 @@ def configured() -> Quotas:
     )
 
 
+def trusted_proxies(environ: dict[str, str] | None = None) -> int:
+    """How many proxies in front of the app append to X-Forwarded-For: $FACTBOARD_TRUSTED_PROXIES,
+    else 1 on a Hugging Face Space (it sets SPACE_ID; its proxy appends the address it saw), else
+    0 (the app is reached directly: the header is the client's own words)."""
+    env = os.environ if environ is None else environ
+    raw = env.get("FACTBOARD_TRUSTED_PROXIES", "").strip()
+    if raw:
+        try:
+            return max(0, int(raw))
+        except ValueError:
+            raise FactBoardError(
+                f"FACTBOARD_TRUSTED_PROXIES={raw!r} is not a whole number"
+            ) from None
+    return 1 if env.get("SPACE_ID") else 0
+
+
+def client_address(forwarded: str | None, peer: str | None, proxies: int) -> str | None:
+    """The client's address as the last trusted proxy saw it. Each proxy appends the address
+    it received the request from to X-Forwarded-For, so the entries a client writes come first
+    and the one the nearest of `proxies` trusted proxies appended is the `proxies`-th from the
+    right; that is the only one a client cannot choose. With no trusted proxy, or no header,
+    the connection's own peer address."""
+    hops = [h.strip() for h in (forwarded or "").split(",") if h.strip()]
+    if proxies <= 0 or not hops:
+        return peer.strip() if peer and peer.strip() else None
+    return hops[-proxies] if len(hops) >= proxies else hops[0]
+
+
 def submitter_key(hf_user: str | None = None, client_id: str | None = None) -> str | None:
     """The key a submitter's quota is kept under: "hf:<user>" when signed in with Hugging Face,
     else "client:<digest>" of a stable client id (e.g. a cookie the page sets), else None."""
