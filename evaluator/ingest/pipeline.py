@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
@@ -164,9 +163,7 @@ def ingest(
         "notes": loaded.notes,
         "stats": describe(spec, df),
     }
-    staging = layout.staging_dir(root)
-    staging.mkdir(parents=True, exist_ok=True)
-    tmp = staging / f"bench-{name}-{secrets.token_hex(4)}"
+    tmp = runs.staging_path(f"bench-{name}", root)
     tmp.mkdir()
     try:
         pq.write_table(table, tmp / layout.SAMPLES_FILE)

@@ -152,10 +152,8 @@ def write_run(
     if final.exists():
         raise FactBoardError(f"run {record.run_id} already exists; runs are immutable")
     ev_table = evidence_table(evidence) if evidence is not None else None
-    staging = layout.staging_dir(root)
-    staging.mkdir(parents=True, exist_ok=True)
     runs.mkdir(parents=True, exist_ok=True)
-    tmp = staging / f"{record.run_id}.{secrets.token_hex(4)}"
+    tmp = staging_path(record.run_id, root)
     tmp.mkdir()
     try:
         pq.write_table(
@@ -180,6 +178,58 @@ def write_run(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+# What _staging/ may hold: a run, a benchmark or a pull being written, or a deleted run being
+# removed. Each entry is named <what>.<pid>.<hex> by the process that made it, so that a sweep
+# can tell the leftovers of a process that died (kill -9, a power cut) from work in progress.
+STAGING_MAX_AGE_S = 24 * 3600.0  # an entry this old is a leftover whoever made it
+_STAGED = re.compile(r"^(?P<what>.+)\.(?P<pid>\d{1,10})\.[0-9a-f]{6,}$")
+
+
+def staging_path(what: str, root: Path | None = None) -> Path:
+    """A new, unused path in the data root's _staging/ for `what` (a run id, "bench-<name>",
+    "deleted-<run id>"), named after this process; the folder is created, the entry is not."""
+    staging = layout.staging_dir(root)
+    staging.mkdir(parents=True, exist_ok=True)
+    return staging / f"{what}.{os.getpid()}.{secrets.token_hex(4)}"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or not ours to ask: leave its work alone
+    return True
+
+
+def sweep_staging(root: Path | None = None, max_age: float = STAGING_MAX_AGE_S) -> list[str]:
+    """Remove what dead writers left in _staging/ (readers never see it): entries whose process
+    is gone, and anything older than `max_age` seconds. Returns the names removed."""
+    import time
+
+    d = layout.staging_dir(root)
+    if not d.is_dir():
+        return []
+    removed = []
+    now = time.time()
+    for entry in sorted(d.iterdir()):
+        m = _STAGED.match(entry.name)
+        try:
+            old = now - entry.lstat().st_mtime > max_age
+        except OSError:
+            continue
+        if old or (m is not None and not _alive(int(m["pid"]))):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed.append(entry.name)
+    return removed
 
 
 def _write_json(path: Path, obj: object) -> None:
@@ -472,8 +522,7 @@ def set_hidden(run_id: str, hidden: bool, root: Path | None = None) -> RunRecord
 def delete_run(run_id: str, root: Path | None = None) -> None:
     """Moderation: remove a run from the board by moving it out of the runs/ glob, then delete."""
     d = find_run(run_id, root)
-    trash = layout.staging_dir(root) / f"deleted-{run_id}-{secrets.token_hex(3)}"
-    trash.parent.mkdir(parents=True, exist_ok=True)
+    trash = staging_path(f"deleted-{run_id}", root)
     os.rename(d, trash)
     shutil.rmtree(trash, ignore_errors=True)
 

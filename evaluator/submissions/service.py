@@ -612,10 +612,10 @@ def recover(
     """Finish the submissions a crashed process left in flight (older than `grace` seconds);
     returns one line per submission handled."""
     root = root_dir(submissions_root)
+    lines = [f"removed {name} from _staging/ (left by a process that died)" for name in runs.sweep_staging(data_root)]
     d = root / "inflight"
     if not d.is_dir():
-        return []
-    lines = []
+        return lines
     now = time.time()
     for marker in sorted(d.iterdir()):
         try:

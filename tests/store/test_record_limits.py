@@ -122,3 +122,30 @@ def test_a_stored_ci_of_1e308_is_left_off_the_board_and_named_by_the_doctor(root
     assert len(L.ci_bars(board.rows)) == len(board.rows)
     found = [p for p in doctor.run_problems(root) if HOSTILE in p.path]
     assert found and "outside the metric's range" in found[0].problem
+
+
+def test_the_staging_sweep_removes_dead_writers_leftovers_only(tmp_path: Path) -> None:
+    """_staging/ entries are named after the process writing them: a dead process's entry
+    goes at once, a live one's stays until it is a day old, an unnamed one when it is old."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "data"
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_pid = int(dead.stdout)
+    staging = runs.staging_path("run-a", root).parent
+    (staging / f"run-dead.{dead_pid}.abcdef12").mkdir()
+    mine = runs.staging_path("run-mine", root)
+    mine.mkdir()
+    (staging / "hub-pull-1234abcd").mkdir()  # no writer named: kept while recent
+    old = staging / "bench-x-old"
+    old.mkdir()
+    week = time.time() - 7 * 24 * 3600
+    os.utime(old, (week, week))
+    removed = runs.sweep_staging(root)
+    assert sorted(removed) == ["bench-x-old", f"run-dead.{dead_pid}.abcdef12"]
+    assert sorted(p.name for p in staging.iterdir()) == sorted([mine.name, "hub-pull-1234abcd"])

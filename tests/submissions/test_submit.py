@@ -408,7 +408,15 @@ from evaluator import runner
 from evaluator.submissions import service as submit
 
 marker, data_file, where = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-if where == "after-run-written":
+if where == "while-the-run-is-written":
+    from evaluator.store import runs
+    real_json = runs._write_json
+    def slow_json(*a, **k):
+        marker.write_text("writing")
+        time.sleep(300)
+        return real_json(*a, **k)
+    runs._write_json = slow_json
+elif where == "after-run-written":
     real = runner.write_run_once
     def patched(*a, **k):
         out = real(*a, **k)
@@ -430,7 +438,9 @@ submit.submit(data_file.read_bytes(), "p.csv", submit.SubmissionMeta("demo", "Ki
 """
 
 
-@pytest.mark.parametrize("where", ["after-run-written", "holding-the-lock"])
+@pytest.mark.parametrize(
+    "where", ["while-the-run-is-written", "after-run-written", "holding-the-lock"]
+)
 def test_a_process_killed_mid_submission(demo: Path, tmp_path: Path, where: str) -> None:
     data_file = tmp_path / "p.csv"
     data_file.write_bytes(predictions_csv(30))
