@@ -53,7 +53,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core.errors import CorruptRunError, FactBoardError
-from evaluator.core.sanitize import dumps_strict, redact, redact_tree, secrets_in_env
+from evaluator.core.sanitize import redact, redact_tree, secrets_in_env
 from evaluator.core.types import (
     GRADE_COLUMNS,
     GRADE_SCHEMA,
@@ -63,7 +63,7 @@ from evaluator.core.types import (
     PREDICTION_SCHEMA,
     RunRecord,
 )
-from evaluator.store import layout
+from evaluator.store import atomic, layout
 from evaluator.store.layout import (
     EVIDENCE_FILE,
     GRADES_FILE,
@@ -233,12 +233,7 @@ def sweep_staging(root: Path | None = None, max_age: float = STAGING_MAX_AGE_S) 
 
 
 def _write_json(path: Path, obj: object) -> None:
-    tmp = path.with_name(path.name + f".tmp{secrets.token_hex(3)}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps_strict(obj, indent=1))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic.write_json(path, obj)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.errors import FactBoardError
-from evaluator.core.sanitize import dumps_strict
 from evaluator.jobs import queue
-from evaluator.store import layout, runs
+from evaluator.store import atomic, layout, runs
 
 
 def root_dir(submissions_root: Path | None = None) -> Path:
@@ -56,12 +55,7 @@ def upload_path(sid: str, submissions_root: Path | None = None) -> Path:
 
 
 def write_json_atomic(path: Path, obj: object) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps_strict(obj, indent=1))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic.write_json(path, obj)
 
 
 def read_submission(sid: str, submissions_root: Path | None = None) -> dict[str, Any]:

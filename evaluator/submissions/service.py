@@ -39,6 +39,7 @@ to the submitter). See docs/ARCHITECTURE.md.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import os
@@ -62,7 +63,6 @@ from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protoc
 from evaluator.store import ingested, layout, runs
 from evaluator.submissions import quotas
 from evaluator.submissions import validation as submissions
-
 from evaluator.submissions.records import (
     dirs,
     finish,
@@ -70,6 +70,7 @@ from evaluator.submissions.records import (
     locked,
     new_submission_id,
     read_submission,
+    record_path,
     root_dir,
     run_id_for,
     save_record,
@@ -150,8 +151,53 @@ def receive(
     submitter: the key the submitter's quota is kept under (quotas.submitter_key), stored in
     the private record only."""
     root = root_dir(submissions_root)
+    try:
+        return _receive(root, source, filename, meta, submitter, exempt)
+    except OSError as e:  # a full disk, a read-only or vanished folder: nothing half kept
+        raise StorageError(
+            f"the upload could not be saved on the server ({e.strerror or type(e).__name__}"
+            f"{': the disk is full' if e.errno in (errno.ENOSPC, errno.EDQUOT) else ''}); "
+            "nothing was stored and no quota was used: try again later, and tell the board's "
+            "maintainers if it persists"
+        ) from None
+
+
+class StorageError(FactBoardError):
+    """The server could not store what it received (a full disk, a read-only folder)."""
+
+
+def _receive(
+    root: Path,
+    source: bytes | BinaryIO,
+    filename: str | None,
+    meta: SubmissionMeta,
+    submitter: str | None,
+    exempt: bool,
+) -> tuple[str, bytes | None]:
     d = dirs(root)
     sid = new_submission_id()
+    try:
+        return _receive_as(sid, d, root, source, filename, meta, submitter, exempt)
+    except OSError:
+        # what was written of this submission goes: an upload that was not kept uses no quota
+        (d["inflight"] / sid).unlink(missing_ok=True)
+        (d["uploads"] / f".{sid}.part").unlink(missing_ok=True)
+        (d["uploads"] / f"{sid}.upload").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            record_path(root, sid).unlink(missing_ok=True)
+        raise
+
+
+def _receive_as(
+    sid: str,
+    d: dict[str, Path],
+    root: Path,
+    source: bytes | BinaryIO,
+    filename: str | None,
+    meta: SubmissionMeta,
+    submitter: str | None,
+    exempt: bool,
+) -> tuple[str, bytes | None]:
     (d["inflight"] / sid).touch()
     now = runs.now_iso()
     rec: dict[str, Any] = {
@@ -612,7 +658,10 @@ def recover(
     """Finish the submissions a crashed process left in flight (older than `grace` seconds);
     returns one line per submission handled."""
     root = root_dir(submissions_root)
-    lines = [f"removed {name} from _staging/ (left by a process that died)" for name in runs.sweep_staging(data_root)]
+    lines = [
+        f"removed {name} from _staging/ (left by a process that died)"
+        for name in runs.sweep_staging(data_root)
+    ]
     d = root / "inflight"
     if not d.is_dir():
         return lines

@@ -731,3 +731,33 @@ def test_the_template_lists_the_ids_to_predict_and_round_trips(demo: Path) -> No
     assert res.ok and res.record is not None and res.record.counts.missing == 0
     with pytest.raises(FactBoardError, match="benchmark 'frank' is not ingested"):
         submit.template_csv("frank")
+
+
+@pytest.mark.parametrize("fails", ["the record", "the upload"])
+def test_a_full_disk_while_receiving_is_a_clear_error_and_keeps_nothing(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, fails: str
+) -> None:
+    """ENOSPC before the record or the upload was saved: submit() raised a raw OSError that the
+    page did not handle. Now it is a StorageError that says so, and nothing of it stays (no
+    record, no marker, no partial upload, no quota counted)."""
+    import errno
+    import os as _os
+
+    from evaluator.submissions import records as rec_mod
+
+    def full(*a: object, **k: object) -> None:
+        raise OSError(errno.ENOSPC, _os.strerror(errno.ENOSPC))
+
+    root = layout.submissions_root()
+    with monkeypatch.context() as m:
+        if fails == "the record":
+            m.setattr(rec_mod, "write_json_atomic", full)
+        else:
+            m.setattr(_os, "fsync", full)
+        with pytest.raises(submit.StorageError, match="the disk is full") as e:
+            submit.submit(predictions_csv(2), "p.csv", meta("Disk full"))
+    assert "nothing was stored" in str(e.value)
+    left = [p for sub in ("records", "inflight", "uploads") for p in (root / sub).glob("*")]
+    left += list((root / "uploads").glob(".*"))
+    assert left == []
+    assert submit.submit(predictions_csv(2), "p.csv", meta(f"Disk fine {fails}")).ok

@@ -1,0 +1,35 @@
+"""The one atomic file write: the bytes go to a temporary name beside the target, are flushed
+and fsynced, then renamed over the target, so a reader sees the old file or the new one, never
+part of one. If anything fails on the way (a full disk, a kill between the steps is the only
+exception), the temporary file is removed and the error goes to the caller: nothing half
+written is left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+from evaluator.core.sanitize import dumps_strict
+
+
+def write_bytes(path: Path, data: bytes, fsync: bool = True) -> None:
+    """Replace `path` with `data` atomically (see the module doc)."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: object, indent: int | None = 1) -> None:
+    """Replace `path` with `obj` as strict JSON (no bare NaN or Infinity), atomically."""
+    write_bytes(path, dumps_strict(obj, indent=indent).encode("utf-8"))
