@@ -50,7 +50,12 @@ def load_time(browser, url: str) -> float:  # type: ignore[no-untyped-def]
     try:
         t = time.perf_counter()
         page.goto(url)
-        page.wait_for_function(COMPLETE, timeout=120_000, polling=50)
+        try:
+            page.wait_for_function(COMPLETE, timeout=120_000, polling=50)
+        except Exception:
+            shot = Path(tempfile.mkdtemp(prefix="bench-pages-shot-")) / "page.png"
+            page.screenshot(path=str(shot), full_page=True)
+            raise RuntimeError(f"{url} did not complete in 120 s; screenshot: {shot}") from None
         return time.perf_counter() - t
     finally:
         ctx.close()

@@ -201,7 +201,13 @@ def register(sub: Any) -> None:
     dr = sub.add_parser(
         "doctor",
         help="list every corrupt file of the store (runs, benchmarks, jobs, submission "
-        "records, reported CSVs, LLM cache); exit 1 when there is one",
+        "records, reported CSVs, LLM cache) and every run whose numbers do not follow from its "
+        "predictions; exit 1 when there is one",
+    )
+    dr.add_argument(
+        "--quick",
+        action="store_true",
+        help="check the files only, without scoring each run's predictions again",
     )
     dr.set_defaults(run=cmd_doctor)
 
@@ -427,7 +433,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from evaluator.store.doctor import find_problems
 
-    problems = find_problems()
+    problems = find_problems(verify=not args.quick)
     for p in problems:
         print(p)
     print(f"{len(problems)} problem(s) found", file=sys.stderr)

@@ -227,12 +227,32 @@ def llm_cache_problems(root: Path | None = None) -> list[StoreProblem]:
     return out
 
 
+def verify_problems(root: Path | None = None, full: bool = False) -> list[StoreProblem]:
+    """Readable runs whose recorded numbers do not follow from their predictions and the
+    benchmark's samples (evaluator.verify: each run scored again)."""
+    from evaluator.verify import verify_run  # the scorer: only when asked to verify
+
+    d = layout.runs_dir(root)
+    out: list[StoreProblem] = []
+    for run_dir in sorted(p for p in d.iterdir() if p.is_dir()) if d.is_dir() else []:
+        try:
+            found = verify_run(run_dir, root, full)
+        except CorruptRunError:
+            continue  # run_problems names it
+        except Exception as e:  # one unreadable run must not stop the check of the others
+            found = [f"could not be checked: {_first_line(e)}"]
+        out += [StoreProblem("run", str(run_dir), p) for p in found if "cannot be checked" not in p]
+    return out
+
+
 def find_problems(
-    data_root: Path | None = None, submissions_root: Path | None = None
+    data_root: Path | None = None, submissions_root: Path | None = None, verify: bool = False
 ) -> list[StoreProblem]:
-    """Every corrupt file of the store, in KINDS order (never raises on a bad file)."""
+    """Every corrupt file of the store, in KINDS order (never raises on a bad file); with
+    `verify`, also every run whose numbers do not follow from its predictions."""
     return [
         *run_problems(data_root),
+        *(verify_problems(data_root) if verify else []),
         *benchmark_problems(data_root),
         *job_problems(submissions_root),
         *submission_problems(submissions_root),

@@ -1,0 +1,117 @@
+"""Does a stored run's record follow from its predictions? A run's numbers are what the scorer
+makes of its predictions (and grades) against the benchmark's samples with the settings the run
+records: `verify_run` scores them again and compares. A run written elsewhere (pulled from the
+results repo, copied in by hand, imported) may claim numbers its predictions do not give, or
+carry another benchmark's predictions: that is a problem the doctor names and a replica lists.
+
+`full=False` (the default) recomputes the point values only (one bootstrap resample: fast, a
+few tens of milliseconds per run); `full=True` recomputes the confidence intervals too, with the
+run's own seeded bootstrap, so every number must match exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from evaluator.benchmarks import registry
+from evaluator.core.errors import FactBoardError
+from evaluator.core.scoring import ScoreOptions, score
+from evaluator.core.types import RunRecord, SliceResult
+from evaluator.store import ingested, runs
+
+TOLERANCE = 1e-9
+SHOW_FIRST = 3
+
+
+def options_of(rec: RunRecord, full: bool = True) -> ScoreOptions:
+    """The scoring settings a stored run records (threshold policy, splits, bootstrap)."""
+    t = rec.threshold
+    policy = {"none": "auto"}.get(t.policy, t.policy)
+    boot = rec.bootstrap or {}
+    try:
+        return ScoreOptions(
+            policy=policy,
+            threshold=t.threshold if policy == "fixed" else None,
+            splits=tuple(rec.splits) or None,
+            resamples=int(boot.get("resamples", 1000)) if full else 1,
+            seed=int(boot.get("seed", 0)),
+            level=float(boot.get("level", 0.95)),
+            labels_given=bool(rec.config.extra.get("labels_given")),
+        )
+    except (TypeError, ValueError) as e:
+        raise FactBoardError(f"the run's scoring settings are malformed ({e})") from None
+
+
+def _key(r: SliceResult) -> tuple[str, str, str, str, str, str]:
+    return (r.split, r.unit, r.slice_kind, r.slice_value, r.metric, r.grader or "")
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(a, b, rel_tol=0.0, abs_tol=TOLERANCE)
+
+
+def _name(k: tuple[str, ...]) -> str:
+    split, unit, kind, value, metric, grader = k
+    where = "overall" if kind == "overall" else f"{kind}={value}"
+    return f"{metric}{f' ({grader})' if grader else ''} {where} [{split}/{unit}]"
+
+
+def verify_run(run_dir: Path, root: Path | None = None, full: bool = False) -> list[str]:
+    """What in the run's record does not follow from its predictions (empty: it all does).
+    A run of a benchmark that is not ingested here, or of another version of it, cannot be
+    checked and says so."""
+    rec = runs.read_record(run_dir)
+    try:
+        spec = registry.get(rec.benchmark)
+        meta = ingested.load_meta(rec.benchmark, root)
+    except FactBoardError as e:
+        return [f"cannot be checked: {e}"]
+    if meta.get("version") != rec.benchmark_version:
+        return [
+            f"cannot be checked: scored against {rec.benchmark} version "
+            f"{rec.benchmark_version}; this store has version {meta.get('version')}"
+        ]
+    samples = ingested.load_samples(rec.benchmark, root)
+    preds = runs.read_predictions(run_dir)
+    grades = runs.read_grades(run_dir)
+    try:
+        scored = score(spec, samples, preds, options_of(rec, full), grades)
+    except FactBoardError as e:
+        return [f"its predictions do not score on {rec.benchmark}: {e}"]
+    problems = []
+    if scored.counts != rec.counts:
+        problems.append(
+            f"its counts {rec.counts.model_dump()} differ from its predictions' "
+            f"{scored.counts.model_dump()}"
+        )
+    got = {_key(r): r for r in scored.results}
+    claimed = {_key(r): r for r in rec.results}
+    missing = [k for k in claimed if k not in got]
+    differ = [
+        k
+        for k, r in claimed.items()
+        if k in got
+        and not (
+            _same(r.value, got[k].value)
+            and (not full or (_same(r.ci_low, got[k].ci_low) and _same(r.ci_high, got[k].ci_high)))
+            and r.n == got[k].n
+        )
+    ]
+    if missing:
+        problems.append(
+            f"{len(missing)} of its numbers are not made from its predictions, e.g. "
+            + ", ".join(_name(k) for k in missing[:SHOW_FIRST])
+        )
+    if differ:
+        shown = [
+            f"{_name(k)}: recorded {claimed[k].value!r}, scored {got[k].value!r}"
+            for k in differ[:SHOW_FIRST]
+        ]
+        problems.append(
+            f"{len(differ)} of its {len(claimed)} numbers differ from what its predictions "
+            f"score, e.g. {'; '.join(shown)}"
+        )
+    return problems
