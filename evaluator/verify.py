@@ -26,21 +26,13 @@ SHOW_FIRST = 3
 
 def options_of(rec: RunRecord, full: bool = True) -> ScoreOptions:
     """The scoring settings a stored run records (threshold policy, splits, bootstrap)."""
-    t = rec.threshold
-    policy = {"none": "auto"}.get(t.policy, t.policy)
-    boot = rec.bootstrap or {}
-    try:
-        return ScoreOptions(
-            policy=policy,
-            threshold=t.threshold if policy == "fixed" else None,
-            splits=tuple(rec.splits) or None,
-            resamples=int(boot.get("resamples", 1000)) if full else 1,
-            seed=int(boot.get("seed", 0)),
-            level=float(boot.get("level", 0.95)),
-            labels_given=bool(rec.config.extra.get("labels_given")),
-        )
-    except (TypeError, ValueError) as e:
-        raise FactBoardError(f"the run's scoring settings are malformed ({e})") from None
+    return ScoreOptions.recorded(
+        rec.threshold,
+        rec.splits,
+        rec.bootstrap or {},
+        bool(rec.config.extra.get("labels_given")),
+        None if full else 1,
+    )
 
 
 def _key(r: SliceResult) -> tuple[str, str, str, str, str, str]:

@@ -11,8 +11,9 @@ is the one rule for turning a stored threshold into labels).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,32 @@ class ScoreOptions:
             raise ScoringError("threshold policy 'fixed' needs a finite threshold")
         if self.resamples < 1:
             raise ScoringError(f"resamples must be at least 1, got {self.resamples}")
+
+    @classmethod
+    def recorded(
+        cls,
+        threshold: ThresholdInfo,
+        splits: Sequence[str] | None,
+        bootstrap: Mapping[str, Any],
+        labels_given: bool = False,
+        resamples: int | None = None,
+    ) -> ScoreOptions:
+        """The settings a stored run was scored with (its threshold, splits and bootstrap as
+        run.json records them), so that scoring its predictions again gives its numbers;
+        `resamples` overrides the recorded count (1: point values only)."""
+        policy = {"none": "auto"}.get(threshold.policy, threshold.policy)
+        try:
+            return cls(
+                policy=policy,
+                threshold=threshold.threshold if policy == "fixed" else None,
+                splits=tuple(str(s) for s in splits or ()) or None,
+                resamples=int(bootstrap.get("resamples", 1000)) if resamples is None else resamples,
+                seed=int(bootstrap.get("seed", 0)),
+                level=float(bootstrap.get("level", 0.95)),
+                labels_given=labels_given,
+            )
+        except (TypeError, ValueError) as e:
+            raise ScoringError(f"the run's scoring settings are malformed ({e})") from None
 
 
 @dataclass

@@ -530,19 +530,7 @@ def _options(lib: dict[str, Any], config: RunConfig) -> ScoreOptions:
     boot = _json_detail(lib, "factboard_bootstrap") or {}
     if not isinstance(splits, list) or not isinstance(boot, dict):
         raise FactBoardError("factboard_splits must be a list and factboard_bootstrap an object")
-    policy = {"none": "auto"}.get(t.policy, t.policy)
-    try:
-        return ScoreOptions(
-            policy=policy,
-            threshold=t.threshold if policy == "fixed" else None,
-            splits=tuple(str(s) for s in splits) or None,
-            resamples=int(boot.get("resamples", 1000)),
-            seed=int(boot.get("seed", 0)),
-            level=float(boot.get("level", 0.95)),
-            labels_given=bool(config.extra.get("labels_given")),
-        )
-    except (TypeError, ValueError) as e:
-        raise FactBoardError(f"the run's scoring settings are malformed ({e})") from None
+    return ScoreOptions.recorded(t, splits, boot, bool(config.extra.get("labels_given")))
 
 
 def _reported_plan(
