@@ -321,18 +321,21 @@ def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
         st.caption("This benchmark declares no slices, or none supports the metric.")
         return
     sl = V.slice_table(slices)
-    _chart(charts.differences(sl, f"A − B ({metric_title}), 95% CI"), "Nothing to plot.")
+    _chart(V.difference_chart(sl, f"A − B ({metric_title}), 95% CI"), "Nothing to plot.")
     st.dataframe(
         sl[V.SLICE_COLUMNS],
         hide_index=True,
         width="stretch",
         column_config={
+            "n": st.column_config.NumberColumn("n", format="localized"),
             "value_a": st.column_config.NumberColumn(f"A {metric_title}", format="%.3f"),
             "value_b": st.column_config.NumberColumn(f"B {metric_title}", format="%.3f"),
             "difference": st.column_config.NumberColumn("A − B", format="%+.3f"),
-            "ci_low": st.column_config.NumberColumn("CI low", format="%+.3f"),
-            "ci_high": st.column_config.NumberColumn("CI high", format="%+.3f"),
-            "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+            "95% CI": st.column_config.TextColumn("95% CI of A − B"),
+            "p": st.column_config.TextColumn("p", help="Paired bootstrap, two-sided"),
+            "significant": st.column_config.TextColumn(
+                "significant", help="yes when the 95% CI of A − B excludes 0"
+            ),
         },
     )
     st.caption(
@@ -342,10 +345,21 @@ def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
 
 
 def disagreements(
-    dis: pd.DataFrame, bench: str, unit: str, page: str, scored_on_scores: bool
+    dis: pd.DataFrame,
+    bench: str,
+    unit: str,
+    page: str,
+    scored_on_scores: bool,
+    ranks: pd.DataFrame | None = None,
+    names: tuple[str, str] = ("A", "B"),
 ) -> None:
     """'Where they disagree': the samples the runs label differently, each opening in the
-    samples explorer (a link column, and a picker with a page link)."""
+    samples explorer (a link column, and a picker with a page link). On a correlation
+    benchmark (`ranks`: compare.rank_disagreements), where the two metrics rank the samples
+    most differently, and each metric's rank against the human one."""
+    if ranks is not None:
+        _rank_disagreements(ranks, bench, unit, page, names)
+        return
     st.subheader("Where they disagree")
     if dis.empty:
         why = " (this benchmark is scored on scores, not labels)." if scored_on_scores else "."
@@ -355,6 +369,13 @@ def disagreements(
     view = V.disagreement_table(
         dis, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i), unit
     )
+    _open_links(view, dis["sample_id"], bench, unit, page)
+
+
+def _open_links(
+    view: pd.DataFrame, ids: pd.Series, bench: str, unit: str, page: str, **config: Any
+) -> None:
+    """A table of samples with an 'open' link column, and a picker that opens one."""
     st.dataframe(
         view,
         hide_index=True,
@@ -365,11 +386,12 @@ def disagreements(
                 "open", display_text="🔎 open", help="Open the sample in the explorer"
             ),
             unit: st.column_config.TextColumn(width="large"),
+            **config,
         },
     )
     pick = st.selectbox(
         "Open one in the explorer",
-        ["", *dis["sample_id"].head(500)],
+        ["", *ids.head(500)],
         format_func=lambda i: i or "—",
         key=f"{page}.open",
     )
@@ -380,6 +402,40 @@ def disagreements(
             icon="🔎",
             query_params={"benchmark": bench, "unit": unit, "sample": pick},
         )
+
+
+def _rank_disagreements(
+    ranks: pd.DataFrame, bench: str, unit: str, page: str, names: tuple[str, str]
+) -> None:
+    st.subheader(f"Where the two metrics rank {X.unit_plural(unit)} most differently")
+    if ranks.empty:
+        st.caption("No sample has a human score and a score from both runs.")
+        return
+    st.markdown(V.rank_summary(ranks, unit))
+    st.caption(
+        "Each metric's rank of every sample against the human rank: points on the dashed "
+        "diagonal are ranked where people rank them; points above it are rated more "
+        "consistent by the metric than by people."
+    )
+    st.altair_chart(V.rank_scatter(ranks, names[0], names[1], unit), width="content")
+    view = V.rank_table(
+        ranks, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i), unit
+    )
+    rank = st.column_config.NumberColumn(format="%.0f", help=V.RANK_HELP)
+    _open_links(
+        view,
+        ranks["sample_id"],
+        bench,
+        unit,
+        page,
+        **{
+            "A − B": st.column_config.NumberColumn(format="%+.0f", help=V.RANK_HELP),
+            "A's rank": rank,
+            "B's rank": rank,
+            "human rank": rank,
+            "human score": st.column_config.NumberColumn(format="%.3f"),
+        },
+    )
 
 
 # --------------------------------------------------------------------------------------------
