@@ -579,12 +579,15 @@ def wrong_filters(runs: pd.DataFrame, page: str, cols: Any) -> tuple[str | None,
     return wrong_by or None, most_wrong
 
 
-def metric_run_picker(runs: pd.DataFrame, page: str, container: Any) -> str | None:
+def metric_run_picker(
+    runs: pd.DataFrame, page: str, container: Any, far_container: Any = None
+) -> tuple[str | None, bool]:
     """For correlation benchmarks: the metric run whose disagreement with people orders the
-    list (URL parameter 'run'; runs: X.score_runs)."""
+    list (URL parameter 'run'; runs: X.score_runs), and whether the list keeps only the wide
+    gaps (URL parameter 'far': what 'the samples this run gets wrong' means on scores)."""
     if runs.empty:
         container.caption("No run has scores on these samples yet.")
-        return None
+        return None, False
     labels = dict(zip(runs["run_id"], runs["label"], strict=True))
     run = ui.url_selectbox(
         "Where does this metric disagree with people?",
@@ -595,7 +598,17 @@ def metric_run_picker(runs: pd.DataFrame, page: str, container: Any) -> str | No
         format_func=lambda r: labels[r] if r else "— pick a metric run —",
         help=X.DISAGREEMENT_HELP,
     )
-    return run or None
+    if not run:
+        return None, False
+    far = ui.url_toggle(
+        f"Only where it is far from people (≥ {X.WIDE_GAP} points)",
+        "far",
+        page,
+        container=far_container,
+        help=f"Keep the samples whose rank by this metric is at least {X.WIDE_GAP} percentile "
+        "points from their rank by the human score: the ones it gets wrong.",
+    )
+    return run, far
 
 
 def disagreement_rows(
@@ -652,9 +665,9 @@ def sample_results(
     selected = [ids.index(current)] if current in ids else []
     st.session_state[f"{page}._shown"] = (table_key, tuple(selected))
     text_last = [c for c in table.columns if c != unit] + [unit]
-    first = ["sample", "gold", "wrong", "gap"]
+    first = ["sample id", "gold", "wrong", "gap"]
     order = [c for c in first if c in table.columns]
-    order += [c for c in text_last if c not in order]
+    order += [c for c in text_last if c not in order and c != "sample"]
     st.dataframe(
         table,
         column_order=order,
@@ -666,7 +679,12 @@ def sample_results(
         key=table_key,
         height=38 + 35 * max(len(table), 1),
         column_config={
-            "sample": st.column_config.TextColumn("sample", width=X.id_width(table["sample"])),
+            "sample id": st.column_config.TextColumn(
+                "sample",
+                width=X.id_width(table["sample id"]),
+                help="Long ids are shortened in the middle (…); the full id is in the picker "
+                "below and above the open sample.",
+            ),
             unit: st.column_config.TextColumn(unit, width="large"),
             "wrong": st.column_config.TextColumn(
                 "wrong",
