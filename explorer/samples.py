@@ -44,11 +44,16 @@ def sort_options(most_wrong: bool) -> list[str]:
 SHORT_ID = 34  # characters of a sample id the list shows; the rest is elided in the middle
 
 
-def short_id(sample_id: object, most: int = SHORT_ID) -> str:
-    """A sample id short enough for the list: long ids (TofuEval's name the dataset, split,
-    document, topic, summarizer and sentence) keep their start and end, elided in the middle
-    ('mediasum:dev:CNN-1…Model-Extra:1'), so the columns after it stay in view."""
+def short_id(sample_id: object, most: int = SHORT_ID, known: tuple[str, ...] = ()) -> str:
+    """A sample id short enough for the list: leading parts the row shows in its own columns
+    (`known`: its domain and split, as TofuEval's 'mediasum:test:...' repeat them) are dropped,
+    and what is still long keeps its start and end, elided in the middle
+    ('CNN-104129:Buyouts for…Model-Extra:1'), so the columns after it stay in view."""
     text = str(sample_id)
+    if len(text) > most:
+        for part in known:
+            if part and text.startswith(f"{part}:") and len(text) > len(part) + 1:
+                text = text[len(part) + 1 :]
     if len(text) <= most:
         return text
     tail = most * 2 // 5
@@ -135,7 +140,10 @@ def page_table(page: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "sample": page["sample_id"],
-            "sample id": page["sample_id"].map(short_id),
+            "sample id": [
+                short_id(i, known=(str(d), str(s)))
+                for i, d, s in zip(page["sample_id"], page["domain"], page["split"], strict=True)
+            ],
             "split": page["split"],
             "domain": page["domain"],
             "gold": page["label"].map(label_text),
@@ -156,6 +164,30 @@ def page_table(page: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
     if not (out["error types"] != "").any():
         out = out.drop(columns="error types")
     return out
+
+
+def wrong_breakdown(rows: pd.DataFrame, unit: str = "summary", top: int = 4) -> str:
+    """What the listed samples that most runs get wrong are, in one sentence: how many are
+    inconsistent (errors the runs miss, with their commonest error types) and how many are
+    consistent (false alarms). rows: Q.samples_page rows (label, error_types)."""
+    if rows.empty:
+        return ""
+    bad = rows[rows["label"] == 0]
+    good = int((rows["label"] == 1).sum())
+    types = pd.Series([t for v in bad["error_types"] for t in (as_list(v) or [])])
+    counts = types.value_counts().head(top)
+    kinds = ", ".join(f"{k} {v:,}" for k, v in counts.items())
+    noun = unit_plural(unit)
+
+    def are(n: int) -> str:
+        return f"{n:,} {'is' if n == 1 else 'are'}"
+
+    return (
+        f"Of these {plural(len(rows), unit, noun)}, {are(len(bad))} inconsistent: errors most "
+        "runs miss"
+        + (f" (commonest error types: {kinds})" if kinds else "")
+        + f"; {are(good)} consistent: most runs raise a false alarm on them."
+    )
 
 
 def predictions_table(preds: pd.DataFrame, grades: pd.DataFrame) -> pd.DataFrame:
@@ -400,7 +432,10 @@ def disagreement_table(d: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
     return pd.DataFrame(
         {
             "sample": d["sample_id"],
-            "sample id": d["sample_id"].map(short_id),
+            "sample id": [
+                short_id(i, known=(str(dom), str(s)))
+                for i, dom, s in zip(d["sample_id"], d["domain"], d["split"], strict=True)
+            ],
             "split": d["split"],
             "domain": d["domain"],
             "human score": d["human_score"].astype(float),

@@ -664,10 +664,11 @@ def sample_results(
     ids = list(table["sample"])
     selected = [ids.index(current)] if current in ids else []
     st.session_state[f"{page}._shown"] = (table_key, tuple(selected))
-    text_last = [c for c in table.columns if c != unit] + [unit]
-    first = ["sample id", "gold", "wrong", "gap"]
+    # what a reader scans first: which sample, its gold label, how many runs get it wrong (or
+    # the gap), the text and its error types; where it comes from last
+    first = ["sample id", "gold", "wrong", "gap", unit, "error types"]
     order = [c for c in first if c in table.columns]
-    order += [c for c in text_last if c not in order and c != "sample"]
+    order += [c for c in table.columns if c not in order and c != "sample"]
     st.dataframe(
         table,
         column_order=order,
@@ -685,7 +686,7 @@ def sample_results(
                 help="Long ids are shortened in the middle (…); the full id is in the picker "
                 "below and above the open sample.",
             ),
-            unit: st.column_config.TextColumn(unit, width="large"),
+            unit: st.column_config.TextColumn(unit, width="medium"),
             "wrong": st.column_config.TextColumn(
                 "wrong",
                 help="Runs (this benchmark version) that get it wrong / runs with a label",

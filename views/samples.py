@@ -133,6 +133,8 @@ if metric_run:
         )
     total = len(gaps)
 pages = X.num_pages(total)
+if most_wrong and total:
+    st.caption(X.wrong_breakdown(Q.samples_page(con, f, min(total, 20_000), 0), unit))
 asked, why = X.page_request(ui.url_value("page"), pages)
 if asked is not None:
     st.query_params["page"] = str(asked)

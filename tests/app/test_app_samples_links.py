@@ -81,7 +81,7 @@ def test_long_ids_are_shortened_in_the_list_and_kept_whole_underneath() -> None:
     assert list(t["sample"]) == [TOFU_ID, "short:1"]  # the full id opens the sample
     short = t["sample id"].iloc[0]
     assert len(short) <= X.SHORT_ID and "…" in short
-    assert short.startswith("mediasum:dev:CNN-") and short.endswith("Model-Extra:1")
+    assert short.startswith("CNN-104129:Buyouts") and short.endswith("Model-Extra:1")
     assert t["sample id"].iloc[1] == "short:1"
     assert X.id_width(t["sample id"]) <= 300
 
@@ -103,3 +103,24 @@ def test_attributes_read_as_plain_words() -> None:
     assert facts["sentence"] == "1 of its summary"
     assert facts["summarizer"] == "Model-Extra" and facts["topic type"] == "main topic"
     assert all("_" not in k for k in facts)
+
+
+def test_what_the_samples_most_runs_get_wrong_are() -> None:
+    rows = pd.DataFrame(
+        {
+            "label": [0, 0, 0, 1],
+            "error_types": [["Contradiction"], ["Contradiction", "Nuanced"], [], []],
+        }
+    )
+    text = X.wrong_breakdown(rows, "sentence")
+    assert text.startswith("Of these 4 sentences, 3 are inconsistent")
+    assert "Contradiction 2, Nuanced 1" in text and "1 is consistent" in text
+    one = X.wrong_breakdown(rows.iloc[:1], "sentence")
+    assert one.startswith("Of these 1 sentence, 1 is inconsistent") and "0 are consistent" in one
+
+
+def test_the_hardest_list_says_why_in_one_line(data: Path) -> None:
+    """'Which samples do most runs get wrong, and why': the list and a line on what they are."""
+    at = open_app_page(PAGE, {"benchmark": "demo", "hard": "1"})
+    said = [c.value for c in at.caption if c.value.startswith("Of these")]
+    assert said and "inconsistent" in said[0]
