@@ -252,7 +252,7 @@ def compare_runs(
         resamples, slice_resamples = min(resamples, cap), min(slice_resamples, 500)
         notes.append(
             f"{V.metric_label(metric)} is recomputed on every resample: "
-            f"{resamples:,} resamples overall, {slice_resamples:,} per slice."
+            f"{plural(resamples, 'resample')} overall, {slice_resamples:,} per slice."
         )
     if kind == "labels":
         y, a, b = y.astype(np.int8), a.astype(np.int8), b.astype(np.int8)

@@ -15,7 +15,7 @@ from evaluator.core.vocabulary import lower_is_better
 from explorer import leaderboard as L
 from explorer import samples as X
 
-SLICE_COLUMNS = ["slice", "n", "value_a", "value_b", "difference", "95% CI", "p", "significant"]
+SLICE_COLUMNS = ["slice", "n", "value_a", "value_b", "A − B", "95% CI", "p", "significant"]
 SIGNIFICANCE = {True: "CI excludes 0", False: "CI contains 0"}
 
 
@@ -60,6 +60,7 @@ def slice_table(slices: pd.DataFrame) -> pd.DataFrame:
     sl["significance"] = sig.map(SIGNIFICANCE)
     sl["95% CI"] = [F.signed_ci(lo, hi) for lo, hi in zip(sl["ci_low"], sl["ci_high"], strict=True)]
     sl["p"] = sl["p_value"].map(F.p_value)
+    sl["A − B"] = sl["difference"].map(F.signed)  # the minus sign the CI uses
     return sl
 
 

@@ -152,7 +152,7 @@ def paper_comparison(dist: pd.DataFrame) -> list[PaperCheck]:
             continue
         parts, agree = [], []
         for m in models:
-            row = share.loc[m]
+            row = share.loc[m].to_dict()
             fails = {f: float(row.get(f, 0.0)) for f in FAILURES}
             main = max(fails, key=lambda f: (fails[f], f == claimed))
             agree.append(main == claimed)

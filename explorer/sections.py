@@ -330,7 +330,7 @@ def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
             "n": st.column_config.NumberColumn("n", format="localized"),
             "value_a": st.column_config.NumberColumn(f"A {metric_title}", format="%.3f"),
             "value_b": st.column_config.NumberColumn(f"B {metric_title}", format="%.3f"),
-            "difference": st.column_config.NumberColumn("A − B", format="%+.3f"),
+            "A − B": st.column_config.TextColumn("A − B"),
             "95% CI": st.column_config.TextColumn("95% CI of A − B"),
             "p": st.column_config.TextColumn("p", help="Paired bootstrap, two-sided"),
             "significant": st.column_config.TextColumn(

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from evaluator.core import formatting as F
 from evaluator.core.vocabulary import ORIGIN_BADGES
 from explorer import charts, ui, widgets
 from explorer import explanations as E
@@ -51,10 +52,11 @@ else:
                 "Figure 2 and its text group the models' failures otherwise."
             )
     tbl = E.type_table(d)
+    shares = [c for c in tbl.columns if c not in ("model", "run_id", "explanations")]
+    tbl[shares] = tbl[shares].map(F.percent)  # one decimal everywhere: '57.5%', '0.0%'
     pct = {
-        c: st.column_config.NumberColumn(c, format="percent")
-        for c in tbl.columns
-        if c not in ("model", "run_id", "explanations")
+        c: st.column_config.TextColumn(c, help=f"Share of the model's explanations: {c}")
+        for c in shares
     }
     st.dataframe(
         tbl.drop(columns=["run_id"]),

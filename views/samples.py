@@ -4,6 +4,7 @@ correlation benchmarks, the list can be ordered by where a metric departs from p
 
 import streamlit as st
 
+from evaluator.core import formatting as F
 from explorer import queries as Q
 from explorer import samples as X
 from explorer import sections, ui, widgets
@@ -143,8 +144,10 @@ if asked is not None:
 left, right = st.columns([5, 7], gap="medium")
 with left:
     head = st.columns([3, 4], vertical_alignment="center")
-    what = X.unit_plural(unit) + (", widest gap first" if gaps is not None else "")
-    head[0].markdown(f"**{total:,}** matching {what}")
+    what = (unit if total == 1 else X.unit_plural(unit)) + (
+        ", widest gap first" if gaps is not None else ""
+    )
+    head[0].markdown(f"**{F.count(total)}** matching {what}")
     with head[1]:
         page_no = ui.url_page_number("page", PAGE, pages, reset_token=(f, metric_run, far))
     start = (page_no - 1) * X.PAGE_SIZE

@@ -124,3 +124,8 @@ def test_the_hardest_list_says_why_in_one_line(data: Path) -> None:
     at = open_app_page(PAGE, {"benchmark": "demo", "hard": "1"})
     said = [c.value for c in at.caption if c.value.startswith("Of these")]
     assert said and "inconsistent" in said[0]
+
+
+def test_no_match_reads_as_a_plural(data: Path) -> None:
+    at = open_app_page(PAGE, {"benchmark": "demo", "q": "zzzz-no-such-text"})
+    assert at.markdown[0].value == "**0** matching summaries"

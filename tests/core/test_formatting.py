@@ -10,17 +10,8 @@ from evaluator.core import formatting as F
 
 @pytest.mark.parametrize(
     ("v", "want"),
-    [
-        (0.76, "0.760"),
-        (0.5624, "0.562"),
-        (1, "1.000"),
-        (None, "—"),
-        (math.nan, "—"),
-        (math.inf, "—"),
-        ("0.7", "—"),
-        (np.float32(0.25), "0.250"),
-        (1e308, "1" + "0" * 308 + ".000"),
-    ],
+    [(0.76, "0.760"), (0.5624, "0.562"), (1, "1.000"), (None, "—"), (math.nan, "—"),
+     (math.inf, "—"), ("0.7", "—"), (np.float32(0.25), "0.250"), (1e308, "1" + "0" * 308 + ".000")],
 )
 def test_number_has_fixed_decimals_and_one_missing_mark(v, want):
     assert F.number(v) == want
@@ -43,17 +34,8 @@ def test_signed_uses_a_true_minus_and_no_signed_zero():
 
 @pytest.mark.parametrize(
     ("p", "want"),
-    [
-        (0.0, "< 0.001"),
-        (0.0004, "< 0.001"),
-        (0.001, "0.001"),
-        (0.0123, "0.01"),
-        (0.00999, "0.010"),
-        (0.34, "0.34"),
-        (1.0, "1.00"),
-        (math.nan, ""),
-        (None, ""),
-    ],
+    [(0.0, "< 0.001"), (0.0004, "< 0.001"), (0.001, "0.001"), (0.0123, "0.01"),
+     (0.00999, "0.010"), (0.34, "0.34"), (1.0, "1.00"), (math.nan, ""), (None, "")],
 )
 def test_p_value_is_never_zero(p, want):
     assert F.p_value(p) == want
