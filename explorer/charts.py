@@ -195,14 +195,17 @@ def size_vs_score(rows: pd.DataFrame, metric_title: str) -> alt.Chart | None:
 
 
 def explanation_types(dist: pd.DataFrame) -> alt.Chart | None:
-    """Share of each explanation type per model (SummEdits Figure 2)."""
+    """Share of each explanation type per model (as in SummEdits Figure 2, computed from the
+    annotations on the board); types named in words ('no explanation')."""
     if dist.empty:
         return None
     types = [t for t in TYPE_ORDER if t in set(dist["explanation_type"])]
     types += sorted(set(dist["explanation_type"]) - set(types))
+    words = [str(t).replace("_", " ") for t in types]
     colors = TYPE_COLORS[: len(types)] + ["#636363"] * max(0, len(types) - len(TYPE_COLORS))
     d = dist.copy()
     d["order"] = d["explanation_type"].map({t: i for i, t in enumerate(types)})
+    d["type"] = d["explanation_type"].map(dict(zip(types, words, strict=True)))
     models = (
         d[d["explanation_type"] == "correct"]
         .sort_values("share", ascending=False)["model"]
@@ -221,17 +224,17 @@ def explanation_types(dist: pd.DataFrame) -> alt.Chart | None:
                 stack="normalize",
             ),
             color=alt.Color(
-                "explanation_type:N",
+                "type:N",
                 title="explanation type",
-                sort=types,
-                scale=alt.Scale(domain=types, range=colors),
+                sort=words,
+                scale=alt.Scale(domain=words, range=colors),
                 legend=alt.Legend(orient="bottom"),
             ),
             order=alt.Order("order:Q"),
             tooltip=[
                 alt.Tooltip("model:N"),
-                alt.Tooltip("explanation_type:N", title="type"),
-                alt.Tooltip("n:Q"),
+                alt.Tooltip("type:N", title="type"),
+                alt.Tooltip("n:Q", title="explanations", format=","),
                 alt.Tooltip("share:Q", format=".1%"),
             ],
         )

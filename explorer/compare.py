@@ -15,6 +15,7 @@ import pandas as pd
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import metrics as M
 from evaluator.core import vocabulary as V
+from evaluator.core.formatting import plural
 from evaluator.core.scoring import MEAN_OVER_DOMAINS, correlation_control, slice_masks
 from explorer import queries as Q
 
@@ -74,13 +75,6 @@ def comparable_metrics(task: str | BenchmarkSpec) -> list[str]:
     return out
 
 
-def p_text(p: float, resamples: int) -> str:
-    """A bootstrap p-value as text: 0 means below the resolution of the resamples."""
-    if p != p:
-        return "n/a"
-    return f"< {1 / resamples:.0e}".replace("e-0", "e-") if p == 0 else f"{p:.3g}"
-
-
 @dataclass
 class Comparison:
     metric: str
@@ -92,6 +86,9 @@ class Comparison:
     slices: pd.DataFrame
     disagreements: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    # correlation benchmarks: where the two metrics rank the samples most differently
+    # (rank_disagreements), None where the benchmark has no human scores
+    rank_gaps: pd.DataFrame | None = None
 
 
 def _arrays(frame: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
@@ -204,7 +201,7 @@ def compare_runs(
     dropped = int((~usable).sum())
     if dropped:
         notes.append(
-            f"{dropped} sample(s) left out: a run has no usable "
+            f"{plural(dropped, 'sample')} left out: a run has no usable "
             f"{'label' if kind == 'labels' else 'score'} for them, or the sample has "
             "no gold value."
         )
@@ -231,10 +228,20 @@ def compare_runs(
             "p_value",
         ]
     )
+    ranks = rank_disagreements(f) if spec.task == "correlation" else None
     if n == 0 or not _applies(metric, y, codes):
         notes.append("No sample both runs were scored on supports this metric.")
         return Comparison(
-            metric, n, np.nan, np.nan, None, None, empty_slices, _disagreements(f, kind), notes
+            metric,
+            n,
+            np.nan,
+            np.nan,
+            None,
+            None,
+            empty_slices,
+            _disagreements(f, kind),
+            notes,
+            ranks,
         )
     stratify = spec.overall == "mean_over_domains"
     domains = f["domain"].fillna("").astype(str).to_numpy()
@@ -245,7 +252,7 @@ def compare_runs(
         resamples, slice_resamples = min(resamples, cap), min(slice_resamples, 500)
         notes.append(
             f"{V.metric_label(metric)} is recomputed on every resample: "
-            f"{resamples:,} resamples overall, {slice_resamples:,} per slice."
+            f"{plural(resamples, 'resample')} overall, {slice_resamples:,} per slice."
         )
     if kind == "labels":
         y, a, b = y.astype(np.int8), a.astype(np.int8), b.astype(np.int8)
@@ -268,7 +275,7 @@ def compare_runs(
     slices = _slices(
         spec, f, metric, y, a, b, domains if stratify else None, slice_resamples, seed, codes
     )
-    return Comparison(metric, n, va, vb, diff, mc, slices, _disagreements(f, kind), notes)
+    return Comparison(metric, n, va, vb, diff, mc, slices, _disagreements(f, kind), notes, ranks)
 
 
 def _slices(
@@ -341,3 +348,46 @@ def _disagreements(f: pd.DataFrame, kind: str) -> pd.DataFrame:
     d = f[f["pred_a"] != f["pred_b"]].copy()
     d["right"] = np.where(d["pred_a"] == d["label"], "A", "B")
     return d[cols].reset_index(drop=True)
+
+
+RANK_COLUMNS = [
+    "sample_id",
+    "split",
+    "domain",
+    "human_score",
+    "score_a",
+    "score_b",
+    "human_rank",
+    "rank_a",
+    "rank_b",
+    "gap",
+    "summary",
+]
+
+
+def rank_disagreements(f: pd.DataFrame) -> pd.DataFrame:
+    """Where two metrics rank the samples most differently (correlation benchmarks, whose runs
+    give scores, not labels): each sample's rank by A's score, by B's score and by the human
+    score, as percentiles among the samples all three rate (0 = least consistent, 100 = most;
+    ties share their average rank), and gap = A's rank - B's rank; the largest |gap| first.
+
+    f: Q.pair_frame rows (sample_id, human_score, score_a, score_b, ...)."""
+    cols = ["human_score", "score_a", "score_b"]
+    if f.empty or not set(cols) <= set(f.columns):
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    m = f.dropna(subset=cols).copy()
+    if m.empty:
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    for src, dst in (("human_score", "human_rank"), ("score_a", "rank_a"), ("score_b", "rank_b")):
+        m[dst] = percentile_rank(m[src].astype(float))
+    m["gap"] = m["rank_a"] - m["rank_b"]
+    order = np.lexsort((m["sample_id"].astype(str).to_numpy(), -m["gap"].abs().round(6).to_numpy()))
+    return m.iloc[order][RANK_COLUMNS].reset_index(drop=True)
+
+
+def percentile_rank(x: pd.Series) -> pd.Series:
+    """Ranks as percentiles, 0 (lowest) to 100 (highest), ties at their average rank."""
+    n = len(x)
+    if n == 1:
+        return pd.Series([50.0], index=x.index)
+    return (x.rank(method="average") - 1) / (n - 1) * 100

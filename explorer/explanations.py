@@ -4,9 +4,12 @@ judge protocols EvalV1-V4 in plain words, and the published judge x protocol gri
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
+from evaluator.core import formatting as F
 from evaluator.core import metrics as M
 from evaluator.core.vocabulary import metric_label
 from explorer import queries as Q
@@ -95,8 +98,88 @@ def type_distribution(con: Q.Con, benchmark: str | None = None) -> pd.DataFrame:
     return d[["model", "run_id", "benchmark", "explanation_type", "n", "share", "total"]]
 
 
+TYPE_WORDS = {
+    "correct": "correct",
+    "partially_correct": "partially correct",
+    "incorrect": "incorrect",
+    "unrelated": "unrelated",
+    "no_explanation": "no explanation",
+}
+FAILURES = ("incorrect", "unrelated", "no_explanation")  # partially correct is half right
+
+PAPER = "SummEdits paper, §3.5 and Figure 2"
+# what the paper says of the models' failures (§3.5): (models, the failure it names, its words)
+PAPER_CLAIMS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("Dav001", "Dav002", "Cur001"), "no_explanation", "no explanation"),
+    (("Ada001", "LLaMa-13B", "Cohere-CMD-XL"), "unrelated", "an unrelated explanation"),
+    (("MPT-7B-Chat", "Dolly-v2-12B"), "incorrect", "an incorrect explanation"),
+    (("Dav003",), "no_explanation", "no explanation (it abstains)"),
+)
+
+
+def type_words(t: object) -> str:
+    """'no_explanation' -> 'no explanation'."""
+    return TYPE_WORDS.get(str(t), str(t).replace("_", " "))
+
+
+@dataclass(frozen=True)
+class PaperCheck:
+    claimed: str  # the failure the paper names, in its words ("no explanation")
+    models: tuple[str, ...]  # those of the claim that are on the board
+    agrees: bool  # each model's most common failure is the one the paper names
+    text: str  # what the data shows, with its numbers (plain text, model names from data)
+
+
+def _names(models: list[str]) -> str:
+    return models[0] if len(models) == 1 else ", ".join(models[:-1]) + " and " + models[-1]
+
+
+def paper_comparison(dist: pd.DataFrame) -> list[PaperCheck]:
+    """The paper's failure groups against the shares in the data (type_distribution rows of
+    one benchmark): for each group, each model's most common failure (incorrect, unrelated or
+    no explanation) and the share of the failure the paper names. Computed, never copied from
+    the paper: a model the data lacks is left out, a group with none is skipped."""
+    if dist.empty:
+        return []
+    share = dist.pivot_table(
+        index="model", columns="explanation_type", values="share", aggfunc="sum", fill_value=0.0
+    )
+    lower = {str(m).lower(): str(m) for m in share.index}
+    out = []
+    for claim_models, claimed, words in PAPER_CLAIMS:
+        models = [lower[m.lower()] for m in claim_models if m.lower() in lower]
+        if not models:
+            continue
+        parts, agree = [], []
+        for m in models:
+            row = share.loc[m].to_dict()
+            fails = {f: float(row.get(f, 0.0)) for f in FAILURES}
+            main = max(fails, key=lambda f: (fails[f], f == claimed))
+            agree.append(main == claimed)
+            if main == claimed:
+                parts.append(f"{m}: {type_words(claimed)} {F.percent(fails[claimed])}")
+            else:
+                parts.append(
+                    f"{m}: {type_words(main)} {F.percent(fails[main])}, "
+                    f"{type_words(claimed)} {F.percent(fails[claimed])}"
+                )
+        verdict = (
+            "As the paper says"
+            if all(agree)
+            else ("Differs from the paper" if not any(agree) else "Partly differs from the paper")
+        )
+        text = (
+            f"{verdict}: the paper ({PAPER}) says {_names(models)} "
+            f"{'fails' if len(models) == 1 else 'fail'} mostly by giving {words}. "
+            f"Share of their explanations in the released annotations: " + "; ".join(parts) + "."
+        )
+        out.append(PaperCheck(words, tuple(models), all(agree), text))
+    return out
+
+
 def type_table(dist: pd.DataFrame) -> pd.DataFrame:
-    """One row per model: explanations annotated, then the share of each type."""
+    """One row per model: explanations annotated, then the share of each type (named in
+    words: 'no explanation')."""
     if dist.empty:
         return pd.DataFrame()
     wide = dist.pivot_table(
@@ -108,7 +191,8 @@ def type_table(dist: pd.DataFrame) -> pd.DataFrame:
     types += sorted(c for c in wide.columns if c not in types)
     out = out[["model", "run_id", "explanations", *types]]
     lead = "correct" if "correct" in out.columns else "explanations"
-    return out.sort_values(lead, ascending=False).reset_index(drop=True)
+    out = out.sort_values(lead, ascending=False).reset_index(drop=True)
+    return out.rename(columns={t: type_words(t) for t in types})
 
 
 def judge_agreement(con: Q.Con) -> pd.DataFrame:
@@ -150,6 +234,17 @@ def judge_agreement(con: Q.Con) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def _title(name: object) -> str:
+    """A benchmark's title (never its id), from the registry."""
+    from evaluator.benchmarks import registry
+    from evaluator.core.errors import UnknownNameError
+
+    try:
+        return registry.get(str(name)).title
+    except UnknownNameError:  # not registered: its id is all there is
+        return str(name)
+
+
 def graded_table(graded: pd.DataFrame) -> pd.DataFrame:
     """Mean grade per run and grader (Q.graded_runs), best first within each benchmark; the
     grader is 'human' or 'judge / protocol'."""
@@ -158,7 +253,7 @@ def graded_table(graded: pd.DataFrame) -> pd.DataFrame:
         "human" if p == "human" else f"{j} / {p}"
         for j, p in zip(g["judge"], g["protocol"], strict=True)
     ]
-    out = g.assign(grader=grader)[
+    out = g.assign(grader=grader, benchmark=g["benchmark"].map(_title))[
         ["benchmark", "model_name", "grader", "n", "n_graded", "mean_grade"]
     ]
     return out.rename(

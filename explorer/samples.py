@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.core.formatting import number, plural
 from evaluator.core.vocabulary import ORIGIN_BADGES, kind_label
 from evaluator.store.export import neutralise_formulas
 from explorer import queries as Q
+from explorer.compare import percentile_rank
 from explorer.leaderboard import as_list
 
 PAGE_SIZE = 20
@@ -39,10 +41,56 @@ def sort_options(most_wrong: bool) -> list[str]:
     return ["most_wrong", "domain"] if most_wrong else list(Q.SORTS)
 
 
-def id_width(ids: pd.Series, least: int = 120, most: int = 420) -> int:
-    """Pixels for a column of sample ids to show the longest in full."""
+SHORT_ID = 34  # characters of a sample id the list shows; the rest is elided in the middle
+
+
+def short_id(sample_id: object, most: int = SHORT_ID, known: tuple[str, ...] = ()) -> str:
+    """A sample id short enough for the list: leading parts the row shows in its own columns
+    (`known`: its domain and split, as TofuEval's 'mediasum:test:...' repeat them) are dropped,
+    and what is still long keeps its start and end, elided in the middle
+    ('CNN-104129:Buyouts for…Model-Extra:1'), so the columns after it stay in view."""
+    text = str(sample_id)
+    if len(text) > most:
+        for part in known:
+            if part and text.startswith(f"{part}:") and len(text) > len(part) + 1:
+                text = text[len(part) + 1 :]
+    if len(text) <= most:
+        return text
+    tail = most * 2 // 5
+    return f"{text[: most - tail - 1]}…{text[-tail:]}"
+
+
+def id_width(ids: pd.Series, least: int = 120, most: int = 300) -> int:
+    """Pixels for a column of (shortened) sample ids to show the longest in full."""
     longest = int(ids.astype(str).str.len().max()) if len(ids) else 0
     return max(least, min(most, 8 * longest + 24))
+
+
+def page_request(raw: str | None, pages: int) -> tuple[int | None, str | None]:
+    """The page a link asks for, checked: (None, None) when it is absent or a page of the list;
+    else (the page to show instead, why), for a page past the end, below 1 or not a plain
+    number ('²', a 4,301-digit number, 'abc')."""
+    if raw is None or raw == "":
+        return None, None
+    pages = max(1, pages)
+    text = raw.strip()
+    if text.isascii() and text.isdigit() and len(text) <= 9:
+        n = int(text)
+        if 1 <= n <= pages:
+            return None, None
+        if n < 1:
+            return 1, "The link asks for page 0; showing page 1."
+        return pages, (
+            f"The link asks for page {n:,}, but the list has {plural(pages, 'page')}; "
+            f"showing page {pages:,}."
+        )
+    if text.isascii() and text.isdigit():
+        return pages, (
+            f"The link asks for a page past the end (a {len(text):,}-digit number); the list "
+            f"has {plural(pages, 'page')}, showing page {pages:,}."
+        )
+    shown = text[:20] + ("…" if len(text) > 20 else "")
+    return 1, f"The link's page “{shown}” is not a page number; showing page 1."
 
 
 def step(ids: list[str], current: str | None, delta: int) -> tuple[str | None, int]:
@@ -70,7 +118,7 @@ def sample_facts(smp: dict[str, Any]) -> str:
         facts.append(("error types", ", ".join(smp["error_types"])))
     score = smp.get("human_score")
     if score is not None and score == score:  # NaN != NaN
-        facts.append(("human score", f"{score:.3f}"))
+        facts.append(("human score", number(score)))
     facts += attributes_text(smp)
     return "   ·   ".join(f"{k}: {v}" for k, v in facts if v not in (None, ""))
 
@@ -92,6 +140,10 @@ def page_table(page: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "sample": page["sample_id"],
+            "sample id": [
+                short_id(i, known=(str(d), str(s)))
+                for i, d, s in zip(page["sample_id"], page["domain"], page["split"], strict=True)
+            ],
             "split": page["split"],
             "domain": page["domain"],
             "gold": page["label"].map(label_text),
@@ -112,6 +164,30 @@ def page_table(page: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
     if not (out["error types"] != "").any():
         out = out.drop(columns="error types")
     return out
+
+
+def wrong_breakdown(rows: pd.DataFrame, unit: str = "summary", top: int = 4) -> str:
+    """What the listed samples that most runs get wrong are, in one sentence: how many are
+    inconsistent (errors the runs miss, with their commonest error types) and how many are
+    consistent (false alarms). rows: Q.samples_page rows (label, error_types)."""
+    if rows.empty:
+        return ""
+    bad = rows[rows["label"] == 0]
+    good = int((rows["label"] == 1).sum())
+    types = pd.Series([t for v in bad["error_types"] for t in (as_list(v) or [])])
+    counts = types.value_counts().head(top)
+    kinds = ", ".join(f"{k} {v:,}" for k, v in counts.items())
+    noun = unit_plural(unit)
+
+    def are(n: int) -> str:
+        return f"{n:,} {'is' if n == 1 else 'are'}"
+
+    return (
+        f"Of these {plural(len(rows), unit, noun)}, {are(len(bad))} inconsistent: errors most "
+        "runs miss"
+        + (f" (commonest error types: {kinds})" if kinds else "")
+        + f"; {are(good)} consistent: most runs raise a false alarm on them."
+    )
 
 
 def predictions_table(preds: pd.DataFrame, grades: pd.DataFrame) -> pd.DataFrame:
@@ -189,26 +265,61 @@ def sentences_table(sent: pd.DataFrame, current: str | None = None) -> pd.DataFr
     )
 
 
+# a release's attribute keys in plain words; keys that only tie a row to the release's files
+# (annotation ids, column names, anonymised model slots) are not shown
+ATTRIBUTE_WORDS = {
+    "summarizer": "summarizer",
+    "system": "summarizer",
+    "topic": "topic",
+    "topic_type": "topic type",
+    "n_sentences": "sentences in the summary",
+    "is_seed": "unedited seed summary",
+    "n_edit_types": "number of edit types",
+    "gpt4_edit_types": "edit types GPT-4 named",
+}
+HIDDEN_ATTRIBUTES = {
+    "annotation_id",
+    "sent_idx",  # shown as 'sentence N of its summary'
+    "system_column",
+    "model",
+    "original_text",
+    "replace_text",
+    "responses",
+    "sentences",
+    "sentence_majority",
+    "sentence_votes",
+    "annotator_scores",
+    "sentence_labels",
+    "error_category_scores",
+}
+
+
+def _attribute_value(key: str, v: Any) -> str:
+    if key == "is_seed":
+        return "yes" if str(v).lower() in ("1", "true", "yes") else "no"
+    if key == "topic_type":
+        return {"main": "main topic", "marginal": "marginal topic"}.get(str(v), str(v))
+    return str(v)
+
+
 def attributes_text(sample: dict[str, Any]) -> list[tuple[str, str]]:
-    """The sample's benchmark-specific attributes worth showing, as (name, value)."""
+    """The sample's benchmark-specific attributes worth showing, as (plain name, value):
+    'summarizer: Model-Extra', 'sentence: 2 of its summary'; internal keys left out."""
     import json
 
     try:
         attrs = json.loads(sample.get("attributes") or "{}")
     except ValueError:
         return []
-    skip = {
-        "original_text",
-        "replace_text",
-        "responses",
-        "sentences",
-        "sentence_majority",
-        "sentence_votes",
-        "annotator_scores",
-        "sentence_labels",
-        "error_category_scores",
-    }
-    return [(k, str(v)) for k, v in sorted(attributes_items(attrs)) if k not in skip]
+    out = []
+    idx = attrs.get("sent_idx")
+    if idx not in (None, "") and str(idx).isdigit():
+        out.append(("sentence", f"{int(idx)} of its summary"))
+    for k, v in sorted(attributes_items(attrs)):
+        if k in HIDDEN_ATTRIBUTES:
+            continue
+        out.append((ATTRIBUTE_WORDS.get(k, k.replace("_", " ")), _attribute_value(k, v)))
+    return out
 
 
 def attributes_items(attrs: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -281,18 +392,38 @@ def disagreement(samples: pd.DataFrame, preds: pd.DataFrame) -> pd.DataFrame:
     m = m[m["human_score"].notna() & m["score"].notna()].copy()
     if m.empty:
         return m.assign(human_rank=[], metric_rank=[], gap=[])
-    m["human_rank"] = _percentile_rank(m["human_score"].astype(float))
-    m["metric_rank"] = _percentile_rank(m["score"].astype(float))
+    m["human_rank"] = percentile_rank(m["human_score"].astype(float))
+    m["metric_rank"] = percentile_rank(m["score"].astype(float))
     m["gap"] = m["metric_rank"] - m["human_rank"]
     order = np.lexsort((m["sample_id"].to_numpy(), -m["gap"].abs().round(6).to_numpy()))
     return m.iloc[order].reset_index(drop=True)
 
 
-def _percentile_rank(x: pd.Series) -> pd.Series:
-    n = len(x)
-    if n == 1:
-        return pd.Series([50.0], index=x.index)
-    return (x.rank(method="average") - 1) / (n - 1) * 100
+WIDE_GAP = 50  # percentile points: a correlation run 'gets a sample wrong' from here on
+WRONG_ON_SCORES = (
+    "{title} runs give scores, not labels, so no sample is simply right or wrong. Listed "
+    "instead: the {units} this metric ranks at least {gap} percentile points away from the "
+    "human score's rank (it puts them in the other half), widest gap first."
+)
+
+
+def wrong_as_gap(params: dict[str, str]) -> dict[str, str] | None:
+    """On a correlation benchmark, a link to 'the samples this run gets wrong' (URL parameter
+    'wrong', as the leaderboard and Submit write it) becomes the list ordered by where that
+    run's ranking departs from people ('run'), narrowed to the wide gaps ('far'); None when
+    the link has no 'wrong'."""
+    run = params.get("wrong")
+    if not run:
+        return None
+    out = {k: v for k, v in params.items() if k != "wrong"}
+    out["run"] = run
+    out["far"] = "1"
+    return out
+
+
+def wide_gaps(d: pd.DataFrame, gap: float = WIDE_GAP) -> pd.DataFrame:
+    """disagreement() rows where the metric's rank is at least `gap` points from people's."""
+    return d[d["gap"].abs() >= gap - 1e-9].reset_index(drop=True)
 
 
 def disagreement_table(d: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
@@ -301,6 +432,10 @@ def disagreement_table(d: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
     return pd.DataFrame(
         {
             "sample": d["sample_id"],
+            "sample id": [
+                short_id(i, known=(str(dom), str(s)))
+                for i, dom, s in zip(d["sample_id"], d["domain"], d["split"], strict=True)
+            ],
             "split": d["split"],
             "domain": d["domain"],
             "human score": d["human_score"].astype(float),

@@ -321,18 +321,21 @@ def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
         st.caption("This benchmark declares no slices, or none supports the metric.")
         return
     sl = V.slice_table(slices)
-    _chart(charts.differences(sl, f"A − B ({metric_title}), 95% CI"), "Nothing to plot.")
+    _chart(V.difference_chart(sl, f"A − B ({metric_title}), 95% CI"), "Nothing to plot.")
     st.dataframe(
         sl[V.SLICE_COLUMNS],
         hide_index=True,
         width="stretch",
         column_config={
+            "n": st.column_config.NumberColumn("n", format="localized"),
             "value_a": st.column_config.NumberColumn(f"A {metric_title}", format="%.3f"),
             "value_b": st.column_config.NumberColumn(f"B {metric_title}", format="%.3f"),
-            "difference": st.column_config.NumberColumn("A − B", format="%+.3f"),
-            "ci_low": st.column_config.NumberColumn("CI low", format="%+.3f"),
-            "ci_high": st.column_config.NumberColumn("CI high", format="%+.3f"),
-            "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+            "A − B": st.column_config.TextColumn("A − B"),
+            "95% CI": st.column_config.TextColumn("95% CI of A − B"),
+            "p": st.column_config.TextColumn("p", help="Paired bootstrap, two-sided"),
+            "significant": st.column_config.TextColumn(
+                "significant", help="yes when the 95% CI of A − B excludes 0"
+            ),
         },
     )
     st.caption(
@@ -342,10 +345,21 @@ def comparison_slices(slices: pd.DataFrame, metric_title: str) -> None:
 
 
 def disagreements(
-    dis: pd.DataFrame, bench: str, unit: str, page: str, scored_on_scores: bool
+    dis: pd.DataFrame,
+    bench: str,
+    unit: str,
+    page: str,
+    scored_on_scores: bool,
+    ranks: pd.DataFrame | None = None,
+    names: tuple[str, str] = ("A", "B"),
 ) -> None:
     """'Where they disagree': the samples the runs label differently, each opening in the
-    samples explorer (a link column, and a picker with a page link)."""
+    samples explorer (a link column, and a picker with a page link). On a correlation
+    benchmark (`ranks`: compare.rank_disagreements), where the two metrics rank the samples
+    most differently, and each metric's rank against the human one."""
+    if ranks is not None:
+        _rank_disagreements(ranks, bench, unit, page, names)
+        return
     st.subheader("Where they disagree")
     if dis.empty:
         why = " (this benchmark is scored on scores, not labels)." if scored_on_scores else "."
@@ -355,6 +369,13 @@ def disagreements(
     view = V.disagreement_table(
         dis, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i), unit
     )
+    _open_links(view, dis["sample_id"], bench, unit, page)
+
+
+def _open_links(
+    view: pd.DataFrame, ids: pd.Series, bench: str, unit: str, page: str, **config: Any
+) -> None:
+    """A table of samples with an 'open' link column, and a picker that opens one."""
     st.dataframe(
         view,
         hide_index=True,
@@ -365,11 +386,12 @@ def disagreements(
                 "open", display_text="🔎 open", help="Open the sample in the explorer"
             ),
             unit: st.column_config.TextColumn(width="large"),
+            **config,
         },
     )
     pick = st.selectbox(
         "Open one in the explorer",
-        ["", *dis["sample_id"].head(500)],
+        ["", *ids.head(500)],
         format_func=lambda i: i or "—",
         key=f"{page}.open",
     )
@@ -380,6 +402,40 @@ def disagreements(
             icon="🔎",
             query_params={"benchmark": bench, "unit": unit, "sample": pick},
         )
+
+
+def _rank_disagreements(
+    ranks: pd.DataFrame, bench: str, unit: str, page: str, names: tuple[str, str]
+) -> None:
+    st.subheader(f"Where the two metrics rank {X.unit_plural(unit)} most differently")
+    if ranks.empty:
+        st.caption("No sample has a human score and a score from both runs.")
+        return
+    st.markdown(V.rank_summary(ranks, unit))
+    st.caption(
+        "Each metric's rank of every sample against the human rank: points on the dashed "
+        "diagonal are ranked where people rank them; points above it are rated more "
+        "consistent by the metric than by people."
+    )
+    st.altair_chart(V.rank_scatter(ranks, names[0], names[1], unit), width="content")
+    view = V.rank_table(
+        ranks, lambda i: ui.page_url("samples", benchmark=bench, unit=unit, sample=i), unit
+    )
+    rank = st.column_config.NumberColumn(format="%.0f", help=V.RANK_HELP)
+    _open_links(
+        view,
+        ranks["sample_id"],
+        bench,
+        unit,
+        page,
+        **{
+            "A − B": st.column_config.NumberColumn(format="%+.0f", help=V.RANK_HELP),
+            "A's rank": rank,
+            "B's rank": rank,
+            "human rank": rank,
+            "human score": st.column_config.NumberColumn(format="%.3f"),
+        },
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -523,12 +579,15 @@ def wrong_filters(runs: pd.DataFrame, page: str, cols: Any) -> tuple[str | None,
     return wrong_by or None, most_wrong
 
 
-def metric_run_picker(runs: pd.DataFrame, page: str, container: Any) -> str | None:
+def metric_run_picker(
+    runs: pd.DataFrame, page: str, container: Any, far_container: Any = None
+) -> tuple[str | None, bool]:
     """For correlation benchmarks: the metric run whose disagreement with people orders the
-    list (URL parameter 'run'; runs: X.score_runs)."""
+    list (URL parameter 'run'; runs: X.score_runs), and whether the list keeps only the wide
+    gaps (URL parameter 'far': what 'the samples this run gets wrong' means on scores)."""
     if runs.empty:
         container.caption("No run has scores on these samples yet.")
-        return None
+        return None, False
     labels = dict(zip(runs["run_id"], runs["label"], strict=True))
     run = ui.url_selectbox(
         "Where does this metric disagree with people?",
@@ -539,7 +598,17 @@ def metric_run_picker(runs: pd.DataFrame, page: str, container: Any) -> str | No
         format_func=lambda r: labels[r] if r else "— pick a metric run —",
         help=X.DISAGREEMENT_HELP,
     )
-    return run or None
+    if not run:
+        return None, False
+    far = ui.url_toggle(
+        f"Only where it is far from people (≥ {X.WIDE_GAP} points)",
+        "far",
+        page,
+        container=far_container,
+        help=f"Keep the samples whose rank by this metric is at least {X.WIDE_GAP} percentile "
+        "points from their rank by the human score: the ones it gets wrong.",
+    )
+    return run, far
 
 
 def disagreement_rows(
@@ -595,10 +664,11 @@ def sample_results(
     ids = list(table["sample"])
     selected = [ids.index(current)] if current in ids else []
     st.session_state[f"{page}._shown"] = (table_key, tuple(selected))
-    text_last = [c for c in table.columns if c != unit] + [unit]
-    first = ["sample", "gold", "wrong", "gap"]
+    # what a reader scans first: which sample, its gold label, how many runs get it wrong (or
+    # the gap), the text and its error types; where it comes from last
+    first = ["sample id", "gold", "wrong", "gap", unit, "error types"]
     order = [c for c in first if c in table.columns]
-    order += [c for c in text_last if c not in order]
+    order += [c for c in table.columns if c not in order and c != "sample"]
     st.dataframe(
         table,
         column_order=order,
@@ -610,8 +680,13 @@ def sample_results(
         key=table_key,
         height=38 + 35 * max(len(table), 1),
         column_config={
-            "sample": st.column_config.TextColumn("sample", width=X.id_width(table["sample"])),
-            unit: st.column_config.TextColumn(unit, width="large"),
+            "sample id": st.column_config.TextColumn(
+                "sample",
+                width=X.id_width(table["sample id"]),
+                help="Long ids are shortened in the middle (…); the full id is in the picker "
+                "below and above the open sample.",
+            ),
+            unit: st.column_config.TextColumn(unit, width="medium"),
             "wrong": st.column_config.TextColumn(
                 "wrong",
                 help="Runs (this benchmark version) that get it wrong / runs with a label",

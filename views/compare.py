@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from evaluator.core import formatting as F
 from evaluator.core.vocabulary import metric_label
 from explorer import compare as C
 from explorer import compare_view as V
@@ -26,7 +27,14 @@ if not names:
     ui.no_data("No run to compare yet. The demo has four: `python -m evaluator demo`.")
     st.stop()
 c = st.columns([2, 1, 2])
+linked = ui.url_value("benchmark")
 bench = widgets.benchmark_picker(names, PAGE, container=c[0])
+if linked and linked != bench:
+    # the reader picked another benchmark (a followed link opens on its own): the runs chosen
+    # for the previous one are dropped, not reported as a stale link
+    for k in ("a", "b"):
+        ui.set_url_value(k, None)
+        st.session_state.pop(f"{PAGE}.{k}", None)
 spec = ui.spec_of(bench)
 if spec is None:
     st.error(f"{bench} is not a registered benchmark.")
@@ -99,27 +107,36 @@ if res.diff is None:
     st.stop()
 
 m = st.columns(4)
-m[0].metric(f"A: {mlabel}", f"{res.value_a:.3f}")
-m[1].metric(f"B: {mlabel}", f"{res.value_b:.3f}")
+m[0].metric(f"A: {mlabel}", F.number(res.value_a))
+m[1].metric(f"B: {mlabel}", F.number(res.value_b))
 m[2].metric(
     "A − B",
-    f"{res.diff.difference:+.3f}",
-    help=f"Paired bootstrap over {res.n:,} samples, {res.diff.resamples:,} resamples "
-    f"({V.better(metric)} is better)",
+    F.signed(res.diff.difference),
+    help=f"Paired bootstrap over {F.plural(res.n, 'sample')}, "
+    f"{F.plural(res.diff.resamples, 'resample')} ({V.better(metric)} is better)",
 )
 m[3].metric(
     "p-value (paired bootstrap)",
-    C.p_text(res.diff.p_value, res.diff.resamples),
-    help="Twice the smaller share of resamples on either side of 0; 0 of the resamples on "
-    "the other side reads as p < 1/resamples.",
+    F.p_value(res.diff.p_value, missing=F.MISSING),
+    help="Twice the smaller share of resamples on either side of 0.",
 )
 st.markdown(V.verdict(res.diff.ci_low, res.diff.ci_high, res.n))
 if res.mcnemar is not None:
     mc = res.mcnemar
+    p = F.p_value(mc.p_value, missing=F.MISSING)
     st.markdown(
-        f"**McNemar (exact)** on correctness: A right and B wrong on **{mc.a_only}** "
-        f"samples, B right and A wrong on **{mc.b_only}**; p = {mc.p_value:.3g}."
+        f"**McNemar (exact)** on correctness: A right and B wrong on **{F.count(mc.a_only)}** "
+        f"{'sample' if mc.a_only == 1 else 'samples'}, B right and A wrong on "
+        f"**{F.count(mc.b_only)}**; p {p if p.startswith('<') else '= ' + p}."
     )
 
 sections.comparison_slices(res.slices, mlabel)
-sections.disagreements(res.disagreements, bench, unit, PAGE, spec.task == "correlation")
+sections.disagreements(
+    res.disagreements,
+    bench,
+    unit,
+    PAGE,
+    spec.task == "correlation",
+    ranks=res.rank_gaps,
+    names=(labels[run_a], labels[run_b]),
+)

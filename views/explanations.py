@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from evaluator.core import formatting as F
 from evaluator.core.vocabulary import ORIGIN_BADGES
 from explorer import charts, ui, widgets
 from explorer import explanations as E
@@ -35,16 +36,27 @@ else:
     st.caption(
         "Human annotation of each explanation a model gave when it (rightly) flagged a "
         "summary as inconsistent: correct, partially correct, incorrect, unrelated, or no "
-        "explanation (SummEdits paper, Figure 2). Sorted by the share of correct ones."
+        "explanation (the study of the SummEdits paper, §3.5). The shares are computed from "
+        "the released annotations; sorted by the share of correct ones."
     )
     ch = charts.explanation_types(d)
     if ch is not None:
         st.altair_chart(ch, width="stretch")
+    checks = E.paper_comparison(d)
+    if checks:
+        st.markdown("**What the released annotations show, beside what the paper says**")
+        st.markdown("\n".join(f"- {ui.md_escape(c.text)}" for c in checks))
+        if not all(c.agrees for c in checks):
+            st.caption(
+                "Where the two differ, the numbers on this page are the data's: the paper's "
+                "Figure 2 and its text group the models' failures otherwise."
+            )
     tbl = E.type_table(d)
+    shares = [c for c in tbl.columns if c not in ("model", "run_id", "explanations")]
+    tbl[shares] = tbl[shares].map(F.percent)  # one decimal everywhere: '57.5%', '0.0%'
     pct = {
-        c: st.column_config.NumberColumn(c.replace("_", " "), format="percent")
-        for c in tbl.columns
-        if c not in ("model", "run_id", "explanations")
+        c: st.column_config.TextColumn(c, help=f"Share of the model's explanations: {c}")
+        for c in shares
     }
     st.dataframe(
         tbl.drop(columns=["run_id"]),

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evaluator.core import formatting as F
 from tests.support import testdata
 from tests.support.apptest import open_app_page
 
@@ -108,7 +109,7 @@ def test_explanations_page_with_human_and_judge_grades(
     assert set(types["model"]) == {"Explainer A", "Explainer B"}
     row = types.set_index("model").loc["Explainer A"]
     assert row["explanations"] == len(human)
-    assert row["correct"] == pytest.approx((human["rationale"] == "correct").mean())
+    assert row["correct"] == F.percent((human["rationale"] == "correct").mean())
     grades = at.dataframe[1].value
     assert set(grades["grader"]) == {"human", "gpt-4o / EvalV4"}
     agree = at.dataframe[3].value  # after the protocols' definitions

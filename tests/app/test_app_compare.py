@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evaluator.core import formatting as F
 from evaluator.core import metrics as M
 from explorer import queries as Q
 from explorer.store import Store
@@ -52,17 +53,19 @@ def test_compare_from_a_link(data: Path) -> None:
     va = M.mean_over_strata_w(lambda W, m: M.balanced_accuracy_w(W[:, m], y[m], pa[m]), dom)
     vb = M.mean_over_strata_w(lambda W, m: M.balanced_accuracy_w(W[:, m], y[m], pb[m]), dom)
     ones = np.ones((1, len(y)))
-    assert metrics["A: BAcc"] == f"{va(ones)[0]:.3f}"
-    assert metrics["B: BAcc"] == f"{vb(ones)[0]:.3f}"
-    assert metrics["A − B"] == f"{va(ones)[0] - vb(ones)[0]:+.3f}"
+    assert metrics["A: BAcc"] == F.number(va(ones)[0])
+    assert metrics["B: BAcc"] == F.number(vb(ones)[0])
+    assert metrics["A − B"] == F.signed(va(ones)[0] - vb(ones)[0])
     p_shown = metrics["p-value (paired bootstrap)"]
-    assert p_shown == "< 1e-4" or float(p_shown) < 0.05  # 0 of 10,000 resamples: below 1e-4
+    assert p_shown == "< 0.001" or float(p_shown) < 0.05  # 0 of 10,000 resamples: p < 0.001
     text = " ".join(m.value for m in at.markdown)
     assert "The CI excludes 0" in text
     mc = M.mcnemar_exact(pa == y, pb == y)
     assert f"**{mc.a_only}**" in text and f"**{mc.b_only}**" in text
     slices = at.dataframe[0].value
     assert {"domain: news", "edit type: antonym_swap"} <= set(slices["slice"])
+    assert set(slices["significant"]) <= {"yes", "no"}  # words, not true / false
+    assert all(p == "< 0.001" or p[0].isdigit() for p in slices["p"])  # never "0" or "1e-04"
     dis = at.dataframe[1].value
     assert len(dis) == int((pa != pb).sum())
     assert dis["open"].str.startswith("./samples?benchmark=demo&unit=summary&sample=").all()

@@ -111,3 +111,21 @@ def test_a_formula_in_an_explanation_is_shown_inert(
     preds = at.dataframe[-1].value
     shown = preds.set_index("model").loc["Formula", "explanation"]
     assert shown == '\'=HYPERLINK("http://evil.example","click")'
+
+
+def test_samples_a_correlation_run_gets_wrong_are_its_wide_rank_gaps(
+    qags_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 'samples this run gets wrong' link (the leaderboard's) on QAGS, whose runs give scores:
+    not all 474 samples unfiltered, but those it ranks far from people, with a word why."""
+    monkeypatch.setenv("FACTBOARD_DATA", str(qags_root))
+    (rid,) = [p.name for p in (qags_root / "runs").iterdir()]
+    at = open_app_page(PAGE, {"benchmark": "qags", "unit": "summary", "wrong": rid})
+    assert at.query_params["run"] == rid and "wrong" not in at.query_params
+    table = at.dataframe[0].value
+    n = int(at.markdown[0].value.split("**")[1].replace(",", ""))
+    assert 0 < n < 474
+    assert (table["gap"].abs() >= X.WIDE_GAP).all()
+    assert any("not labels" in c.value for c in at.caption)
+    at.toggle(key="ex.far").set_value(False).run()  # the whole list, widest gap first
+    assert int(at.markdown[0].value.split("**")[1].replace(",", "")) > n

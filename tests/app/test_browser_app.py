@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+import re
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,7 +32,6 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ARTIFACTS = REPO / "test-artifacts"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -65,8 +66,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 @pytest.fixture(scope="module")
 def browser(server: tuple[str, Path]):  # type: ignore[no-untyped-def]
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # what a page waits for may take seconds on a loaded machine: never Playwright's 5 s
+    expect.set_options(timeout=60_000)
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
@@ -74,7 +77,7 @@ def browser(server: tuple[str, Path]):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def page(browser, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def page(browser, tmp_path: Path):  # type: ignore[no-untyped-def]
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     p = ctx.new_page()
     p.set_default_timeout(60_000)
@@ -82,28 +85,53 @@ def page(browser, request: pytest.FixtureRequest):  # type: ignore[no-untyped-de
     p.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     p.dialogs = dialogs  # type: ignore[attr-defined]
     yield p
-    ARTIFACTS.mkdir(exist_ok=True)
-    p.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    p.screenshot(path=str(tmp_path / "end.png"), full_page=True)  # kept with the test's tmp
     ctx.close()
 
 
+# The app is idle when its script is not running (Streamlit's own run state on the app root),
+# no element of an earlier run is left stale and nothing is still loading; idle for a moment,
+# so that a run an action has just asked for is seen starting, not missed.
+_IDLE = """() => {
+    const app = document.querySelector('[data-testid=stApp]');
+    const idle = app !== null
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-stale=true]')
+        && !document.querySelector('[data-testid=stSkeleton]')
+        && !document.querySelector('[data-testid=stStatusWidget]');
+    const now = Date.now();
+    if (!idle) { window.__fbIdleSince = null; return false; }
+    window.__fbIdleSince = window.__fbIdleSince || now;
+    return now - window.__fbIdleSince >= 250;
+}"""
+
+
 def settle(p) -> None:  # type: ignore[no-untyped-def]
-    """Wait until Streamlit has finished the current run (no spinner, no stale elements)."""
-    p.wait_for_timeout(300)
-    p.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]') && "
-        "!document.querySelector('[data-testid=stSkeleton]')",
-        timeout=60_000,
-    )
-    p.wait_for_timeout(300)
+    """Wait until Streamlit has finished every run the last action asked for: its script
+    state is 'notRunning', no stale element, no skeleton, and it stays so for 250 ms."""
+    p.evaluate("() => { window.__fbIdleSince = null; }")
+    p.wait_for_function(_IDLE, timeout=60_000, polling=50)
+
+
+def eventually(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Wait for a condition (re-checked every 0.2 s) instead of a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
 
 
 def choose(p, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
-    """Pick `option` (exact text, or its start) in the selectbox labelled `label`."""
+    """Pick `option` (exact text, or its start) in the selectbox labelled `label`, and wait
+    until the box shows it and the run it started has finished."""
+    from playwright.sync_api import expect
+
     box = p.get_by_test_id("stSelectbox").filter(has=p.get_by_text(label, exact=True))
     box.evaluate("e => e.scrollIntoView({block: 'center'})")  # room for the menu below it
     box.click()
     p.get_by_role("option").filter(has_text=option).first.click()
+    expect(box.get_by_role("combobox")).to_have_value(re.compile(re.escape(option)))
     settle(p)
 
 
@@ -240,8 +268,8 @@ def test_a_deep_link_opened_first_on_a_fresh_server_keeps_the_app(
         for menu in ("Results", "Data", "Contribute"):
             assert p.get_by_text(menu, exact=True).first.is_visible()
         assert p.locator("[data-testid=stSidebarNav]").count() == 0
-        ARTIFACTS.mkdir(exist_ok=True)
-        p.screenshot(path=str(ARTIFACTS / "deep-link-cold.png"), full_page=True)
+        shot = tmp_path_factory.mktemp("deep-link") / "deep-link-cold.png"
+        p.screenshot(path=str(shot), full_page=True)
         ctx.close()
 
 
@@ -264,6 +292,7 @@ def test_links_copied_from_the_address_bar_restore_the_view(
     server: tuple[str, Path],
     browser,  # type: ignore[no-untyped-def]
     page,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     """Issue items 1-4 as a user does them: the front page at /, its link into a
     leaderboard, /leaderboard itself, a view changed by hand, then page.url opened in a fresh
@@ -279,7 +308,7 @@ def test_links_copied_from_the_address_bar_restore_the_view(
     expect(p.get_by_text("Published numbers only")).to_be_visible()
     body = p.locator("body").inner_text()
     assert "rank19" not in body and "aggrefact_sota" not in body
-    p.screenshot(path="/tmp/front.png", full_page=True)
+    p.screenshot(path=str(tmp_path / "front.png"), full_page=True)
     # its link opens the demo's leaderboard at /leaderboard with the view in the URL
     p.get_by_text("Full leaderboard of", exact=False).first.click()
     expect(p.get_by_role("heading", name="Leaderboard")).to_be_visible()
@@ -289,13 +318,15 @@ def test_links_copied_from_the_address_bar_restore_the_view(
     choose(p, "View", "By domain")
     choose(p, "Domain", "news")
     choose(p, "Metric", "FPR")
+    # the address bar holds the view once the run has written it (not at a fixed delay)
+    p.wait_for_url(re.compile(r"(?=.*benchmark=demo)(?=.*slice=domain)(?=.*metric=fpr)"))
     link = p.url
-    assert "benchmark=demo" in link and "slice=domain" in link and "metric=fpr" in link
+    expect(p.get_by_text("By domain: news")).to_be_visible()
     want = table(p)
     ctx, q = _fresh(browser, link)
     expect(q.get_by_text("By domain: news")).to_be_visible()
-    assert table(q) == want
-    q.screenshot(path="/tmp/leaderboard-fresh.png", full_page=True)
+    eventually(lambda: table(q) == want, "the fresh page's table to match the copied view")
+    q.screenshot(path=str(tmp_path / "leaderboard-fresh.png"), full_page=True)
     ctx.close()
     # a published-only benchmark: "—" where the paper gives nothing, never "None"
     p.goto(f"{url}/leaderboard?benchmark=summedits")
@@ -303,22 +334,28 @@ def test_links_copied_from_the_address_bar_restore_the_view(
     rows = table(p)
     assert rows and all(r["Rank"] == "—" and r["CI low"] == "—" for r in rows)
     assert not any("None" in v for r in rows for v in r.values())
-    p.screenshot(path="/tmp/leaderboard-published.png", full_page=True)
+    p.screenshot(path=str(tmp_path / "leaderboard-published.png"), full_page=True)
     # Compare: the copied link shows the same two runs and numbers
     p.goto(f"{url}/compare")
     settle(p)
     choose(p, "Run A", "Random guess (seed 0)")
     choose(p, "Run B", "Always consistent")
+    rand = next(d.name for d in (root / "runs").iterdir() if "random-guess" in d.name)
+    always = next(d.name for d in (root / "runs").iterdir() if "always-consistent" in d.name)
+    p.wait_for_url(re.compile(rf"(?=.*a={re.escape(rand)})(?=.*b={re.escape(always)})"))
     expect(p.get_by_text("McNemar (exact)")).to_be_visible()
-    numbers = p.get_by_test_id("stMetric").all_inner_texts()
+    metrics = p.get_by_test_id("stMetric")
+    expect(metrics).to_have_count(4)
+    numbers = metrics.all_inner_texts()
     ctx, q = _fresh(browser, p.url)
     expect(q.get_by_text("McNemar (exact)")).to_be_visible()
-    assert q.get_by_test_id("stMetric").all_inner_texts() == numbers
+    metrics_q = q.get_by_test_id("stMetric")
+    eventually(lambda: metrics_q.all_inner_texts() == numbers, "the same numbers from the link")
     ctx.close()
     # a shared link to a run that was deleted since: said so, no stand-in
     gone = p.url.replace("a=demo-", "a=demo-deleted-")
     ctx, q = _fresh(browser, gone)
     expect(q.get_by_text("no longer on", exact=False)).to_be_visible()
     assert q.get_by_test_id("stMetric").count() == 0
-    q.screenshot(path="/tmp/compare-deleted.png", full_page=True)
+    q.screenshot(path=str(tmp_path / "compare-deleted.png"), full_page=True)
     ctx.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_browser_app import ARGS, ARTIFACTS, CHROMIUM, _serve, settle, table
+from tests.app.test_browser_app import ARGS, CHROMIUM, _serve, settle, table
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,7 +20,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         yield s
 
 
-def test_a_sample_link_restores_the_sample(server: tuple[str, Path]) -> None:
+def test_a_sample_link_restores_the_sample(server: tuple[str, Path], tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     url, _root = server
@@ -51,8 +51,7 @@ def test_a_sample_link_restores_the_sample(server: tuple[str, Path]) -> None:
         assert f"sample={ids[3]}" in p.url
         detail = p.get_by_role("heading", name=f"Sample {ids[3]}").bounding_box()
         assert detail is not None and detail["x"] > box["x"] + box["width"] - 5  # beside the list
-        ARTIFACTS.mkdir(exist_ok=True)
-        p.screenshot(path=str(ARTIFACTS / "samples-list-detail.png"), full_page=False)
+        p.screenshot(path=str(tmp_path / "samples-list-detail.png"), full_page=False)
         link = p.url
         ctx.close()
         # a fresh context (no session, no cookies): the same sample, the same list

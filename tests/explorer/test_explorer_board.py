@@ -380,6 +380,7 @@ def test_explorer_tables(store: Store) -> None:
     t = X.page_table(page)
     assert list(t.columns) == [
         "sample",
+        "sample id",
         "split",
         "domain",
         "gold",
@@ -444,13 +445,6 @@ def test_explanations_distribution_and_judges(tmp_path: Path, demo_root: Path) -
     assert agree["pearson"] == pytest.approx(M.pearson(j, h))
     assert agree["cohen_kappa"] == pytest.approx(M.cohen_kappa(list(j), list(h)))
     assert agree["exact_agreement"] == pytest.approx((j == h).mean())
-
-
-def test_p_value_text() -> None:
-    assert compare.p_text(0.0, 10_000) == "< 1e-4"
-    assert compare.p_text(0.0, 2_000) == "< 5e-4"
-    assert compare.p_text(0.0312, 10_000) == "0.0312"
-    assert compare.p_text(float("nan"), 10) == "n/a"
 
 
 def test_tofueval_overall_carries_the_papers_table_3(store: Store) -> None:

@@ -97,3 +97,35 @@ def test_partial_correlations_in_compare_match_the_board(tmp_path: Path) -> None
             ].iloc[0]
             stored = a.result(metric, "dataset", dataset).value
             assert row["value_a"] == pytest.approx(stored, abs=1e-12)
+
+
+def test_the_per_slice_chart_legend_is_in_words() -> None:
+    """The legend says whether each slice's CI excludes 0, not 'true' / 'false'."""
+    import pandas as pd
+
+    from explorer import compare_view as CV
+
+    sl = CV.slice_table(
+        pd.DataFrame(
+            {
+                "slice_kind": ["domain", "domain"],
+                "slice_value": ["news", "sales"],
+                "n": [10, 12],
+                "value_a": [0.7, 0.6],
+                "value_b": [0.6, 0.6],
+                "difference": [0.1, 0.0],
+                "ci_low": [0.02, -0.1],
+                "ci_high": [0.2, 0.1],
+                "p_value": [0.0, 0.9],
+            }
+        )
+    )
+    assert list(sl["p"]) == ["< 0.001", "0.90"]
+    assert list(sl["95% CI"]) == ["[+0.020, +0.200]", "[−0.100, +0.100]"]
+    spec = CV.difference_chart(sl, "A − B").to_dict()
+    legend = next(
+        layer["encoding"]["color"]
+        for layer in spec["layer"]
+        if "color" in layer.get("encoding", {})
+    )
+    assert legend["scale"]["domain"] == ["CI excludes 0", "CI contains 0"]

@@ -160,7 +160,7 @@ def test_compare_verdict_and_tables() -> None:
     )
     sl = CV.slice_table(slices)
     assert list(sl["slice"]) == ["domain: news", "edit type: antonym_swap"]
-    assert list(sl["significant"]) == [True, False]
+    assert list(sl["significant"]) == ["yes", "no"]
     assert list(sl[CV.SLICE_COLUMNS].columns) == CV.SLICE_COLUMNS
     dis = pd.DataFrame(
         {
