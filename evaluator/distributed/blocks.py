@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evaluator.store import layout
+from evaluator.store import atomic, layout
 
 META_KEY = b"factboard.block"
 
@@ -140,13 +138,8 @@ class BlockStore:
             }
         ).replace_schema_metadata({META_KEY: json.dumps(result.meta, default=str).encode()})
         p = self._path(result.block)
-        tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
-        try:
+        with atomic.replacing(p) as tmp:
             pq.write_table(table, tmp)
-            os.replace(tmp, p)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
 
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -22,9 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
@@ -46,7 +44,7 @@ from evaluator.core.types import (
     ThresholdInfo,
 )
 from evaluator.interop import eee
-from evaluator.store import ingested, layout, runs
+from evaluator.store import atomic, ingested, layout, runs
 from evaluator.submissions import validation
 
 SHOW_FIRST = 5
@@ -761,9 +759,5 @@ def _differences(rec: RunRecord, expected: dict[str, float]) -> list[str]:
 
 def _write_csv(df: pd.DataFrame, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(3)}.tmp")
-    try:
+    with atomic.replacing(target) as tmp:
         df.to_csv(tmp, index=False)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)

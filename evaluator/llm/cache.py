@@ -18,13 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
-from evaluator.core.sanitize import dumps_strict, redact_tree
+from evaluator.core.sanitize import redact_tree
 from evaluator.llm.clients import ChatRequest, ChatResponse
-from evaluator.store import layout
+from evaluator.store import atomic, layout
 
 CACHE_ENV = "FACTBOARD_LLM_CACHE"
 FORMAT = 1
@@ -69,15 +68,8 @@ class ResponseCache:
     def put(self, key: str, identity: dict[str, Any], response: ChatResponse) -> None:
         p = self._path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
         payload = redact_tree({"key": key, "client": identity, "response": response.to_json()})
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(dumps_strict(payload))
-            os.replace(tmp, p)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        atomic.write_json(p, payload, indent=None, fsync=False)
 
     def __len__(self) -> int:
         if not self.directory.is_dir():

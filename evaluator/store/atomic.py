@@ -9,20 +9,19 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 from evaluator.core.sanitize import dumps_strict
 
 
-def write_bytes(path: Path, data: bytes, fsync: bool = True) -> None:
-    """Replace `path` with `data` atomically (see the module doc)."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary path beside `path` for a writer that needs a file name (Parquet, CSV);
+    when the block ends without an error it replaces `path`, otherwise it is removed."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -30,6 +29,16 @@ def write_bytes(path: Path, data: bytes, fsync: bool = True) -> None:
         raise
 
 
-def write_json(path: Path, obj: object, indent: int | None = 1) -> None:
+def write_bytes(path: Path, data: bytes, fsync: bool = True) -> None:
+    """Replace `path` with `data` atomically (see the module doc); `fsync=False` for a cache,
+    where a lost write after a power cut only costs a recomputation."""
+    with replacing(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        if fsync:
+            os.fsync(fh.fileno())
+
+
+def write_json(path: Path, obj: object, indent: int | None = 1, fsync: bool = True) -> None:
     """Replace `path` with `obj` as strict JSON (no bare NaN or Infinity), atomically."""
-    write_bytes(path, dumps_strict(obj, indent=indent).encode("utf-8"))
+    write_bytes(path, dumps_strict(obj, indent=indent).encode("utf-8"), fsync)
