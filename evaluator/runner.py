@@ -84,6 +84,15 @@ class Engine:
     def is_ray(self) -> bool:
         return self.name == "ray"
 
+    def send_llm(self, client_spec: tuple[str, Mapping[str, str]], *args: Any, **kw: Any) -> None:
+        """Send LLM requests from this engine's workers (the ray engine; evaluator.llm.execute
+        calls it, so the LLM layer never imports the Ray layer)."""
+        if not self.is_ray:
+            raise FactBoardError("only the ray engine sends LLM requests from its workers")
+        from evaluator.distributed.llm import send_on_ray
+
+        send_on_ray(client_spec, *args, engine=self, **kw)
+
     def record(self) -> dict[str, Any]:
         """What a run stores about its engine: name, workers, block size and versions (the
         address only as host:port, never credentials in it)."""

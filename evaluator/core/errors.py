@@ -68,3 +68,7 @@ class ValidationFailed(FactBoardError):
         lines = "\n".join(f"  - {p}" for p in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
         super().__init__(f"{len(problems)} problem(s) in the prediction file:\n{lines}{more}")
+
+
+class DetectorError(FactBoardError):
+    """A detector that cannot run: bad option, unloadable checkpoint, unusable input."""

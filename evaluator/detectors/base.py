@@ -33,13 +33,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evaluator.core.errors import FactBoardError
+from evaluator.core.errors import DetectorError
 from evaluator.detectors import text as _text
-
-
-class DetectorError(FactBoardError):
-    """A detector that cannot run: bad option, unloadable checkpoint, unusable input."""
-
 
 # --------------------------------------------------------------------------------------------
 # options

@@ -137,7 +137,7 @@ def _cut_pair(
         return {k: enc[k] for k in _ROW_KEYS if k in enc}, False
     except Exception as e:
         if fallback is None:
-            from evaluator.detectors.base import DetectorError
+            from evaluator.core.errors import DetectorError
 
             raise DetectorError(
                 f"input pair #{index} cannot be cut to {max_length} tokens with truncation="
@@ -187,7 +187,7 @@ def run_batches(
     lengths = [len(r["input_ids"]) for r in rows]
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
-        from evaluator.detectors.base import DetectorError
+        from evaluator.core.errors import DetectorError
 
         raise DetectorError(f"tokenizer {type(tokenizer).__name__} has no padding token")
     out: list[Any] = [None] * len(rows)

@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.detectors.base import DetectorError
+from evaluator.core.errors import DetectorError
 
 PRECISIONS = ("auto", "float32", "float16", "bfloat16")
 

@@ -382,14 +382,11 @@ def run_batch(
 
     try:
         if on_ray and todo:
-            from evaluator.distributed.llm import send_on_ray
-
             assert client_spec is not None
-            send_on_ray(
+            engine.send_llm(  # the engine knows where its workers are (evaluator.runner)
                 client_spec,
                 requests,
                 todo,
-                engine=engine,
                 concurrency=concurrency,
                 retry=retry,
                 tally=tally,
