@@ -171,6 +171,8 @@ MAX_NAME_CHARS = 120
 MAX_SHORT_TEXT = 200
 MAX_URL_CHARS = 2000
 MAX_TEXT_CHARS = 5000
+# a benchmark version as FactBoard writes it (a content hash) or a plain label: shown on pages
+VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}$"
 
 
 class ModelInfo(_Frozen):
@@ -289,7 +291,7 @@ class RunRecord(_Frozen):
     schema_version: int = 1
     run_id: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
     benchmark: str = Field(min_length=1, max_length=MAX_SHORT_TEXT)
-    benchmark_version: str = Field(max_length=MAX_SHORT_TEXT)
+    benchmark_version: str = Field(pattern=VERSION_PATTERN)
     model: ModelInfo
     origin: Origin
     config: RunConfig = Field(default_factory=RunConfig)

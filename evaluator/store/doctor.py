@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import GRADE_SCHEMA, LABEL_SCHEMA, PREDICTION_SCHEMA, SAMPLE_SCHEMA
-from evaluator.store import layout, runs
+from evaluator.store import ingested, layout, runs
 
 KINDS: tuple[str, ...] = ("run", "benchmark", "job", "submission", "reported", "llm-cache")
 MAX_CACHE_ENTRIES = 200_000  # a scan stops (and says so) after this many cache files
@@ -131,8 +131,9 @@ def benchmark_problems(root: Path | None = None) -> list[StoreProblem]:
         meta = bdir / layout.META_FILE
         try:
             data = json.loads(meta.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or not isinstance(data.get("version"), str):
-                out.append(StoreProblem("benchmark", where, f"{meta.name} has no version"))
+            problem = ingested.meta_problem(data)
+            if problem:
+                out.append(StoreProblem("benchmark", where, f"{meta.name}: {problem}"))
         except FileNotFoundError:
             out.append(StoreProblem("benchmark", where, f"{meta.name} is missing"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:

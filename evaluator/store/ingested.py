@@ -7,6 +7,8 @@ reads the same files through explorer.store.
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +18,16 @@ import pyarrow.parquet as pq
 
 from evaluator.benchmarks import registry
 from evaluator.core.errors import FactBoardError
+from evaluator.core.types import VERSION_PATTERN
 from evaluator.store import layout
 
 
 def is_ingested(name: str, root: Path | None = None) -> bool:
     d = layout.benchmark_dir(name, root)
     return (d / layout.SAMPLES_FILE).is_file() and (d / layout.META_FILE).is_file()
+
+
+VERSION = re.compile(VERSION_PATTERN)
 
 
 def load_meta(name: str, root: Path | None = None) -> dict[str, Any]:
@@ -34,9 +40,30 @@ def load_meta(name: str, root: Path | None = None) -> dict[str, Any]:
         )
     try:
         meta: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise FactBoardError(f"{f} is unreadable: {e}") from None
+    problem = meta_problem(meta)
+    if problem:
+        raise FactBoardError(f"{f}: {problem}")
     return meta
+
+
+def meta_problem(meta: object) -> str | None:
+    """What makes a benchmark.json unusable (None when nothing does): it must be an object whose
+    `version` is a plain version string (a content hash) and whose `ingested_at`, when given, is
+    an ISO date-time; both are shown on pages, so neither may carry anything else."""
+    if not isinstance(meta, dict):
+        return "not a JSON object"
+    version = meta.get("version")
+    if not isinstance(version, str) or not VERSION.match(version):
+        return f"version {str(version)[:80]!r} is not a version (letters, digits, . _ : + -)"
+    when = meta.get("ingested_at")
+    if when is not None:
+        try:
+            datetime.fromisoformat(str(when))
+        except ValueError:
+            return f"ingested_at {str(when)[:80]!r} is not an ISO date-time"
+    return None
 
 
 def load_samples(name: str, root: Path | None = None) -> pd.DataFrame:
