@@ -70,6 +70,17 @@ def store(force: bool = False) -> Store:
     return s
 
 
+def hub_notice(notice: Any) -> None:
+    """The results repo's line at the top of every page (evaluator.hub.background.page_notice):
+    a plain caption when the board runs on its own data, a warning when the repo is down."""
+    if notice is None:
+        return
+    if notice.level == "warning":
+        st.warning(md_escape(notice.text), icon="⚠️")
+    else:
+        st.info(md_escape(notice.text), icon="ℹ️")
+
+
 def problems_notice(s: Store) -> None:
     """A compact notice when files in the data folder could not be read (their runs are left
     off the board), with the details folded away for maintainers."""

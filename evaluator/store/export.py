@@ -136,10 +136,10 @@ def _run_note(rec: RunRecord) -> str:
 
 
 def reported_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
-    """Published numbers from leaderboard_data/reported/*.csv, marked origin 'reported'."""
+    """Published numbers, marked origin 'reported': the tables the board shows
+    (layout.reported_files: the shipped ones plus the data root's own)."""
     frames = []
-    d = layout.reported_dir(root)
-    for f in sorted(d.glob("*.csv")) if d.is_dir() else []:
+    for f in layout.reported_files(root):
         df = pd.read_csv(
             f,
             dtype={"slice_value": str, "coverage": str, "note": str},
