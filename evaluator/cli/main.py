@@ -234,14 +234,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     opts = options(args.option)
     if args.name == "all":
-        from evaluator.ingest.folder import ingest_all
+        from evaluator.core.formatting import count, plural
+        from evaluator.ingest.folder import ingest_all, skipped
 
-        for rep in ingest_all(Path(args.source), progress=sys.stderr.isatty()):
+        folder = Path(args.source)
+        for rep in ingest_all(folder, progress=sys.stderr.isatty()):
             state = "updated" if rep.changed else "unchanged"
             print(
-                f"{rep.name}: {rep.n_samples} samples, version {rep.version} ({state}); "
-                f"{len(rep.released_runs)} released run(s) written"
+                f"{rep.name}: {count(rep.n_samples)} samples, version {rep.version} ({state}); "
+                f"{plural(len(rep.released_runs), 'released run')} written"
             )
+        for skip in skipped(folder):
+            print(f"{skip.name}: skipped: {skip.reason}")
         return 0
     registry.get(args.name)
     rep = pipeline.ingest(args.name, args.source, opts, progress=sys.stderr.isatty())
