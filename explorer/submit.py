@@ -17,19 +17,15 @@ from explorer.words import level_label, slice_text
 
 
 def template_splits(spec_splits: Sequence[str], split: str) -> list[str]:
-    """The splits a template lists: dev first when test is scored and the benchmark has dev
-    (a scores-only detector needs dev scores for its threshold), then the scored split."""
-    if split != "dev" and "dev" in spec_splits:
-        return ["dev", split]
-    return [split]
+    """The splits a template lists (evaluator.submissions.service.template_splits)."""
+    return submit.template_splits(spec_splits, split)
 
 
 def template_csv(benchmark: str, spec_splits: Sequence[str], split: str) -> str:
-    """The sample ids to predict (template_splits), with empty label, score and explanation
-    columns: one header, dev ids before test ids."""
-    parts = [submit.template_csv(benchmark, s) for s in template_splits(spec_splits, split)]
-    head, *rest = parts
-    return head + "".join(p.split("\n", 1)[1] for p in rest)
+    """The prediction-file template the CLI writes too (`python -m evaluator template`): the
+    sample ids to predict with their split, dev ids first, and empty label, score and
+    explanation columns."""
+    return submit.template_csv(benchmark, split)
 
 
 def results_table(record: RunRecord, overall_only: bool = True) -> pd.DataFrame:
@@ -91,7 +87,4 @@ def wrong_benchmark_note(
     root: Path | None = None,
 ) -> str | None:
     """When a rejected file's ids are not the chosen benchmark's, which benchmark they match."""
-    if not any("not in the benchmark" in p for p in problems):
-        return None
-    found = match.looks_like(match.uploaded_ids(data, filename), chosen, root)
-    return match.mismatch_message(found, chosen, title) if found else None
+    return match.wrong_benchmark_note(data, filename, chosen, problems, title, root)

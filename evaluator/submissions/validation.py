@@ -52,7 +52,8 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|inf
 _HEADER_SCAN_BYTES = 4096
 _NON_SPACE = re.compile(rb"[^ \t\r\n]")
 
-KNOWN_COLUMNS = ("sample_id", "label", "score", "explanation", "raw_output")
+# split: written by the template for the reader; the sample id says which split a row is
+KNOWN_COLUMNS = ("sample_id", "split", "label", "score", "explanation", "raw_output")
 LABEL_WORDS = {
     "1": 1,
     "0": 0,
@@ -686,6 +687,7 @@ line), UTF-8 with or without a byte-order mark.
 | `label` | this and/or `score` | 1/0, yes/no, true/false, consistent/inconsistent; 1 = consistent |
 | `score` | this and/or `label` | a finite number, higher = more consistent |
 | `explanation` | no | free text (at most {MAX_EXPLANATION_CHARS:,} characters) |
+| `split` | no | ignored: the template writes it for you to read (the sample id says the split) |
 
 Every sample of the scored split needs a row. With scores and no labels, the threshold is the one
 that maximises balanced accuracy on the **dev** split's rows (include them), applied to test.

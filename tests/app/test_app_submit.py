@@ -258,7 +258,7 @@ def test_the_template_lists_dev_then_test_ids(demo: Path) -> None:
 
     text = S.template_csv("demo", registry.get("demo").splits, "test")
     lines = text.splitlines()
-    assert lines[0] == "sample_id,label,score,explanation"
+    assert lines[0] == "sample_id,split,label,score,explanation"
     ids = [line.split(",")[0] for line in lines[1:]]
     assert ids == demo_ids("dev") + demo_ids("test")  # one header, dev first
     assert S.template_splits(("dev", "test"), "dev") == ["dev"]

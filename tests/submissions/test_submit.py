@@ -651,7 +651,7 @@ def test_cli_submit_queue_and_moderate(
     assert "balanced_accuracy" in out and "judge job queued: judge-" in out
     assert cli_main(argv) == 1
     err = capsys.readouterr().err
-    assert "rejected: 2 problem(s)" in err and "duplicate submission" in err
+    assert "rejected: 2 problems" in err and "duplicate submission" in err
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"sample_id,label\n")
     assert cli_main(["submit", str(bad), "--benchmark", "demo", "--model-name", "Other"]) == 1
@@ -712,8 +712,9 @@ def test_cli_submit_missing_file(tmp_data_root: Path, capsys: pytest.CaptureFixt
 def test_the_template_lists_the_ids_to_predict_and_round_trips(demo: Path) -> None:
     text = submit.template_csv("demo")
     lines = text.splitlines()
-    assert lines[0] == "sample_id,label,score,explanation"
-    assert len(lines) == 211 and lines[1] == "demo-meeting-04_0,,,"
+    assert lines[0] == "sample_id,split,label,score,explanation"
+    # dev ids first (a scores-only file's threshold), then the 210 test ids
+    assert len(lines) == 1 + 84 + 210 and lines[85] == "demo-meeting-04_0,test,,,"
     assert len(submit.template_csv("demo", "dev").splitlines()) == 85
     filled = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     filled["label"] = "consistent"
