@@ -173,6 +173,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from evaluator.core.formatting import plural
     from evaluator.jobs import worker
 
     if args.poll <= 0:
@@ -199,7 +200,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         stop=stop,
         log=lambda m: print(f"worker: {m}", file=sys.stderr, flush=True),
     )
-    print(f"worker: {n} job(s) run", file=sys.stderr)
+    print(f"worker: {plural(n, 'job')} run", file=sys.stderr)
     return 0
 
 

@@ -102,7 +102,11 @@ def test_scores_are_thresholded_on_dev_and_the_policy_is_reported(demo: Path) ->
     t = res.record.threshold
     assert t.policy == "dev" and t.tuned_on == "dev" and t.threshold is not None
     text = report.threshold_text(res.record)
-    assert text.startswith(f"dev: threshold {t.threshold:.6g}, tuned on dev (balanced accuracy")
+    assert text.startswith(
+        f"a score of {t.threshold:.4g} or more counts as consistent, below as inconsistent; the "
+        "cut-off that separates the two best on the dev rows of your file (BAcc 0."
+    )
+    assert text.endswith(" there), then applied to the rows scored")
     assert any(r.metric == "roc_auc" for r in res.record.results)
     table = report.results_frame(res.record)
     assert {"value", "ci_low", "ci_high", "n"} <= set(table.columns)
@@ -697,7 +701,7 @@ def test_cli_worker_runs_as_a_process(demo: Path) -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "worker: 1 job(s) run" in out.stderr
+    assert "worker: 1 job run" in out.stderr
     [job] = queue.list_jobs("failed")
     assert job.error == "unknown job kind 'nope'; known: detector-run, judge"
 
