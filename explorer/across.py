@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -217,7 +218,7 @@ def model_cells(view: Across, model: str) -> pd.DataFrame:
         if col.benchmark not in mine.index:
             rows.append([col.title, metric_label(col.metric), F.MISSING, F.MISSING, "", "", ""])
             continue
-        c = mine.loc[col.benchmark]
+        c: dict[Any, Any] = mine.loc[col.benchmark].to_dict()
         kind, pub = str(c["source_kind"]), c["published_value"]
         rows.append(
             [
