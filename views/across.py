@@ -75,9 +75,7 @@ st.caption(
     f"{plural(n_runs, 'cell')} from FactBoard runs, the others published. 'run ×3': the best of "
     "three runs; '—': no number for that model there."
 )
-config = {
-    col.header: st.column_config.TextColumn(col.header, width="small") for col in view.columns
-}
+config = {col.header: st.column_config.TextColumn(col.header) for col in view.columns}
 config["Model"] = st.column_config.TextColumn(width="medium")
 st.dataframe(view.table, hide_index=True, width="stretch", column_config=config)
 
