@@ -113,7 +113,7 @@ def how_to_text(splits: Sequence[str], fixed_threshold: float | None = None) -> 
             "or a fixed cut-off under *How scores become labels*."
         )
     return (
-        "1. **Download the template** below: one row per sample to predict"
+        "1. **Download the template** (the button above): one row per sample to predict"
         + (", dev rows first" if dev else "")
         + ".\n"
         "2. **Fill in** `label` (1 = consistent, 0 = inconsistent) or `score` (higher = more "
