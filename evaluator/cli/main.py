@@ -302,6 +302,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _print_run(path: Path) -> None:
     """What a new run says on the board: threshold, counts and the overall numbers."""
+    from evaluator.core import formatting as F
     from evaluator.store import runs
 
     rec = runs.read_record(path)
@@ -315,13 +316,9 @@ def _print_run(path: Path) -> None:
     )
     for r in rec.results:
         if r.slice_kind == "overall":
-            ci = (
-                f" [{r.ci_low:.4f}, {r.ci_high:.4f}]"
-                if r.ci_low is not None and r.ci_high is not None
-                else ""
-            )
             g = f" ({r.grader})" if r.grader else ""
-            print(f"  {r.unit:8} {r.metric:20}{g} {r.value:.4f}{ci}  n={r.n}")
+            value = F.value_ci(r.value, r.ci_low, r.ci_high)
+            print(f"  {r.unit:8} {r.metric:20}{g} {value}  n={r.n}")
 
 
 def _sha(data: bytes) -> str:
@@ -347,6 +344,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _primary(rec: object) -> str:
     from evaluator.benchmarks import registry
+    from evaluator.core import formatting as F
     from evaluator.core.types import RunRecord
 
     assert isinstance(rec, RunRecord)
@@ -356,7 +354,7 @@ def _primary(rec: object) -> str:
         return ""
     for r in rec.results:
         if r.metric == spec.primary_metric and r.slice_kind == "overall":
-            return f"{r.metric}={r.value:.4f}"
+            return f"{r.metric}={F.number(r.value)}"
     return ""
 
 

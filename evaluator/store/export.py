@@ -364,8 +364,9 @@ def to_latex(df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
             text = df[name].map(lambda v: "" if _missing(v) else str(v))
             cells.append((_TITLES[role], "l", [latex_escape(v) for v in text]))
     value_title = roles["value"]
-    if value_title == "value" and "metric" in roles and df[roles["metric"]].nunique() == 1:
-        value_title = metric_label(str(df[roles["metric"]].iloc[0]))
+    if value_title == "value":  # the export's long rows: the metric's name when there is one
+        one = "metric" in roles and df[roles["metric"]].nunique() == 1
+        value_title = metric_label(str(df[roles["metric"]].iloc[0])) if one else "Value"
     for role in LATEX_COLUMNS:
         if role == "ci":
             lo, hi = roles.get("ci_low"), roles.get("ci_high")
@@ -413,7 +414,6 @@ def _cells(col: pd.Series, numeric: bool, whole: bool) -> list[str]:
 
 def _tabular(cells: list[tuple[str, str, list[str]]]) -> str:
     buf = io.StringIO()
-    buf.write("% requires \\usepackage{booktabs}\n")
     buf.write("\\begin{tabular}{" + "".join(a for _, a, _ in cells) + "}\n\\toprule\n")
     buf.write(" & ".join(t for t, _, _ in cells) + " \\\\\n\\midrule\n")
     n = len(cells[0][2]) if cells else 0

@@ -27,7 +27,7 @@ def test_latex_writes_missing_values_as_a_dash_and_counts_as_integers() -> None:
     )
     tex = export.to_latex(df)
     lines = tex.splitlines()
-    assert lines[1] == "\\begin{tabular}{lrr}"  # the short set: model, value, n
+    assert lines[0] == "\\begin{tabular}{lrr}"  # the short set: model, value, n
     assert "A \\& B & 0.712 & 1,575 \\\\" in lines
     assert "C & --- & --- \\\\" in lines
     assert "<NA>" not in tex and "nan" not in tex and "None" not in tex
@@ -131,18 +131,18 @@ def test_latex_for_a_paper_is_ascii_booktabs_with_the_short_column_set() -> None
     tex = export.to_latex(PAGE_TABLE)
     assert tex.isascii()
     lines = tex.splitlines()
-    assert lines[1] == "\\begin{tabular}{rllrcrl}"
-    assert lines[2] == "\\toprule" and lines[-2] == "\\bottomrule" and lines[4] == "\\midrule"
-    assert lines[3] == "Rank & Model & Kind & BAcc & 95\\% CI & $n$ & Source \\\\"
-    assert lines[5] == (
+    assert lines[0] == "\\begin{tabular}{rllrcrl}"
+    assert lines[1] == "\\toprule" and lines[-2] == "\\bottomrule" and lines[3] == "\\midrule"
+    assert lines[2] == "Rank & Model & Kind & BAcc & 95\\% CI & $n$ & Source \\\\"
+    assert lines[4] == (
         "1 & Novel\\_entities \\& co & non-LLM & 0.600 & [0.550, 0.650] & 1,479 & "
         "FactBoard run x\\_1 \\\\"
     )
-    assert lines[6] == (
+    assert lines[5] == (
         "2 & GPT-4 --- 0613 & proprietary LLM & 0.824 & --- & 500 & "
         "SummEdits paper, Table 9 $\\pm$ 1\\% \\\\"
     )
-    assert lines[7].startswith("--- & Bespoke-MiniCheck-7B & open LLM & 0.900 & --- & --- &")
+    assert lines[6].startswith("--- & Bespoke-MiniCheck-7B & open LLM & 0.900 & --- & --- &")
     # the columns left out: no CI bar, no emoji, no difference to the leader
     assert "evaluated" not in tex and "leader" not in tex
     # asked for: Origin without its emoji, Δ as a macro
