@@ -1,5 +1,6 @@
 # FactBoard as a Hugging Face Space (Docker SDK; see space/README.md for its front matter).
-# Spaces run the container as user 1000 and route traffic to app_port 8501.
+# Spaces run the container as user 1000 and route traffic to app_port 8501 ($PORT, which the entry
+# script and the healthcheck follow: set PORT to serve elsewhere).
 FROM python:3.11-slim
 
 RUN useradd --create-home --uid 1000 user
@@ -21,5 +22,5 @@ COPY --chown=user . .
 
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=120s \
-    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)" || exit 1
+    CMD python -c "import os, urllib.request as u; u.urlopen('http://127.0.0.1:%s/_stcore/health' % os.environ.get('PORT', '8501'), timeout=4)" || exit 1
 CMD ["bash", "scripts/space_entrypoint.sh"]

@@ -6,12 +6,13 @@ run a deep link to a page without this navigation.)"""
 import streamlit as st
 
 from evaluator.hub import background as hub_background
+from explorer import ui
 
 st.set_page_config(page_title="FactBoard", page_icon="📋", layout="wide")
 
-# with $FACTBOARD_HUB_REPO: pull the results repo (first run waits for it), push in the background
-if hub_notice := hub_background.start():
-    st.warning(hub_notice, icon="⚠️")
+# with $FACTBOARD_HUB_REPO: pull the results repo (first run waits for it), push in the background;
+# from the first page on, a line says when there is none or it cannot be reached
+ui.hub_notice(hub_background.page_notice())
 
 
 def page(name: str, title: str, icon: str, default: bool = False) -> st.Page:

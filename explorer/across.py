@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
+from evaluator.core import formatting as F
 from evaluator.core.vocabulary import (
     canonical_model,
     kind_label,
@@ -48,7 +50,7 @@ class Column:
 @dataclass
 class Across:
     columns: list[Column]
-    table: pd.DataFrame  # Model, Kind, Benchmarks, then per column its value and its source
+    table: pd.DataFrame  # Model, Kind, Benchmarks, then per column its value (text) and source
     cells: pd.DataFrame  # long form: model, benchmark, value, source_kind, source, runs, ...
 
 
@@ -198,8 +200,39 @@ def _wide(long: pd.DataFrame, cols: list[Column]) -> pd.DataFrame:
         }
     )
     for c in cols:
-        table[c.header] = values[c.benchmark].astype(float)
+        # written as the board writes numbers: fixed decimals, "—" where the model has none
+        table[c.header] = [F.number(v) for v in values[c.benchmark].astype(float)]
         table[c.source_header] = sources[c.benchmark].fillna("").astype(str)
     table["_name"] = table["Model"].str.casefold()
     table = table.sort_values(["Benchmarks", "_name"], ascending=[False, True], kind="stable")
     return table[headers].reset_index(drop=True)
+
+
+def model_cells(view: Across, model: str) -> pd.DataFrame:
+    """One model across every benchmark of the view, one row per benchmark (those where it has
+    no number too, as "—"): the metric, the value and its 95% CI as the board writes them,
+    where the number comes from, and the published number beside a run's."""
+    mine = view.cells[view.cells["model"] == model].set_index("benchmark")
+    rows = []
+    for col in view.columns:
+        if col.benchmark not in mine.index:
+            rows.append([col.title, metric_label(col.metric), F.MISSING, F.MISSING, "", "", ""])
+            continue
+        c: dict[Any, Any] = mine.loc[col.benchmark].to_dict()
+        kind, pub = str(c["source_kind"]), c["published_value"]
+        rows.append(
+            [
+                col.title,
+                metric_label(col.metric),
+                F.number(c["value"]),
+                F.ci(c["ci_low"], c["ci_high"], missing=F.MISSING),
+                cell_source(kind, int(c["runs"])),
+                str(c["source"]),
+                f"{F.number(pub)} ({c['published_source']})"
+                if kind == "run" and F.finite(pub)
+                else "",
+            ]
+        )
+    return pd.DataFrame(
+        rows, columns=["Benchmark", "Metric", "Value", "95% CI", "From", "Source", "Published"]
+    )

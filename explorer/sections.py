@@ -465,28 +465,14 @@ def submission_result(res: Any, looks_like: str | None = None) -> None:
             )
         st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
         st.text(f"Threshold: {report.threshold_text(rec)}")
-        c = rec.counts
-        st.text(
-            f"Samples: {c.n}  ·  predicted {c.predicted}  ·  missing {c.missing}  ·  "
-            f"unusable {c.unparsable}"
-        )
-        cols = {"value": st.column_config.NumberColumn(format="%.4f")}
-        st.dataframe(S.results_table(rec), hide_index=True, width="stretch", column_config=cols)
+        st.text(S.counts_text(rec))
+        st.dataframe(S.results_table(rec), hide_index=True, width="stretch")
         with st.expander("Every slice"):
-            st.dataframe(
-                S.results_table(rec, overall_only=False),
-                hide_index=True,
-                width="stretch",
-                column_config=cols,
-            )
+            st.dataframe(S.results_table(rec, overall_only=False), hide_index=True, width="stretch")
         for w in res.warnings:
             st.info(ui.md_escape(w), icon="ℹ️")
     elif res.status == "rejected":
-        st.error(
-            f"{len(res.problems)} problem(s) with submission {res.submission_id}: nothing was "
-            "added to the board. Fix them all and upload again.",
-            icon="🚫",
-        )
+        st.error(S.rejected_text(len(res.problems), res.submission_id), icon="🚫")
         if looks_like:
             st.warning(ui.md_escape(looks_like), icon="🔀")
         st.code("\n".join(res.problems), language=None, wrap_lines=True)

@@ -466,10 +466,7 @@ class Store:
         return good
 
     def _refresh_reported(self) -> None:
-        d = layout.reported_dir(self.root)
-        files = (
-            tuple(sorted((str(f), _mtime(f) or 0) for f in d.glob("*.csv"))) if d.is_dir() else ()
-        )
+        files = tuple((str(f), _mtime(f) or 0) for f in layout.reported_files(self.root))
         if files == self._reported_files:
             return
         try:

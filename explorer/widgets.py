@@ -134,7 +134,10 @@ def download_buttons(
                 help="Each run shown as an Every Eval Ever record with its per-sample file, and "
                 "the benchmark's published numbers as aggregate records (schema 0.3.0).",
             )
-        st.caption("Downloads hold exactly the rows and columns shown above.")
+        st.caption(
+            "CSV and JSON hold exactly the rows and columns shown above; LaTeX, the rows with "
+            "the columns a paper needs (rank, model, kind, value, 95% CI, n, source)."
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@
 #    retrying in the background (evaluator/hub/background.py).
 # 2. Without a results repo, or when the first pull left no benchmark: build the demo.
 # 3. With FACTBOARD_LOCAL_WORKER=1: a worker in the background (--hub when a repo is set).
-# 4. The app: streamlit on 0.0.0.0:$PORT (default 8501).
+# 4. The app: streamlit on 0.0.0.0:$PORT (default 8501; the Dockerfile's healthcheck asks
+#    the same port). The published numbers that ship in leaderboard_data/reported/ are on
+#    the board whatever $FACTBOARD_DATA is (evaluator/store/layout.py, reported_files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"

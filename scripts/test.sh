@@ -9,6 +9,14 @@ if [ ! -x /usr/bin/chromium ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
+# The LaTeX export is compiled with pdflatex and booktabs (TeX Live's LaTeX base and recommended
+# packages without their recommends: about 150 MB installed).
+if ! command -v pdflatex >/dev/null || ! kpsewhich booktabs.sty >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends texlive-latex-base \
+    texlive-latex-recommended >/dev/null
+fi
 python3 -m ruff check .
 python3 -m ruff format --check .
 python3 -m mypy

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import metric_label
 from explorer import across as A
 from explorer import queries as Q
@@ -70,12 +71,11 @@ if view.table.empty:
 
 n_runs = int((view.cells["source_kind"] == "run").sum())
 st.caption(
-    f"{len(view.table)} model(s) × {len(view.columns)} benchmark(s); {n_runs} cell(s) from "
-    "FactBoard runs, the others published. 'run ×3': the best of three runs."
+    f"{plural(len(view.table), 'model')} × {plural(len(view.columns), 'benchmark')}; "
+    f"{plural(n_runs, 'cell')} from FactBoard runs, the others published. 'run ×3': the best of "
+    "three runs; '—': no number for that model there."
 )
-config = {
-    col.header: st.column_config.NumberColumn(col.header, format="%.3f") for col in view.columns
-}
+config = {col.header: st.column_config.TextColumn(col.header) for col in view.columns}
 config["Model"] = st.column_config.TextColumn(width="medium")
 st.dataframe(view.table, hide_index=True, width="stretch", column_config=config)
 
@@ -94,36 +94,7 @@ for i, col in enumerate(view.columns):
         },
     )
 
-st.subheader("One model, cell by cell")
+st.subheader("One model across every benchmark")
 models = view.table["Model"].tolist()
 model = ui.url_selectbox("Model", models, "model", PAGE)
-cells = view.cells[view.cells["model"] == model]
-st.dataframe(
-    pd.DataFrame(
-        {
-            "Benchmark": [titles.get(b, b) for b in cells["benchmark"]],
-            "Metric": [metric_label(m) for m in cells["metric"]],
-            "Value": cells["value"].round(3),
-            "95% CI": [
-                f"[{lo:.3f}, {hi:.3f}]" if pd.notna(lo) and pd.notna(hi) else "—"
-                for lo, hi in zip(cells["ci_low"], cells["ci_high"], strict=True)
-            ],
-            "From": [
-                A.cell_source(k, r)
-                for k, r in zip(cells["source_kind"], cells["runs"], strict=True)
-            ],
-            "Source": cells["source"].astype(str),
-            "Published": [
-                f"{v:.3f} ({src})" if pd.notna(v) and k == "run" else ""
-                for v, src, k in zip(
-                    cells["published_value"],
-                    cells["published_source"],
-                    cells["source_kind"],
-                    strict=True,
-                )
-            ],
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-)
+st.dataframe(A.model_cells(view, model), hide_index=True, width="stretch")

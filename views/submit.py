@@ -3,19 +3,12 @@
 import streamlit as st
 
 from evaluator.core.errors import FactBoardError
-from evaluator.core.vocabulary import kind_label, metric_label
+from evaluator.core.vocabulary import kind_label
 from evaluator.submissions import service as submit
 from evaluator.submissions import validation as submissions
 from explorer import sections, ui, widgets
 from explorer import submit as S
 
-POLICY_LABELS = {
-    "auto": "auto: labels if given, else tune on dev",
-    "labels": "labels: use the file's labels",
-    "dev": f"dev: threshold maximising {metric_label('balanced_accuracy')} on dev",
-    "per-domain-dev": "per-domain-dev: one threshold per domain",
-    "fixed": "fixed: the threshold below",
-}
 LAST = "submit.last"
 
 ui.header(
@@ -27,8 +20,8 @@ ui.header(
 names = submit.benchmark_choices()
 if not names:
     ui.no_data(
-        "No benchmark is ingested yet, so there is nothing to score against. Run "
-        "`python -m evaluator demo` or `python -m evaluator ingest NAME --from PATH`."
+        "No benchmark's samples are on this board yet, so there is nothing to score a file "
+        "against. The maintainers add benchmarks (README, 'Ingest')."
     )
     st.stop()
 
@@ -60,6 +53,8 @@ top[2].download_button(
     "scores-only detector needs dev scores for its threshold), with empty label, score and "
     "explanation columns.",
 )
+fixed = spec.fixed_threshold if spec else None
+st.markdown(S.how_to_text(splits, fixed))
 if spec is not None and spec.synthetic:
     st.info("The demo benchmark is synthetic: use it to try the format, not to rank models.")
 with st.expander("File format and limits"):
@@ -91,9 +86,11 @@ with st.form("submit.form"):
     how = st.columns([2, 1])
     policy = how[0].selectbox(
         "How scores become labels",
-        list(POLICY_LABELS),
-        format_func=POLICY_LABELS.__getitem__,
+        ["auto", "labels", "dev", "per-domain-dev", "fixed"],
+        format_func=lambda p: S.policy_label(p, fixed),
         key="submit.policy",
+        help="A file with only scores needs a cut-off: a score at or above it counts as "
+        "consistent. Automatic picks the one that works best on the file's dev rows.",
     )
     threshold = how[1].number_input(
         "Threshold (fixed)", value=0.5, format="%.6g", key="submit.threshold"

@@ -240,14 +240,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     opts = options(args.option)
     if args.name == "all":
-        from evaluator.ingest.folder import ingest_all
+        from evaluator.core.formatting import count, plural
+        from evaluator.ingest.folder import ingest_all, skipped
 
-        for rep in ingest_all(Path(args.source), progress=sys.stderr.isatty()):
+        folder = Path(args.source)
+        for rep in ingest_all(folder, progress=sys.stderr.isatty()):
             state = "updated" if rep.changed else "unchanged"
             print(
-                f"{rep.name}: {rep.n_samples} samples, version {rep.version} ({state}); "
-                f"{len(rep.released_runs)} released run(s) written"
+                f"{rep.name}: {count(rep.n_samples)} samples, version {rep.version} ({state}); "
+                f"{plural(len(rep.released_runs), 'released run')} written"
             )
+        for skip in skipped(folder):
+            print(f"{skip.name}: skipped: {skip.reason}")
         return 0
     registry.get(args.name)
     rep = pipeline.ingest(args.name, args.source, opts, progress=sys.stderr.isatty())
@@ -304,6 +308,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _print_run(path: Path) -> None:
     """What a new run says on the board: threshold, counts and the overall numbers."""
+    from evaluator.core import formatting as F
     from evaluator.store import runs
 
     rec = runs.read_record(path)
@@ -317,13 +322,9 @@ def _print_run(path: Path) -> None:
     )
     for r in rec.results:
         if r.slice_kind == "overall":
-            ci = (
-                f" [{r.ci_low:.4f}, {r.ci_high:.4f}]"
-                if r.ci_low is not None and r.ci_high is not None
-                else ""
-            )
             g = f" ({r.grader})" if r.grader else ""
-            print(f"  {r.unit:8} {r.metric:20}{g} {r.value:.4f}{ci}  n={r.n}")
+            value = F.value_ci(r.value, r.ci_low, r.ci_high)
+            print(f"  {r.unit:8} {r.metric:20}{g} {value}  n={r.n}")
 
 
 def _sha(data: bytes) -> str:
@@ -349,6 +350,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _primary(rec: object) -> str:
     from evaluator.benchmarks import registry
+    from evaluator.core import formatting as F
     from evaluator.core.types import RunRecord
 
     assert isinstance(rec, RunRecord)
@@ -358,7 +360,7 @@ def _primary(rec: object) -> str:
         return ""
     for r in rec.results:
         if r.metric == spec.primary_metric and r.slice_kind == "overall":
-            return f"{r.metric}={r.value:.4f}"
+            return f"{r.metric}={F.number(r.value)}"
     return ""
 
 

@@ -4,6 +4,9 @@ evaluator/cli/main.py:
   submit FILE --benchmark B --model-name NAME [--kind --org --params --url --description --email
          --split --threshold-policy --threshold --token]  validate, score and store a prediction
                                                        file (--token: a maintainer, no quota)
+  template BENCHMARK [--split S] [-o FILE]             the prediction-file template: the sample
+                                                       ids to predict with their split (dev ids
+                                                       first), empty label/score/explanation
   worker [--once] [--poll SECONDS]                     run queued jobs
   queue [--status S]                                   list jobs with their last message
   queue requeue|cancel JOB_ID --token T                a failed job back to pending; a pending
@@ -50,6 +53,19 @@ def register(sub: Any) -> None:
     )
     s.set_defaults(run=cmd_submit)
 
+    t = sub.add_parser(
+        "template",
+        help="write a benchmark's prediction-file template (the ids to predict, with their split)",
+    )
+    t.add_argument("benchmark")
+    t.add_argument(
+        "--split",
+        help="the split scored (default: test when there is a dev split; dev ids come first "
+        "then, for a scores-only file's threshold)",
+    )
+    t.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+    t.set_defaults(run=cmd_template)
+
     w = sub.add_parser("worker", help="run queued jobs (judge grading, detector runs)")
     w.add_argument("--once", action="store_true", help="run every ready job, then exit")
     w.add_argument("--poll", type=float, default=2.0, help="seconds between queue scans (2)")
@@ -78,7 +94,9 @@ def register(sub: Any) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from evaluator.submissions import moderation, report
+    from evaluator.core import formatting as F
+    from evaluator.core.formatting import plural
+    from evaluator.submissions import match, moderation, report
     from evaluator.submissions import service as submit
 
     if args.token is not None:
@@ -104,11 +122,21 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"note: {w}", file=sys.stderr)
     if not res.ok or res.record is None:
         print(
-            f"submission {res.submission_id} rejected: {len(res.problems)} problem(s)",
+            f"submission {res.submission_id} rejected: {plural(len(res.problems), 'problem')}",
             file=sys.stderr,
         )
         for p in res.problems:
             print(f"  - {p}", file=sys.stderr)
+        if res.status == "rejected":
+            note = match.wrong_benchmark_note(
+                args.file.read_bytes(),
+                args.file.name,
+                args.benchmark,
+                res.problems,
+                advice=lambda other: f"Submit it with --benchmark {other}.",
+            )
+            if note:
+                print(note, file=sys.stderr)
         return 1
     rec = res.record
     print(f"submission {res.submission_id}: run {rec.run_id} is on the board")
@@ -118,14 +146,24 @@ def cmd_submit(args: argparse.Namespace) -> int:
     for r in rec.results:
         if r.slice_kind != "overall" or r.value is None:
             continue
-        ci = (
-            f" [{r.ci_low:.4f}, {r.ci_high:.4f}]"
-            if r.ci_low is not None and r.ci_high is not None
-            else ""
-        )
-        print(f"  {r.split:5} {r.unit:8} {r.metric:20} {r.value:.4f}{ci}  n={r.n}")
+        value = F.value_ci(r.value, r.ci_low, r.ci_high)
+        print(f"  {r.split:5} {r.unit:8} {r.metric:20} {value}  n={r.n}")
     if res.job_id:
         print(f"judge job queued: {res.job_id}")
+    return 0
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    from evaluator.core.formatting import plural
+    from evaluator.submissions import service as submit
+
+    text = submit.template_csv(args.benchmark, args.split)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        rows = text.count("\n") - 1
+        print(f"wrote {args.output} ({plural(rows, 'id')} to predict)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -135,6 +173,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from evaluator.core.formatting import plural
     from evaluator.jobs import worker
 
     if args.poll <= 0:
@@ -161,7 +200,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         stop=stop,
         log=lambda m: print(f"worker: {m}", file=sys.stderr, flush=True),
     )
-    print(f"worker: {n} job(s) run", file=sys.stderr)
+    print(f"worker: {plural(n, 'job')} run", file=sys.stderr)
     return 0
 
 

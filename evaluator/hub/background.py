@@ -8,9 +8,12 @@ repo (evaluator/hub/sync.py); a submission written just before the process died 
 next process at its start. Failures (Hub down, 5xx, a wrong or read-only token) are retried with
 backoff, and `notice()` says what is wrong in one line for the page, without the token.
 
-`start()` is called by app.py on every script run; it is a no-op without $FACTBOARD_HUB_REPO.
-The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default 30) on an
-empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page.
+`page_notice()` is called by app.py on every script run: without $FACTBOARD_HUB_REPO it starts
+nothing and says that the board runs on its shipped and local data only; with one it calls
+`start()`. The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default
+30) on an empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page;
+a sync still going when that wait ends is said on that first page (the repo has not answered), not
+left for a later reload.
 """
 
 from __future__ import annotations
@@ -40,6 +43,21 @@ class State:
     error: str | None = None
     auth_error: bool = False
     failures: int = 0
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One line for the top of every page: 'info' (how the board runs) or 'warning' (the
+    results repo cannot be reached or refused the token)."""
+
+    level: str
+    text: str
+
+
+NO_REPO = (
+    "This board is not connected to a results repo: it shows the published numbers that ship "
+    "with FactBoard and the runs stored on this server only."
+)
 
 
 class Syncer:
@@ -126,6 +144,11 @@ class Syncer:
 
     def notice(self) -> str | None:
         s = self.state
+        if not self.first.is_set():  # the first sync has not finished: no answer yet
+            return (
+                f"The results repo {s.repo} cannot be reached yet (no answer so far). Showing "
+                "the local copy; retrying in the background."
+            )
         if not s.error:
             return None
         if s.auth_error:
@@ -173,6 +196,20 @@ def start(data_root: Path | None = None, sub_root: Path | None = None) -> str | 
     else:
         syncer.wake.set()  # a rerun (e.g. after a submission): push soon
     return syncer.notice()
+
+
+def page_notice(data_root: Path | None = None, sub_root: Path | None = None) -> Notice | None:
+    """What the top of a page says about the results repo, from the first page load on: that
+    none is configured (the board runs on its shipped and local data), that it cannot be
+    reached or refused the token (`start`), or nothing when all is well."""
+    try:
+        configured = config_from_env() is not None
+    except HubError as e:
+        return Notice("warning", str(e))
+    if not configured:
+        return Notice("info", NO_REPO)
+    text = start(data_root, sub_root)
+    return Notice("warning", text) if text else None
 
 
 def _has_runs(data_root: Path) -> bool:

@@ -173,9 +173,8 @@ def submission_problems(submissions_root: Path | None = None) -> list[StoreProbl
 
 
 def reported_problems(root: Path | None = None) -> list[StoreProblem]:
-    d = layout.reported_dir(root)
     out: list[StoreProblem] = []
-    for f in sorted(d.glob("*.csv")) if d.is_dir() else []:
+    for f in layout.reported_files(root):  # the tables the board reads
         try:
             df = pd.read_csv(f, dtype=str, keep_default_na=False)
         except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from evaluator.core import formatting as F
 from evaluator.core.types import RunRecord, SliceResult
+from evaluator.core.vocabulary import kind_label, lower_is_better, metric_label
 from evaluator.store import layout, runs
 
 EXPORT_COLUMNS = [
@@ -136,10 +139,10 @@ def _run_note(rec: RunRecord) -> str:
 
 
 def reported_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
-    """Published numbers from leaderboard_data/reported/*.csv, marked origin 'reported'."""
+    """Published numbers, marked origin 'reported': the tables the board shows
+    (layout.reported_files: the shipped ones plus the data root's own)."""
     frames = []
-    d = layout.reported_dir(root)
-    for f in sorted(d.glob("*.csv")) if d.is_dir() else []:
+    for f in layout.reported_files(root):
         df = pd.read_csv(
             f,
             dtype={"slice_value": str, "coverage": str, "note": str},
@@ -210,14 +213,54 @@ _LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
+# characters a reader's text may hold, as ASCII LaTeX (pdflatex reads no Unicode symbol)
+_LATEX_MACROS = {
+    "Δ": r"$\Delta$",
+    "δ": r"$\delta$",
+    "—": "---",
+    "–": "--",
+    "−": "$-$",
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "·": r"$\cdot$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "≈": r"$\approx$",
+    "…": r"\ldots{}",
+    "‘": "`",
+    "’": "'",
+    "“": "``",
+    "”": "''",
+    "κ": r"$\kappa$",
+    "τ": r"$\tau$",
+    "ρ": r"$\rho$",
+    "α": r"$\alpha$",
+    " ": " ",  # no-break space
+}
+
+MISSING = "---"  # a missing value in a LaTeX table (an em dash, in ASCII)
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
-MISSING = "—"
+    """Text as ASCII LaTeX: the special characters escaped, the symbols a table may hold (Δ, —,
+    ±, ×, Greek letters) as macros, accented letters folded to their base letter, and anything
+    else (emoji, pictographs) left out."""
+    out = []
+    for ch in str(text):
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch in _LATEX_MACROS:
+            out.append(_LATEX_MACROS[ch])
+        elif ch.isascii():
+            out.append(ch if ch.isprintable() else " ")
+        else:
+            base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+            out.append("".join(_LATEX_SPECIAL.get(c, c) for c in base if c.isprintable()))
+    return re.sub(r"\s+", " ", "".join(out)).strip()
 
 
 def _missing(v: object) -> bool:
@@ -226,54 +269,170 @@ def _missing(v: object) -> bool:
     return isinstance(v, float) and v != v  # NaN
 
 
-def _needs_decimals(v: float, most: int = 4) -> int | None:
-    """The fewest decimals (up to `most`) that write v exactly; None when more are needed."""
-    for k in range(most + 1):
-        if abs(round(v, k) - v) < 1e-9:
-            return k
-    return None
-
-
 def whole_numbers(values: Iterable[object]) -> bool:
     """Whether a numeric column holds only whole numbers (counts such as n)."""
     return all(float(v).is_integer() for v in values if not _missing(v))  # type: ignore[arg-type]
 
 
-def format_number(v: float, whole: bool = False) -> str:
-    """A number as printed: whole numbers as integers; a value with at most 4 decimals keeps
-    exactly its digits (a published 54.53 % is 0.5453, a printed 0.34 stays 0.34); a computed
-    value with more is rounded to 3 decimals."""
-    if whole:
-        return str(int(round(v)))
-    k = _needs_decimals(v)
-    return f"{v:.{max(k, 1)}f}" if k is not None else f"{v:.3f}"
+# the columns of a table for a paper, in order: what each is called in the frames FactBoard
+# exports (the CLI's rows, a page's table as shown), by its name folded to letters and digits
+LATEX_COLUMNS = ("rank", "model", "kind", "value", "ci", "n", "source")
+_ROLE_NAMES = {
+    "rank": "rank",
+    "model": "model",
+    "kind": "kind",
+    "value": "value",
+    "cilow": "ci_low",
+    "cilo": "ci_low",
+    "cihigh": "ci_high",
+    "cihi": "ci_high",
+    "95ci": "ci",
+    "ci": "ci",
+    "n": "n",
+    "source": "source",
+}
+# the long export's columns that say which number a row is (kept when they vary)
+_IDENTITY = ("benchmark", "split", "unit", "slice_kind", "slice_value", "metric", "grader")
+_TITLES = {
+    "rank": "Rank",
+    "model": "Model",
+    "kind": "Kind",
+    "ci": r"95\% CI",
+    "n": "$n$",
+    "source": "Source",
+    "benchmark": "Benchmark",
+    "split": "Split",
+    "unit": "Level",
+    "slice_kind": "Slice kind",
+    "slice_value": "Slice",
+    "metric": "Metric",
+    "grader": "Judge",
+}
 
 
-def to_latex(df: pd.DataFrame) -> str:
-    """A booktabs tabular of the frame, text escaped, missing values as "—", numbers as printed
-    (format_number: counts as integers, published values with their own digits)."""
-    cols = list(df.columns)
-    numeric = {
-        c: pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-        for c in cols
-    }
-    whole = {c: whole_numbers(df[c]) for c in cols if numeric[c]}
+def _fold(name: object) -> str:
+    return re.sub(r"[^a-z0-9]+", "", str(name).casefold())
+
+
+def _numeric(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+
+
+def latex_roles(df: pd.DataFrame) -> dict[str, str]:
+    """Which column of the frame is each part of a paper's table (LATEX_COLUMNS and the
+    identity columns): by name; the value is the column named 'value', else the first numeric
+    column no other part claims (a page names it after its metric: 'BAcc')."""
+    roles: dict[str, str] = {}
+    for c in df.columns:
+        role = _ROLE_NAMES.get(_fold(c)) or (str(c) if str(c) in _IDENTITY else None)
+        if role and role not in roles:
+            roles[role] = str(c)
+    if "value" not in roles:
+        claimed = set(roles.values())
+        for c in df.columns:
+            name = str(c)
+            if name in claimed or name.startswith(("Δ", "delta", "p ")) or not _numeric(df[c]):
+                continue
+            roles["value"] = name
+            break
+    return roles
+
+
+def to_latex(df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
+    r"""A table for a paper: a booktabs tabular in ASCII (pdflatex, with \usepackage{booktabs}).
+
+    Columns: `columns` (names of the frame) when given; else the short set LATEX_COLUMNS (rank,
+    model, kind, value, the 95% CI as [lo, hi], n, source) as far as the frame has them, after
+    the columns that say which number a row is when they vary (metric, slice, ...); a frame with
+    none of them is written whole. Numbers through evaluator.core.formatting (values with fixed
+    decimals, counts as integers), text escaped (latex_escape: no emoji, Δ as $\Delta$), a
+    missing value as '---'."""
+    roles = latex_roles(df)
+    cells: list[tuple[str, str, list[str]]] = []  # (title, alignment, cells)
+    if columns is None and not ({"model", "value"} <= roles.keys()):
+        columns = [str(c) for c in df.columns]
+    if columns is not None:
+        for c in columns:
+            col = df[c]
+            num = _numeric(col)
+            whole = num and whole_numbers(col)
+            cells.append((latex_escape(c), "r" if num else "l", _cells(col, num, whole)))
+        return _tabular(cells)
+    for role in _IDENTITY:
+        name = roles.get(role)
+        if name is not None and df[name].nunique(dropna=False) > 1:
+            text = df[name].map(lambda v: "" if _missing(v) else str(v))
+            cells.append((_TITLES[role], "l", [latex_escape(v) for v in text]))
+    value_title = roles["value"]
+    if value_title == "value":  # the export's long rows: the metric's name when there is one
+        one = "metric" in roles and df[roles["metric"]].nunique() == 1
+        value_title = metric_label(str(df[roles["metric"]].iloc[0])) if one else "Value"
+    for role in LATEX_COLUMNS:
+        if role == "ci":
+            lo, hi = roles.get("ci_low"), roles.get("ci_high")
+            if lo is not None and hi is not None:
+                ci = [F.ci(a, b, missing=MISSING) for a, b in zip(df[lo], df[hi], strict=True)]
+                cells.append((_TITLES["ci"], "c", ci))
+            elif "ci" in roles and not _numeric(df[roles["ci"]]):
+                cells.append((_TITLES["ci"], "c", _cells(df[roles["ci"]], False, False)))
+            continue
+        found = roles.get(role)
+        if found is None:
+            continue
+        col = df[found]
+        if role == "value":
+            values = [F.number(v, missing=MISSING) for v in col]
+            cells.append((latex_escape(value_title), "r", values))
+        elif role in ("rank", "n"):
+            cells.append((_TITLES[role], "r", [_integer(v) for v in col]))
+        elif role == "kind":
+            labels = [kind_label(str(v)) if not _missing(v) else "" for v in col]
+            cells.append((_TITLES[role], "l", [latex_escape(v) or MISSING for v in labels]))
+        else:
+            cells.append((_TITLES[role], "l", _cells(col, False, False)))
+    return _tabular(cells)
+
+
+def _integer(v: object) -> str:
+    """A rank or a count: '3', '1,479'; '---' when missing (a published row has no rank)."""
+    if isinstance(v, str):
+        v = pd.to_numeric(v.replace(",", ""), errors="coerce")
+    return F.count(v, missing=MISSING)
+
+
+def _cells(col: pd.Series, numeric: bool, whole: bool) -> list[str]:
+    out = []
+    for v in col:
+        if _missing(v) or (isinstance(v, str) and not v.strip()):
+            out.append(MISSING)
+        elif numeric and not isinstance(v, bool):
+            out.append(F.count(v) if whole else F.number(v))
+        else:
+            out.append(latex_escape(str(v)) or MISSING)
+    return out
+
+
+def _tabular(cells: list[tuple[str, str, list[str]]]) -> str:
     buf = io.StringIO()
-    buf.write("\\begin{tabular}{" + "".join("r" if numeric[c] else "l" for c in cols))
-    buf.write("}\n\\toprule\n")
-    buf.write(" & ".join(latex_escape(str(c)) for c in cols) + " \\\\\n\\midrule\n")
-    for row in df.itertuples(index=False):
-        cells = []
-        for c, v in zip(cols, row, strict=True):
-            if _missing(v):
-                cells.append(MISSING)
-            elif numeric[c] and not isinstance(v, bool):
-                cells.append(format_number(float(v), whole[c]))
-            else:
-                cells.append(latex_escape(str(v)))
-        buf.write(" & ".join(cells) + " \\\\\n")
+    buf.write("\\begin{tabular}{" + "".join(a for _, a, _ in cells) + "}\n\\toprule\n")
+    buf.write(" & ".join(t for t, _, _ in cells) + " \\\\\n\\midrule\n")
+    n = len(cells[0][2]) if cells else 0
+    for i in range(n):
+        buf.write(" & ".join(c[i] for _, _, c in cells) + " \\\\\n")
     buf.write("\\bottomrule\n\\end{tabular}\n")
     return buf.getvalue()
+
+
+def _paper_order(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a paper's table: grouped by what the number is (benchmark, split, level,
+    slice, metric), best first within a group (lower-is-better metrics ascending); the order
+    of values, not of significance."""
+    key = ["benchmark", "split", "unit", "slice_kind", "slice_value", "metric", "grader"]
+    sign = df["metric"].map(lambda m: 1.0 if lower_is_better(str(m)) else -1.0)
+    out = df.assign(_order=df["value"] * sign, **{k: df[k].fillna("") for k in key})
+    return out.sort_values([*key, "_order", "model"], na_position="last", kind="stable").drop(
+        columns="_order"
+    )
 
 
 def export_results(
@@ -296,5 +455,5 @@ def export_results(
     if fmt == "json":
         return to_json(df)
     if fmt == "latex":
-        return to_latex(df.drop(columns=["source", "note", "run_id", "coverage"]))
+        return to_latex(_paper_order(df))
     raise ValueError(f"unknown export format {fmt!r}; known: csv, json, latex")

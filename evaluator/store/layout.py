@@ -7,7 +7,8 @@ these names; nothing else spells them. See docs/ARCHITECTURE.md, "Data contracts
     <data root>/runs/<run_id>/{run.json, predictions.parquet[, grades.parquet, labels.parquet,
                                evidence.parquet]}
     <data root>/_staging/          runs and benchmarks being written (renamed into place)
-    <data root>/reported/*.csv     published numbers (the repo's copy unless a root is given)
+    <data root>/reported/*.csv     published numbers beyond those FactBoard ships (pulled from the
+                                   results repo, imported): see `reported_files`
     <submissions root>/            uploads, submission records and the job queue
 """
 
@@ -77,12 +78,32 @@ def staging_dir(root: Path | None = None) -> Path:
     return (root or data_root()) / "_staging"
 
 
-def reported_dir(root: Path | None = None) -> Path:
-    """Published numbers ship with the code: the repo's copy, whatever the data root is."""
-    if root is not None:
-        return root / "reported"
+def shipped_reported_dir() -> Path:
+    """The published numbers that ship with the code (leaderboard_data/reported/ in the checkout
+    or the container image; $FACTBOARD_REPORTED replaces the folder)."""
     env = os.environ.get("FACTBOARD_REPORTED")
     return Path(env).expanduser().resolve() if env else REPO_ROOT / "leaderboard_data" / "reported"
+
+
+def reported_dir(root: Path | None = None) -> Path:
+    """One folder of published-numbers tables: the data root's own (`root`/reported, where a
+    pull from the results repo and an import write), or without a root the shipped one. What
+    the board and the exports read is `reported_files`, never one folder alone."""
+    return root / "reported" if root is not None else shipped_reported_dir()
+
+
+def reported_files(root: Path | None = None) -> list[Path]:
+    """The published-numbers tables that the board, the exports and every other reader read,
+    on any data root (`root`, default the data root): every table that ships with the code,
+    plus every table in the data root's reported/ folder; a data-root table with a shipped
+    table's file name replaces it (a newer copy pulled from the results repo). In file-name
+    order, each name once."""
+    own = reported_dir(root or data_root())
+    chosen: dict[str, Path] = {}
+    for d in (shipped_reported_dir(), own):
+        if d.is_dir():
+            chosen.update((f.name, f) for f in d.glob("*.csv") if f.is_file())
+    return [chosen[name] for name in sorted(chosen)]
 
 
 def submissions_root() -> Path:

@@ -6,7 +6,7 @@ apart from reading the ingested benchmarks' sample ids (evaluator.store.ingested
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,10 +61,35 @@ def looks_like(ids: Collection[str], chosen: str, data_root: Path | None = None)
     return None
 
 
-def mismatch_message(match: Match, chosen: str, title: Callable[[str], str] = str) -> str:
-    """One sentence for the person who uploaded the file (title: a benchmark's display name)."""
+def mismatch_message(
+    match: Match, chosen: str, title: Callable[[str], str] = str, advice: str | None = None
+) -> str:
+    """One sentence for the person who uploaded the file (title: a benchmark's display name;
+    advice: what to do, by default the Submit page's)."""
     other, mine = title(match.benchmark), title(chosen)
+    if advice is None:
+        advice = f"Pick {other} above and upload it again."
     return (
         f"This looks like a {other} file: {match.found:,} of its sample ids ({match.share:.0%}) "
-        f"belong to {other}, not to {mine}. Pick {other} above and upload it again."
+        f"belong to {other}, not to {mine}. {advice}"
     )
+
+
+def wrong_benchmark_note(
+    data: bytes,
+    filename: str | None,
+    chosen: str,
+    problems: Sequence[str],
+    title: Callable[[str], str] = str,
+    root: Path | None = None,
+    advice: Callable[[str], str] | None = None,
+) -> str | None:
+    """When a rejected file's ids are not the chosen benchmark's, which benchmark they match
+    (the Submit page and `python -m evaluator submit` alike); advice: what to do, given the
+    benchmark the file matches."""
+    if not any("not in the benchmark" in p for p in problems):
+        return None
+    found = looks_like(uploaded_ids(data, filename), chosen, root)
+    if found is None:
+        return None
+    return mismatch_message(found, chosen, title, advice(found.benchmark) if advice else None)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluator.core import formatting as F
 from evaluator.core.types import RunRecord
+from evaluator.core.vocabulary import metric_label
 
 
 def results_frame(record: RunRecord, overall_only: bool = True) -> pd.DataFrame:
@@ -32,18 +34,29 @@ def results_frame(record: RunRecord, overall_only: bool = True) -> pd.DataFrame:
 
 
 def threshold_text(record: RunRecord) -> str:
+    """How the file's scores became consistent / inconsistent labels, in plain words."""
     t = record.threshold
     if t.policy == "labels":
         return "labels as given (no threshold)"
     if t.policy == "none":
         return "scores used as they are (correlation; no threshold)"
     if t.policy == "per-domain-dev" and t.per_domain:
-        return "one threshold per domain, each maximising balanced accuracy on dev: " + ", ".join(
-            f"{k}={v:.4g}" for k, v in sorted(t.per_domain.items())
+        return (
+            "one cut-off per domain, each the one that separates consistent from inconsistent "
+            "best (balanced accuracy) on that domain's dev rows: "
+            + ", ".join(f"{k} {v:.4g}" for k, v in sorted(t.per_domain.items()))
         )
-    out = f"{t.policy}: threshold {t.threshold:.6g}" if t.threshold is not None else t.policy
+    if t.threshold is None:
+        return t.policy
+    cut = f"a score of {t.threshold:.4g} or more counts as consistent, below as inconsistent"
     if t.tuned_on:
-        out += f", tuned on {t.tuned_on}"
-        if t.tuned_value is not None:
-            out += f" (balanced accuracy {t.tuned_value:.4f} there)"
-    return out
+        reached = (
+            f" ({metric_label('balanced_accuracy')} {F.number(t.tuned_value)} there)"
+            if t.tuned_value is not None
+            else ""
+        )
+        return (
+            f"{cut}; the cut-off that separates the two best on the {t.tuned_on} rows of your "
+            f"file{reached}, then applied to the rows scored"
+        )
+    return f"{cut} (a fixed cut-off)" if t.policy == "fixed" else f"{cut} ({t.policy})"

@@ -44,6 +44,7 @@ import hashlib
 import io
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -701,17 +702,33 @@ def recover(
 # helpers for the page and the CLI
 
 
+def template_splits(spec_splits: Sequence[str], split: str) -> list[str]:
+    """The splits a template lists: dev first when test is scored and the benchmark has dev
+    (a scores-only detector needs dev scores for its threshold), then the scored split."""
+    if split != "dev" and "dev" in spec_splits:
+        return ["dev", split]
+    return [split]
+
+
 def template_csv(benchmark: str, split: str | None = None, data_root: Path | None = None) -> str:
-    """A CSV with the benchmark's sample ids for the split (and unit) a submission is scored on,
-    and empty label, score and explanation columns."""
+    """The prediction-file template: the benchmark's sample ids (of the unit a submission
+    predicts) with their split, dev ids first where a scores-only file needs them for its
+    threshold (template_splits), then the split scored (`split`, default as a submission's);
+    empty label, score and explanation columns. The split column is for the reader: the
+    sample id says which split a row is."""
     spec = registry.get(benchmark)
     ingested.load_meta(benchmark, data_root)  # not ingested: says so
+    scored = split or _scored_splits(spec, None)[0]
+    if scored not in spec.splits:
+        raise FactBoardError(f"split {scored!r} is not one of {', '.join(spec.splits)}")
     f = layout.benchmark_dir(benchmark, data_root) / layout.SAMPLES_FILE
     samples = pq.read_table(f, columns=["sample_id", "split", "unit"]).to_pandas()
-    keep = samples["split"].isin(_scored_splits(spec, split)) & (samples["unit"] == spec.units[0])
-    ids = samples.loc[keep, "sample_id"].sort_values()
+    samples = samples[samples["unit"] == spec.units[0]]
+    parts = [
+        samples.loc[samples["split"] == s, ["sample_id", "split"]].sort_values("sample_id")
+        for s in template_splits(spec.splits, scored)
+    ]
+    out = pd.concat(parts, ignore_index=True).assign(label="", score="", explanation="")
     buf = io.StringIO()
-    pd.DataFrame({"sample_id": ids.to_numpy(), "label": "", "score": "", "explanation": ""}).to_csv(
-        buf, index=False
-    )
+    out.to_csv(buf, index=False)
     return buf.getvalue()

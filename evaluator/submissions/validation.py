@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from evaluator.core.errors import ValidationFailed
+from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import MODEL_KINDS, model_key
 
 # Streamlit's server.maxUploadSize (.streamlit/config.toml) counts decimal megabytes: the page
@@ -52,7 +53,8 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|inf
 _HEADER_SCAN_BYTES = 4096
 _NON_SPACE = re.compile(rb"[^ \t\r\n]")
 
-KNOWN_COLUMNS = ("sample_id", "label", "score", "explanation", "raw_output")
+# split: written by the template for the reader; the sample id says which split a row is
+KNOWN_COLUMNS = ("sample_id", "split", "label", "score", "explanation", "raw_output")
 LABEL_WORDS = {
     "1": 1,
     "0": 0,
@@ -120,7 +122,7 @@ class ProblemList(list[Problem]):
             out.append(
                 Problem(
                     None,
-                    f"... and {self.dropped:,} more problem(s); the first {self.limit} are shown",
+                    f"... and {plural(self.dropped, 'more problem')}; the first {self.limit} are shown",
                 )
             )
         return out
@@ -314,7 +316,7 @@ def _csv_records(
         return
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
-        problems.append(Problem(1, f"duplicate column(s): {', '.join(dup)}"))
+        problems.append(Problem(1, f"{plural(len(dup), 'duplicate column')}: {', '.join(dup)}"))
         return
     if not _check_columns(header, problems, warnings):
         return
@@ -355,7 +357,9 @@ def _check_columns(
         return False
     extra = [c for c in cols if c not in KNOWN_COLUMNS]
     if extra:
-        warnings.append(f"ignored column(s): {', '.join(c[:40] for c in extra[:10])}")
+        warnings.append(
+            f"{plural(len(extra), 'column')} ignored: {', '.join(c[:40] for c in extra[:10])}"
+        )
     return True
 
 
@@ -508,12 +512,14 @@ def validate_predictions(
             f"{s!r} on line {ln} (first on line {first})" for ln, s, first in dup_lines[:SHOW_FIRST]
         )
         problems.always(
-            Problem(dup_lines[0][0], f"{len(dup_lines)} duplicate sample_id(s): {shown}")
+            Problem(dup_lines[0][0], f"{plural(len(dup_lines), 'duplicate sample_id')}: {shown}")
         )
     if unknown:
         shown = ", ".join(f"{s!r} (line {ln})" for ln, s in unknown[:SHOW_FIRST])
         problems.always(
-            Problem(unknown[0][0], f"{len(unknown)} sample_id(s) not in the benchmark: {shown}")
+            Problem(
+                unknown[0][0], f"{plural(len(unknown), 'sample_id')} not in the benchmark: {shown}"
+            )
         )
     if n_records == 0:
         if not problems:
@@ -535,8 +541,11 @@ def missing_ids_problem(required: Collection[str], present: Collection[str]) -> 
     if not missing:
         return None
     shown = ", ".join(repr(m) for m in missing[:SHOW_FIRST])
+    verb = "has" if len(missing) == 1 else "have"
     return Problem(
-        None, f"{len(missing)} sample_id(s) of the scored split have no prediction, e.g. {shown}"
+        None,
+        f"{plural(len(missing), 'sample_id')} of the scored split {verb} no prediction, "
+        f"e.g. {shown}",
     )
 
 
@@ -686,6 +695,7 @@ line), UTF-8 with or without a byte-order mark.
 | `label` | this and/or `score` | 1/0, yes/no, true/false, consistent/inconsistent; 1 = consistent |
 | `score` | this and/or `label` | a finite number, higher = more consistent |
 | `explanation` | no | free text (at most {MAX_EXPLANATION_CHARS:,} characters) |
+| `split` | no | ignored: the template writes it for you to read (the sample id says the split) |
 
 Every sample of the scored split needs a row. With scores and no labels, the threshold is the one
 that maximises balanced accuracy on the **dev** split's rows (include them), applied to test.

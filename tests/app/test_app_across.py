@@ -43,7 +43,7 @@ def test_default_view(data: Path) -> None:
     assert row["LLM-AggreFact · source"] == "run" and row["Demo (synthetic) · source"] == "run"
     assert "Granite Guardian 3.3 8B" not in t.index  # on LLM-AggreFact only
     # the snapshot's Claude-3 Opus and SummExecEdit's claude3-opus: one model, two sources
-    assert t.loc["Claude-3 Opus", "LLM-AggreFact · BAcc"] == pytest.approx(0.748)
+    assert t.loc["Claude-3 Opus", "LLM-AggreFact · BAcc"] == "0.748"
     assert t.loc["Claude-3 Opus", "LLM-AggreFact · source"] == "snapshot"
     assert t.loc["Claude-3 Opus", "SummExecEdit · source"] == "paper"
     assert t.loc["GPT-3.5-Turbo", "SummEdits · source"] in ("paper", "snapshot")
@@ -86,3 +86,32 @@ def test_widgets_write_the_url(data: Path) -> None:
     at.text_input(key="across.q").set_value("nothing-like-this").run()
     assert not at.exception
     assert any("No model has a number" in i.value for i in at.info)
+
+
+def test_a_missing_cell_is_a_dash_and_numbers_are_written_as_the_board_writes_them(
+    data: Path,
+) -> None:
+    at = open_app_page(PAGE, {"min": "1"})
+    t = table(at).set_index("Model")
+    turbo = t.loc["GPT-4-Turbo"]
+    assert turbo["AggreFact-SOTA · BAcc"] == "—" and turbo["DialSummEval · BAcc"] == "—"
+    assert turbo["AggreFact-SOTA · source"] == "" and turbo["SummExecEdit · source"] == "paper"
+    values = [c for c in t.columns if "·" in c and not c.endswith("source")]
+    cells = t[values].to_numpy().ravel().tolist()
+    assert all(isinstance(v, str) for v in cells)
+    assert not [v for v in cells if v in ("None", "nan", "") or (v != "—" and len(v) < 5)]
+    assert t.loc["Claude-3 Opus", "LLM-AggreFact · BAcc"] == "0.748"
+
+
+def test_one_model_across_every_benchmark_on_one_page(data: Path) -> None:
+    at = open_app_page(PAGE, {"q": "gpt-4-turbo", "min": "1"})
+    assert list(table(at)["Model"]) == ["GPT-4-Turbo"]
+    assert at.selectbox(key="across.model").value == "GPT-4-Turbo"
+    cells = table(at, 1).set_index("Benchmark")
+    # every benchmark of the table, those without a number for this model included
+    assert set(cells.index) == {c.split(" · ")[0] for c in table(at).columns if "·" in c}
+    assert cells.loc["SummExecEdit", "From"] == "paper"
+    assert cells.loc["LLM-AggreFact", "Value"] == "0.762"
+    assert all(v == "—" or len(v) == 5 for v in cells["Value"])
+    caption = " ".join(c.value for c in at.caption)
+    assert "(s)" not in caption and "1 model × " in caption

@@ -56,7 +56,8 @@ def all_text(at: AppTest, kinds: tuple[str, ...]) -> list[str]:
 def test_no_benchmark_yet(tmp_data_root: Path) -> None:
     at = page(SUBMIT_PAGE)
     assert not at.exception
-    assert at.info[0].value.startswith("No benchmark is ingested yet")
+    assert at.info[0].value.startswith("No benchmark's samples are on this board yet")
+    assert "python -m" not in at.info[0].value
 
 
 def test_a_valid_upload_shows_its_results_with_cis_at_once(demo: Path) -> None:
@@ -80,8 +81,8 @@ def test_a_valid_upload_shows_its_results_with_cis_at_once(demo: Path) -> None:
     [run] = [r for r in runs.list_runs().runs if r.origin == "submitted"]
     assert run.model.name == "Page model" and run.model.org == "Lab"
     res = run.result("balanced_accuracy")
-    assert bacc["value"] == res.value
-    assert bacc["95% CI"] == f"{res.ci_low:.3f} – {res.ci_high:.3f}"
+    assert bacc["value"] == f"{res.value:.3f}"  # the board's form, not "0.499 – 0.502"
+    assert bacc["95% CI"] == f"[{res.ci_low:.3f}, {res.ci_high:.3f}]"
     # links to its row on the board and to the samples it gets wrong
     links = {p.label: p for p in at.get("page_link")}
     board = links["Its row on the leaderboard"].proto
@@ -106,12 +107,12 @@ def test_a_bad_file_lists_every_problem_exactly(demo: Path) -> None:
     at = page(SUBMIT_PAGE)
     at = fill_and_submit(at, b"sample_id,label\nnope,1\ndemo-news-04_og,maybe\n", "Bad upload")
     assert not at.exception
-    assert at.error[0].value.startswith("3 problem(s) with submission ")
+    assert at.error[0].value.startswith("3 problems with submission ")
     assert at.code[0].value == "\n".join(
         [
-            "line 2: 1 sample_id(s) not in the benchmark: 'nope' (line 2)",
+            "line 2: 1 sample_id not in the benchmark: 'nope' (line 2)",
             "line 3: label 'maybe' is not one of 0/1, yes/no, consistent/inconsistent, true/false",
-            "209 sample_id(s) of the scored split have no prediction, e.g. 'demo-meeting-04_0', "
+            "209 sample_ids of the scored split have no prediction, e.g. 'demo-meeting-04_0', "
             "'demo-meeting-04_1', 'demo-meeting-04_2', 'demo-meeting-04_3', 'demo-meeting-04_4'",
         ]
     )
@@ -258,7 +259,7 @@ def test_the_template_lists_dev_then_test_ids(demo: Path) -> None:
 
     text = S.template_csv("demo", registry.get("demo").splits, "test")
     lines = text.splitlines()
-    assert lines[0] == "sample_id,label,score,explanation"
+    assert lines[0] == "sample_id,split,label,score,explanation"
     ids = [line.split(",")[0] for line in lines[1:]]
     assert ids == demo_ids("dev") + demo_ids("test")  # one header, dev first
     assert S.template_splits(("dev", "test"), "dev") == ["dev"]
@@ -296,7 +297,7 @@ def test_a_file_of_another_benchmark_says_which_one_it_looks_like(demo: Path) ->
     assert match.looks_like({"nope", "nada"}, "demo", demo) is None
     at = fill_and_submit(page(SUBMIT_PAGE), data, "Wrong bench")
     assert not at.exception
-    assert at.error[0].value.startswith("1 problem(s) with submission ")
+    assert at.error[0].value.startswith("1 problem with submission ")
     assert [w.value for w in at.warning] == [
         ui_escaped(
             f"This looks like a SummEdits file: {len(other)} of its sample ids (100%) belong to "
@@ -316,3 +317,29 @@ def ui_escaped(text: str) -> str:
     from explorer.ui import md_escape
 
     return md_escape(text)
+
+
+def test_a_scores_only_file_takes_one_page(demo: Path) -> None:
+    """Template, scores only, upload: the page says how scores become labels before the upload
+    and after it, in plain words, and writes no '1 rows' or 'run(s)'."""
+    import io
+
+    import pandas as pd
+
+    at = page(SUBMIT_PAGE)
+    steps = " ".join(m.value for m in at.markdown)
+    assert "Download the template" in steps and "Only scores?" in steps
+    assert "Keep the dev rows the template lists" in steps
+    assert "cut-off" in at.selectbox(key="submit.policy").format_func("auto")
+    [button] = at.get("download_button")
+    template = submit.template_csv("demo")
+    filled = pd.read_csv(io.StringIO(template), dtype=str, keep_default_na=False)
+    filled["score"] = [f"{(i * 37 % 100) / 100:.2f}" for i in range(len(filled))]
+    at = fill_and_submit(at, filled.to_csv(index=False).encode(), "Scores only model")
+    assert not at.exception and at.success
+    texts = all_text(at, ("text",))
+    [line] = [t for t in texts if t.startswith("Threshold: ")]
+    assert "or more counts as consistent, below as inconsistent" in line
+    assert "the cut-off that separates the two best on the dev rows of your file" in line
+    every = " ".join(all_text(at, ("text", "markdown", "caption", "info", "success", "warning")))
+    assert "(s)" not in every and " 1 rows" not in every and "–" not in every

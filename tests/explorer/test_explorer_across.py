@@ -86,23 +86,23 @@ def test_models_fold_and_cells_name_their_source() -> None:
     assert list(v.table["Model"]) == ["GPT-4", "HHEM-2.1-Open"]  # most benchmarks first
     assert t.loc["GPT-4", "Benchmarks"] == 3 and t.loc["HHEM-2.1-Open", "Benchmarks"] == 2
     # HHEM: the best of two runs beats the snapshot's number as the cell; the snapshot stays
-    assert t.loc["HHEM-2.1-Open", "LLM-AggreFact · BAcc"] == 0.73
+    assert t.loc["HHEM-2.1-Open", "LLM-AggreFact · BAcc"] == "0.730"  # the formatter's form
     assert t.loc["HHEM-2.1-Open", "LLM-AggreFact · source"] == "run ×2"
     cell = v.cells.set_index(["model", "benchmark"]).loc[("HHEM-2.1-Open", "llm_aggrefact")]
     assert cell["run_id"] == "r2" and cell["published_value"] == 0.718
     assert cell["published_source"].startswith("LLM-AggreFact leaderboard snapshot (2024-10-25)")
     # summary level (the board's first level), not the sentence-level 0.66
-    assert t.loc["HHEM-2.1-Open", "SummEdits · BAcc"] == 0.61
+    assert t.loc["HHEM-2.1-Open", "SummEdits · BAcc"] == "0.610"
     assert t.loc["HHEM-2.1-Open", "SummEdits · source"] == "paper"
-    assert np.isnan(t.loc["HHEM-2.1-Open", "TofuEval · FPR"])
+    assert t.loc["HHEM-2.1-Open", "TofuEval · FPR"] == "—"  # no number: a dash, not None
     # GPT4 / GPT-4 / gpt4 are one model; a README leaderboard is a snapshot; best published wins
     assert (
-        t.loc["GPT-4", "SummEdits · BAcc"] == 0.82
+        t.loc["GPT-4", "SummEdits · BAcc"] == "0.820"
         and t.loc["GPT-4", "SummEdits · source"] == "paper"
     )
-    assert t.loc["GPT-4", "summexecedit · DA"] == 0.70
+    assert t.loc["GPT-4", "summexecedit · DA"] == "0.700"
     # FPR: lower is better, so the best run is the lower; a NaN value is no number
-    assert t.loc["GPT-4", "TofuEval · FPR"] == 0.05
+    assert t.loc["GPT-4", "TofuEval · FPR"] == "0.050"
     assert [c.benchmark for c in v.columns] == [
         "llm_aggrefact",
         "summedits",
@@ -116,6 +116,14 @@ def test_models_fold_and_cells_name_their_source() -> None:
         "fpr",
     ]
     assert A.source_kind("reported", "SummEdits repo README leaderboard (2023-12-14)") == "snapshot"
+    # one model across every benchmark of the view, a dash where it has no number
+    hhem = A.model_cells(v, "HHEM-2.1-Open").set_index("Benchmark")
+    assert list(hhem.index) == ["LLM-AggreFact", "SummEdits", "summexecedit", "TofuEval"]
+    assert hhem.loc["LLM-AggreFact", "Value"] == "0.730"
+    assert hhem.loc["LLM-AggreFact", "From"] == "run ×2"
+    assert hhem.loc["LLM-AggreFact", "Published"].startswith("0.718 (LLM-AggreFact leaderboard")
+    assert (hhem.loc["TofuEval", ["Value", "95% CI"]] == "—").all()
+    assert hhem.loc["TofuEval", "Metric"] == "FPR" and hhem.loc["TofuEval", "From"] == ""
 
 
 def test_filters() -> None:
@@ -194,7 +202,7 @@ def test_overall_numbers_from_a_store(store: Store) -> None:
     cell = v.cells.set_index(["model", "benchmark"]).loc[("Bespoke-MiniCheck-7B", "llm_aggrefact")]
     assert cell["published_value"] == pytest.approx(0.774)
     # published-only models are there with their snapshot numbers
-    assert t.loc["Granite Guardian 3.3 8B", "llm_aggrefact · BAcc"] == pytest.approx(0.765)
+    assert t.loc["Granite Guardian 3.3 8B", "llm_aggrefact · BAcc"] == "0.765"
     assert t.loc["Granite Guardian 3.3 8B", "llm_aggrefact · source"] == "snapshot"
     # Claude 3 Opus: LLM-AggreFact's snapshot and SummExecEdit's paper, one row
     assert t.loc["Claude-3 Opus", "Benchmarks"] >= 2

@@ -143,7 +143,7 @@ def test_6_rows_with_a_wrong_field_count_are_counted_and_problems_are_capped(dem
     msgs = v.messages
     assert msgs[0] == "line 2: 3 fields, the header has 2"
     assert "line 500002: more than 500,000 rows" in msgs
-    assert msgs[-1].startswith("... and ") and "more problem(s)" in msgs[-1]
+    assert msgs[-1].startswith("... and ") and "more problems" in msgs[-1]
     # what the submission record keeps is the summary, not 1.75 M problems
     res = submit.submit(data, "p.csv", meta())
     assert res.status == "rejected" and len(res.problems) <= V.MAX_PROBLEMS + 2

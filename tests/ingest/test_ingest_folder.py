@@ -44,3 +44,24 @@ def test_ingest_all_reads_the_folders_that_are_there(
     assert reports[0].n_samples > 0
     with pytest.raises(IngestError, match="not a folder"):
         list(ingest_all(tmp_path / "missing"))
+
+
+def test_ingest_all_says_which_releases_it_skipped_and_why(
+    tmp_path: Path, tmp_data_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaluator.cli.main import main
+
+    release = tmp_path / "release"
+    (release / "summexecedit").mkdir(parents=True)
+    (release / "summexecedit" / "SCHEMA.md").write_text("rows on the hub\n")
+    (release / "llm_aggrefact").mkdir()
+    (release / "llm_aggrefact" / "snapshot_2025-09.csv").write_text("model,avg\n")
+    assert main(["ingest", "all", "--from", str(release)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = {line.split(":")[0]: line for line in lines}
+    assert set(said) == {s.name for s in registry.specs() if s.release_folder}
+    assert "holds no release file (data/*.parquet)" in said["llm_aggrefact"]
+    assert "ingest llm_aggrefact --from hub" in said["llm_aggrefact"]
+    assert "holds no release file (*.json*)" in said["summexecedit"]
+    assert "ingest summexecedit --from hub" in said["summexecedit"]
+    assert said["qags"] == f"qags: skipped: no qags/ folder in {release}"

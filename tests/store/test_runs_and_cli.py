@@ -225,7 +225,7 @@ def test_cli_errors_have_messages_and_exit_codes(
 def test_cli_runs_and_export(demo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["runs", "--benchmark", "demo"]) == 0
     out = capsys.readouterr().out
-    assert "Always consistent" in out and "balanced_accuracy=0.5000" in out
+    assert "Always consistent" in out and "balanced_accuracy=0.500" in out
     assert (
         main(["export", "--format", "csv", "--benchmark", "demo", "--metric", "balanced_accuracy"])
         == 0

@@ -34,7 +34,8 @@ ALLOWED = "- _ . , : ; / ( ) [ ] + & ' # @ ! ? * % ~ ="
 
 
 def missing(n: int) -> str:
-    return f"{n} sample_id(s) of the scored split have no prediction, e.g. {FIRST_MISSING}"
+    verb = "has" if n == 1 else "have"
+    return f"{n:,} sample_id{'' if n == 1 else 's'} of the scored split {verb} no prediction, e.g. {FIRST_MISSING}"
 
 
 def label_msg(value: str) -> str:
@@ -72,7 +73,7 @@ BAD: dict[str, list[str]] = {
     "neither_label_nor_score.csv": [
         "line 1: neither a label nor a score column: give at least one"
     ],
-    "duplicate_columns.csv": ["line 1: duplicate column(s): label"],
+    "duplicate_columns.csv": ["line 1: 1 duplicate column: label"],
     "too_many_columns.csv": ["line 1: the header has 40 columns; at most 32 are allowed"],
     "wrong_field_counts.csv": [
         "line 3: 3 fields, the header has 2",
@@ -116,12 +117,12 @@ BAD: dict[str, list[str]] = {
         missing(205),
     ],
     "duplicate_ids.csv": [
-        "line 4: 2 duplicate sample_id(s): 'demo-news-04_og' on line 4 (first on line 2); "
+        "line 4: 2 duplicate sample_ids: 'demo-news-04_og' on line 4 (first on line 2); "
         "'demo-news-04_0' on line 5 (first on line 3)",
         missing(208),
     ],
     "unknown_ids.csv": [
-        "line 2: 3 sample_id(s) not in the benchmark: 'not-a-sample' (line 2), "
+        "line 2: 3 sample_ids not in the benchmark: 'not-a-sample' (line 2), "
         "'DEMO-NEWS-04_0' (line 4), 'demo-news-99_og' (line 5)",
         missing(209),
     ],
@@ -397,7 +398,7 @@ def test_label_spellings(value: str, label: int) -> None:
 
 def test_unknown_columns_are_ignored_with_a_warning_and_blank_lines_skipped() -> None:
     v = validate_predictions(b"sample_id,label,model\n\nx,1,m\n\n")
-    assert v.ok and v.warnings == ["ignored column(s): model"]
+    assert v.ok and v.warnings == ["1 column ignored: model"]
     assert v.predictions is not None and v.predictions["sample_id"].tolist() == ["x"]
     assert v.format == "csv" and v.seen_ids == {"x"}
 
@@ -413,6 +414,6 @@ def test_known_and_required_ids() -> None:
         b"sample_id,score\na,0.5\nz,0.1\n", known_ids={"a", "b", "c"}, required_ids={"a", "b", "c"}
     )
     assert [str(p) for p in v.problems] == [
-        "line 3: 1 sample_id(s) not in the benchmark: 'z' (line 3)",
-        "2 sample_id(s) of the scored split have no prediction, e.g. 'b', 'c'",
+        "line 3: 1 sample_id not in the benchmark: 'z' (line 3)",
+        "2 sample_ids of the scored split have no prediction, e.g. 'b', 'c'",
     ]

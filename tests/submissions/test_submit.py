@@ -102,7 +102,11 @@ def test_scores_are_thresholded_on_dev_and_the_policy_is_reported(demo: Path) ->
     t = res.record.threshold
     assert t.policy == "dev" and t.tuned_on == "dev" and t.threshold is not None
     text = report.threshold_text(res.record)
-    assert text.startswith(f"dev: threshold {t.threshold:.6g}, tuned on dev (balanced accuracy")
+    assert text.startswith(
+        f"a score of {t.threshold:.4g} or more counts as consistent, below as inconsistent; the "
+        "cut-off that separates the two best on the dev rows of your file (BAcc 0."
+    )
+    assert text.endswith(" there), then applied to the rows scored")
     assert any(r.metric == "roc_auc" for r in res.record.results)
     table = report.results_frame(res.record)
     assert {"value", "ci_low", "ci_high", "n"} <= set(table.columns)
@@ -661,7 +665,7 @@ def test_cli_submit_queue_and_moderate(
     assert "balanced_accuracy" in out and "judge job queued: judge-" in out
     assert cli_main(argv) == 1
     err = capsys.readouterr().err
-    assert "rejected: 2 problem(s)" in err and "duplicate submission" in err
+    assert "rejected: 2 problems" in err and "duplicate submission" in err
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"sample_id,label\n")
     assert cli_main(["submit", str(bad), "--benchmark", "demo", "--model-name", "Other"]) == 1
@@ -707,7 +711,7 @@ def test_cli_worker_runs_as_a_process(demo: Path) -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "worker: 1 job(s) run" in out.stderr
+    assert "worker: 1 job run" in out.stderr
     [job] = queue.list_jobs("failed")
     assert job.error == "unknown job kind 'nope'; known: detector-run, judge"
 
@@ -722,8 +726,9 @@ def test_cli_submit_missing_file(tmp_data_root: Path, capsys: pytest.CaptureFixt
 def test_the_template_lists_the_ids_to_predict_and_round_trips(demo: Path) -> None:
     text = submit.template_csv("demo")
     lines = text.splitlines()
-    assert lines[0] == "sample_id,label,score,explanation"
-    assert len(lines) == 211 and lines[1] == "demo-meeting-04_0,,,"
+    assert lines[0] == "sample_id,split,label,score,explanation"
+    # dev ids first (a scores-only file's threshold), then the 210 test ids
+    assert len(lines) == 1 + 84 + 210 and lines[85] == "demo-meeting-04_0,test,,,"
     assert len(submit.template_csv("demo", "dev").splitlines()) == 85
     filled = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     filled["label"] = "consistent"
