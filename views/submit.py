@@ -122,7 +122,12 @@ if go:
         )
         with st.spinner("Checking and scoring…"):
             data = upload.getvalue()
-            res = submit.submit(data, upload.name, meta, submitter=ui.submitter_key())
+            try:
+                res = submit.submit(data, upload.name, meta, submitter=ui.submitter_key())
+            except submit.StorageError as e:  # a full disk: nothing was kept
+                st.session_state.pop(LAST, None)
+                st.error(f"Your file was not saved: {e}")
+                st.stop()
             note = (
                 S.wrong_benchmark_note(
                     data, upload.name, bench, res.problems, widgets.benchmark_title

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evaluator.cli.main import add_engine_arguments, add_option_argument, engine, options
+from evaluator.cli.common import add_engine_arguments, add_option_argument, engine, options
 
 
 def register(sub: Any) -> None:

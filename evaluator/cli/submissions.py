@@ -28,7 +28,7 @@ from evaluator.core.errors import FactBoardError
 
 
 def register(sub: Any) -> None:
-    from evaluator.cli.main import THRESHOLD_POLICIES
+    from evaluator.cli.common import THRESHOLD_POLICIES
     from evaluator.jobs.queue import STATES
     from evaluator.submissions import validation as submissions
 

@@ -14,9 +14,10 @@ Steps, each one durable before the next starts (submissions root = $FACTBOARD_SU
 3. score it (threshold policy from the engine), then, under the submissions lock, check that it
    is not a duplicate and mark the record "accepted". A duplicate is the same file or the same
    predictions, or what is scored: the same final labels, or the same scores rounded, on the
-   scored split as another submission (runs.scored_fingerprints), whatever else differs; or the same model name on
-   the same benchmark version, names compared by evaluator.core.vocabulary.model_key (NFKC,
-   case, separators and Unicode look-alikes such as Cyrillic "Р" folded).
+   scored split as another submission (runs.scored_fingerprints), whatever else differs; or the
+   same model name on the same benchmark version, names compared by
+   evaluator.core.vocabulary.model_key (NFKC, case, separators and Unicode look-alikes such as
+   Cyrillic "Р" folded).
 4. write the run (origin "submitted"; its id is derived from the submission id, so writing it
    again finds it instead of making a second one), queue a judge job when the file has
    explanations and a judge is configured ($FACTBOARD_JUDGE="provider:model",
@@ -343,18 +344,6 @@ def _same_scored(mine: dict[str, str], other: dict[str, Any]) -> bool:
     return any(other.get(k) == v for k, v in mine.items())
 
 
-def _run_fingerprints(rec: RunRecord, data_root: Path | None) -> dict[str, Any]:
-    """A stored run's scored fingerprints: as its submission recorded them, else from its
-    labels.parquet (runs of other origins, older runs)."""
-    sub = rec.submission or {}
-    if "labels_sha" in sub or "scores_sha" in sub:
-        return sub
-    try:
-        return runs.scored_fingerprints(runs.read_labels(runs.find_run(rec.run_id, data_root)))
-    except FactBoardError:
-        return {}
-
-
 def _duplicates(
     meta: SubmissionMeta,
     sha256: str,
@@ -388,7 +377,7 @@ def _duplicates(
             and scored_fp
             and r.origin == "submitted"  # a baseline or a released run may be matched
             and r.benchmark_version == version
-            and _same_scored(scored_fp, _run_fingerprints(r, data_root))
+            and _same_scored(scored_fp, runs.fingerprints_of(r, data_root))
         ):
             same_scored = f"run {r.run_id} ({r.model.name!r}, {r.created_at[:10]})"
         if same_name is None and r.benchmark_version == version and model_key(r.model.name) == name:

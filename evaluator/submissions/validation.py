@@ -32,6 +32,7 @@ import pandas as pd
 
 from evaluator.core.errors import ValidationFailed
 from evaluator.core.formatting import plural
+from evaluator.core.sanitize import CONTROL_CATEGORIES, control_char
 from evaluator.core.vocabulary import MODEL_KINDS, model_key
 
 # Streamlit's server.maxUploadSize (.streamlit/config.toml) counts decimal megabytes: the page
@@ -122,7 +123,8 @@ class ProblemList(list[Problem]):
             out.append(
                 Problem(
                     None,
-                    f"... and {plural(self.dropped, 'more problem')}; the first {self.limit} are shown",
+                    f"... and {plural(self.dropped, 'more problem')}; "
+                    f"the first {self.limit} are shown",
                 )
             )
         return out
@@ -576,14 +578,6 @@ NAME_PUNCTUATION = " -_.,:;/()[]+&'#@!?*%~="
 SUBMITTABLE_KINDS: tuple[str, ...] = tuple(k for k in MODEL_KINDS if k not in ("human", "baseline"))
 _PARAMS = re.compile(r"^[0-9]+(\.[0-9]+)?[KMBTkmbt]?$")
 _EMAIL = re.compile(r"^[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+$")
-_CONTROL_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-
-
-def _control_char(text: str, allowed: str = "") -> tuple[int, str] | None:
-    for i, ch in enumerate(text):
-        if ch not in allowed and unicodedata.category(ch) in _CONTROL_CATEGORIES:
-            return i, ch
-    return None
 
 
 def check_name(value: str | None, what: str = "model name", required: bool = True) -> list[str]:
@@ -601,7 +595,7 @@ def check_name(value: str | None, what: str = "model name", required: bool = Tru
         out.append(f"{what}: {len(value):,} characters; at most {limit} are allowed")
     elif len(value.strip()) < NAME_MIN_CHARS:
         out.append(f"{what}: at least {NAME_MIN_CHARS} characters are needed")
-    ctrl = _control_char(value)
+    ctrl = control_char(value)
     if ctrl is not None:
         out.append(
             f"{what}: contains a control or invisible character "
@@ -615,7 +609,7 @@ def check_name(value: str | None, what: str = "model name", required: bool = Tru
     bad = []
     for ch in value:
         cat = unicodedata.category(ch)
-        if cat[0] in "LNM" or ch in NAME_PUNCTUATION or cat in _CONTROL_CATEGORIES:
+        if cat[0] in "LNM" or ch in NAME_PUNCTUATION or cat in CONTROL_CATEGORIES:
             continue
         if ch not in bad:
             bad.append(ch)
@@ -650,7 +644,7 @@ def check_metadata(
     if url:
         if len(url) > URL_MAX_CHARS:
             out.append(f"URL: {len(url):,} characters; at most {URL_MAX_CHARS} are allowed")
-        elif any(ch.isspace() for ch in url) or _control_char(url) is not None:
+        elif any(ch.isspace() for ch in url) or control_char(url) is not None:
             out.append("URL: contains spaces or control characters")
         else:
             parts = urlsplit(url)
@@ -664,7 +658,7 @@ def check_metadata(
                 f"description: {len(description):,} characters; at most "
                 f"{DESCRIPTION_MAX_CHARS:,} are allowed"
             )
-        ctrl = _control_char(description, allowed="\n\t")
+        ctrl = control_char(description, allowed="\n\t")
         if ctrl is not None:
             out.append(
                 f"description: contains a control or invisible character "

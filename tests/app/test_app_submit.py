@@ -343,3 +343,20 @@ def test_a_scores_only_file_takes_one_page(demo: Path) -> None:
     assert "the cut-off that separates the two best on the dev rows of your file" in line
     every = " ".join(all_text(at, ("text", "markdown", "caption", "info", "success", "warning")))
     assert "(s)" not in every and " 1 rows" not in every and "–" not in every
+
+
+def test_a_full_disk_is_said_on_the_page(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC before the record was saved: the page had no handler and showed a traceback."""
+    import errno
+    import os
+
+    from evaluator.submissions import records
+
+    def full(*a: object, **k: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    at = page(SUBMIT_PAGE)
+    monkeypatch.setattr(records, "write_json_atomic", full)
+    at = fill_and_submit(at, b"sample_id,label\ndemo-news-04_og,1\n", "Full disk model")
+    assert not at.exception
+    assert any("was not saved" in e.value and "disk is full" in e.value for e in at.error)

@@ -35,7 +35,8 @@ ALLOWED = "- _ . , : ; / ( ) [ ] + & ' # @ ! ? * % ~ ="
 
 def missing(n: int) -> str:
     verb = "has" if n == 1 else "have"
-    return f"{n:,} sample_id{'' if n == 1 else 's'} of the scored split {verb} no prediction, e.g. {FIRST_MISSING}"
+    ids = f"{n:,} sample_id{'' if n == 1 else 's'}"
+    return f"{ids} of the scored split {verb} no prediction, e.g. {FIRST_MISSING}"
 
 
 def label_msg(value: str) -> str:

@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evaluator import runner
 from evaluator import scorer
 from evaluator.cli.main import build_parser
 from evaluator.cli.main import main as cli_main
