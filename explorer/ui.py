@@ -29,6 +29,7 @@ import streamlit as st
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.errors import UnknownNameError
+from evaluator.core.formatting import plural
 from evaluator.store import layout
 from explorer import compare as C
 from explorer import leaderboard as L
@@ -94,7 +95,8 @@ def problems_notice(s: Store) -> None:
         return
     n = len(problems)
     with st.expander(
-        f"⚠️ {n} file(s) in the data folder could not be read; what they hold is left off the board",
+        f"⚠️ {plural(n, 'file')} in the data folder could not be read; what "
+        f"{'it holds is' if n == 1 else 'they hold is'} left off the board",
         expanded=False,
     ):
         st.dataframe(

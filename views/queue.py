@@ -6,6 +6,7 @@ failed or pending job, and the problems panel: every corrupt file of the store
 import streamlit as st
 
 from evaluator.core.errors import FactBoardError
+from evaluator.core.formatting import plural
 from evaluator.jobs import queue
 from evaluator.store import doctor
 from evaluator.submissions import moderation
@@ -42,7 +43,7 @@ if moderation.moderation_enabled():
             problems = doctor.find_problems()
             if problems:
                 st.warning(
-                    f"{len(problems)} corrupt file(s) in the store: they are left out of the "
+                    f"{plural(len(problems), 'corrupt file')} in the store: left out of the "
                     "board and the queue until removed or restored.",
                     icon="🩺",
                 )
