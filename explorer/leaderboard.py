@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.parse
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -518,6 +517,7 @@ def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
     for i in order:
         src = str(g.at[i, "source"]) if isinstance(g.at[i, "source"], str) else ""
         if differing and i != first and src:
+            # the number as that source prints it (0.55, not 0.550)
             src = f"{src} gives {float(g.at[i, 'value']):.4g}"  # type: ignore[arg-type]
         if src:
             parts.append(src)
@@ -1099,31 +1099,25 @@ def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd
 
 
 CI_WIDTH, CI_HEIGHT, CI_PAD = 160, 22, 7  # the drawn CI, in SVG pixels
-CI_COLOR, CI_POINT, PUBLISHED_POINT = "#7aa6d6", "#1f4e79", "#8c8c8c"
+CI_COLOR, CI_POINT, PUBLISHED_POINT = "%236f9fd8", "%2317365d", "%238c8c8c"  # (%23: '#')
 
 
 def _ci_svg(lo: int, v: int, hi: int, has_ci: bool) -> str:
-    mid = CI_HEIGHT // 2
-    track = (
-        f"<line x1='{CI_PAD}' y1='{mid}' x2='{CI_WIDTH - CI_PAD}' y2='{mid}' "
-        "stroke='#e4e4e4' stroke-width='1'/>"
+    """One row's drawing as a data URI: the CI as a bar and the value as a dot, or a
+    published number as a hollow dot. Kept short (every row sends one to the
+    browser) and written as it is: in a data URI only '#' and '%' need escaping."""
+    y = CI_HEIGHT // 2
+    mark = (
+        f"<path d='M{lo} {y}H{hi}' stroke='{CI_COLOR}' stroke-width='7'/>"
+        f"<circle cx='{v}' cy='{y}' r='2.5' fill='{CI_POINT}'/>"
+        if has_ci
+        else f"<circle cx='{v}' cy='{y}' r='3.5' fill='none' stroke='{PUBLISHED_POINT}'/>"
     )
-    if has_ci:
-        bar = (
-            f"<line x1='{lo}' y1='{mid}' x2='{hi}' y2='{mid}' stroke='{CI_COLOR}' "
-            "stroke-width='5' stroke-linecap='round'/>"
-            f"<circle cx='{v}' cy='{mid}' r='4' fill='{CI_POINT}'/>"
-        )
-    else:  # a published number: its place on the scale, no interval
-        bar = (
-            f"<circle cx='{v}' cy='{mid}' r='3.5' fill='white' stroke='{PUBLISHED_POINT}' "
-            "stroke-width='1.5'/>"
-        )
-    svg = (
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{CI_WIDTH}' height='{CI_HEIGHT}' "
-        f"viewBox='0 0 {CI_WIDTH} {CI_HEIGHT}'>{track}{bar}</svg>"
+    return (
+        "data:image/svg+xml;utf8,<svg xmlns='http://www.w3.org/2000/svg' "
+        f"width='{CI_WIDTH}' height='{CI_HEIGHT}'>"
+        f"{mark}</svg>"
     )
-    return "data:image/svg+xml;utf8," + urllib.parse.quote(svg, safe="=:/' ")
 
 
 def ci_images(rows: pd.DataFrame) -> list[str | None]:
@@ -1165,12 +1159,25 @@ def suspect_reason(config: object, note: object) -> str:
 
 
 def _flags(rows: pd.DataFrame) -> np.ndarray:
-    config_text = rows["config"].fillna("").astype(str)
-    flagged = np.flatnonzero(config_text.str.contains("suspect=yes", regex=False).to_numpy())
-    flags = np.full(len(rows), "", dtype=object)
+    """'⚠ suspect: <why>' on the published numbers flagged suspect, '' elsewhere."""
     config, note = rows["config"].to_numpy(dtype=object), rows["note"].to_numpy(dtype=object)
+    marked = [isinstance(c, str) and "suspect=yes" in c for c in config.tolist()]
+    flagged = np.flatnonzero(np.asarray(marked, dtype=bool))
+    flags = np.full(len(rows), "", dtype=object)
     flags[flagged] = [f"⚠ suspect: {suspect_reason(config[i], note[i])}" for i in flagged]
     return flags
+
+
+def _each_distinct(values: np.ndarray, write: Callable[[float], str]) -> list[str]:
+    """write(x) for each value, computed once per distinct value (a board of a thousand
+    runs has a few hundred distinct differences)."""
+    made: dict[float, str] = {}
+    out = []
+    for x in values.tolist():
+        if x not in made:
+            made[x] = write(x)
+        out.append(made[x])
+    return out
 
 
 def _empty(col: pd.Series) -> bool:
@@ -1192,13 +1199,10 @@ def display_table(
     (OPTIONAL_COLUMNS and other metrics 'm:<name>') in the table's order, a Check column
     when a published number is flagged; a chosen column with nothing to read on these rows
     is left out (and a Source that says 'FactBoard run' on every row). download: the same
-    table for the files: the drawn CI becomes its bounds as numbers (CI low, CI high),
-    differences, CIs and p-values stay numbers."""
+    table for the files: the drawn CI becomes its bounds as numbers (CI low, CI high), the
+    paired CI of the difference its bounds, differences and p-values stay numbers. Only the
+    columns shown are read or written (a board of a thousand runs has some thirty)."""
     chosen = set(columns)
-    rows = rows.copy()
-    for c in ("delta", "delta_low", "delta_high", "delta_p"):
-        if c not in rows.columns:
-            rows[c] = np.nan
     order = ["rank", "model", *[c for c in ("kind",) if c in chosen], "value"]
     order += [c for c in OPTIONAL_COLUMNS if c in chosen and c != "kind"]
     order += [c for c in columns if c.startswith("m:") and c in rows.columns]
@@ -1206,45 +1210,60 @@ def display_table(
     if flags.any():
         at = order.index("source") + 1 if "source" in order else len(order)
         order.insert(at, "flag")
-    rows["flag"] = flags
-    d_lo = rows["delta_low"].to_numpy(dtype=float, na_value=np.nan)
-    d_hi = rows["delta_high"].to_numpy(dtype=float, na_value=np.nan)
-    if download:
-        rows["ci_bar"] = np.nan
-        rows["ci"] = [F.ci(a, b) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)]
-        rows["delta_ci"] = [F.signed_ci(a, b) for a, b in zip(d_lo, d_hi, strict=True)]
-    else:
-        rows["ci_bar"] = ci_images(rows)
-        rows["ci"] = [F.ci(a, b) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)]
-        rows["delta_ci"] = [F.signed_ci(a, b) for a, b in zip(d_lo, d_hi, strict=True)]
-        rows["delta"] = [F.signed(x, missing="") for x in rows["delta"]]
-        rows["delta_p"] = [F.p_value(p) for p in rows["delta_p"]]
-    has_ci = bool((rows["ci_low"].notna() & rows["ci_high"].notna()).any())
-    keep = []
+    nan = np.full(len(rows), np.nan)
+
+    def num(c: str) -> np.ndarray:
+        return rows[c].to_numpy(dtype=float, na_value=np.nan) if c in rows.columns else nan
+
+    lo, hi = num("ci_low"), num("ci_high")
+    d_lo, d_hi = num("delta_low"), num("delta_high")
+    has_ci = bool((np.isfinite(lo) & np.isfinite(hi)).any())
+    names = column_titles(board, metric_title)
+    out: dict[str, object] = {}
     for c in order:
         if c in ("rank", "model", "value"):
-            keep.append(c)
-        elif c == "ci_bar":
-            if has_ci:
-                keep.append(c)
+            out[c] = rows[c].array  # (the rank keeps its missing values: Int64)
+        elif c == "ci_bar" or c == "ci":
+            if not has_ci:
+                continue
+            if download:  # the bounds as numbers, once, after the value
+                out["ci_low"], out["ci_high"] = lo, hi
+                names.update({"ci_low": "CI low", "ci_high": "CI high"})
+            elif c == "ci_bar":
+                out[c] = ci_images(rows)
+            else:
+                out[c] = [F.ci(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+        elif c == "delta_ci":
+            if not np.isfinite(d_lo).any():
+                continue
+            if download:
+                out["delta_low"], out["delta_high"] = d_lo, d_hi
+                names.update({"delta_low": "Δ CI low (paired)", "delta_high": "Δ CI high (paired)"})
+            else:
+                out[c] = [
+                    F.signed_ci(a, b) for a, b in zip(d_lo.tolist(), d_hi.tolist(), strict=True)
+                ]
+        elif c in ("delta", "delta_p"):
+            v = num(c)
+            if not np.isfinite(v).any():
+                continue
+            if download:
+                out[c] = v
+            elif c == "delta":
+                out[c] = _each_distinct(v, lambda x: F.signed(x, missing=""))
+            else:
+                out[c] = _each_distinct(v, F.p_value)
+        elif c == "flag":
+            out[c] = flags
         elif c == "source":
-            if not (rows["source"].fillna(RUN_SOURCE) == RUN_SOURCE).all():
-                keep.append(c)
+            src = rows["source"]
+            if not (src.fillna(RUN_SOURCE) == RUN_SOURCE).all():
+                out[c] = src.to_numpy()
         elif c in rows.columns and not _empty(rows[c]):
-            keep.append(c)
-    names = column_titles(board, metric_title)
-    names.update({c: metric_label(c[2:]) for c in keep if c.startswith("m:")})
-    if download:
-        at = keep.index("value") + 1
-        keep = [c for c in keep if c not in ("ci_bar", "ci")]
-        if has_ci:
-            keep[at:at] = ["ci_low", "ci_high"]
-            names.update({"ci_low": "CI low", "ci_high": "CI high"})
-        if "delta_ci" in keep:
-            i = keep.index("delta_ci")
-            keep[i : i + 1] = ["delta_low", "delta_high"]
-            names.update({"delta_low": "Δ CI low (paired)", "delta_high": "Δ CI high (paired)"})
-    return rows[keep].rename(columns=names).reset_index(drop=True)
+            out[c] = rows[c].array
+    names.update({c: metric_label(c[2:]) for c in out if c.startswith("m:")})
+    table = pd.DataFrame(out, index=pd.RangeIndex(len(rows)))
+    return table.rename(columns=names)
 
 
 def column_help(
@@ -1404,7 +1423,7 @@ def row_labels(rows: pd.DataFrame) -> list[str]:
     config = rows["config"].fillna("").astype(str)
     base_s = pd.Series(
         rows["model"].astype(str)
-        + np.where(rows["origin_code"] == "reported", " · reported", "")
+        + np.where(rows["origin_code"] == "reported", " · published", "")
         + np.where(config != "", " (" + config + ")", ""),
         index=rows.index,
     )

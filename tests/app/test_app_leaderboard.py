@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evaluator.store import runs
-from tests.support import testdata
 from explorer import leaderboard as L
+from tests.support import testdata
 from tests.support.apptest import open_app_page
 
 PAGE = "views/leaderboard.py"

@@ -74,7 +74,7 @@ def test_the_ci_is_drawn_and_the_download_keeps_the_numbers(store: Store) -> Non
     bars = t["95% CI"].tolist()
     assert all(isinstance(x, str) and x.startswith("data:image/svg+xml") for x in bars)
     svg = urllib.parse.unquote(bars[0])
-    assert "<svg" in svg and "<line" in svg and "<circle" in svg and "█" not in svg
+    assert "<svg" in svg and "<path" in svg and "<circle" in svg and "█" not in svg
     d = L.display_table(rows, L.DEFAULT_COLUMNS, "BAcc", board=b, download=True)
     assert "95% CI" not in d.columns
     assert d["BAcc"].dtype.kind == "f" and d["CI low"].dtype.kind == "f"
@@ -217,3 +217,18 @@ def test_every_metric_and_slice_kind_has_a_plain_definition() -> None:
         assert d and d.endswith(".") and name not in d, name
     for kind in V.SLICE_LABELS:
         assert V.slice_definition(kind).endswith("."), kind
+
+
+def test_every_column_shown_has_a_hover_definition(store: Store) -> None:
+    b = _board(store, slice_kind="domain", slice_value="news")
+    cols = [*L.OPTIONAL_COLUMNS, *b.other_metrics]
+    t = L.display_table(b.rows, cols, "BAcc", board=b)
+    helps = L.column_help(t, "balanced_accuracy", None, "domain", "news", b.method)
+    missing = [c for c in t.columns if c not in helps and c not in ("Model", "Run", "Created")]
+    assert missing == [] or set(missing) <= {"Version", "Note", "Params", "Org", "Split"}
+    assert helps["BAcc"].startswith(V.metric_definition("balanced_accuracy"))
+    assert "By domain: news" in helps["BAcc"] and V.slice_definition("domain") in helps["BAcc"]
+    for m in b.other_metrics:
+        title = V.metric_label(m[2:])
+        if title in t.columns:
+            assert helps[title] == V.metric_definition(m[2:])
