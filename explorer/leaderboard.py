@@ -673,8 +673,8 @@ PUBLISHED_ORDER = (
 
 def _rank_by_value(board: Board, lower: bool) -> None:
     """A view with published numbers only: each row's place by value (equal numbers share
-    it) and its difference to the top number; the method says that this is not a
-    significance rank."""
+    it; `value_rank`) and its difference to the top number; the method says that this is not
+    a significance rank."""
     rows = board.rows
     v = rows["value"].astype(float)
     have = v.notna().to_numpy()
@@ -682,7 +682,9 @@ def _rank_by_value(board: Board, lower: bool) -> None:
         board.method = "No number in this view."
         return
     place = v.rank(method="min", ascending=lower)
-    rows["rank"] = pd.array([int(x) if x == x else pd.NA for x in place], dtype="Int64")
+    # beside the significance rank, which stays empty (what the front page and the exports
+    # read as "not ranked"): the table shows this one, titled as a rank by value
+    rows["value_rank"] = pd.array([int(x) if x == x else pd.NA for x in place], dtype="Int64")
     top = float(v.min() if lower else v.max())
     rows["delta"] = v - top
     board.rank_by = "value"
@@ -1219,9 +1221,12 @@ def display_table(
     d_lo, d_hi = num("delta_low"), num("delta_high")
     has_ci = bool((np.isfinite(lo) & np.isfinite(hi)).any())
     names = column_titles(board, metric_title)
+    by_value = board is not None and board.rank_by == "value"
     out: dict[str, object] = {}
     for c in order:
-        if c in ("rank", "model", "value"):
+        if c == "rank" and by_value and "value_rank" in rows.columns:
+            out[c] = rows["value_rank"].array
+        elif c in ("rank", "model", "value"):
             out[c] = rows[c].array  # (the rank keeps its missing values: Int64)
         elif c == "ci_bar" or c == "ci":
             if not has_ci:

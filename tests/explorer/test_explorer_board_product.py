@@ -90,14 +90,18 @@ def test_published_only_boards_rank_by_value(store: Store) -> None:
     rows = b.rows
     assert len(rows) > 10 and (rows["origin_code"] == "reported").all()
     assert b.rank_by == "value"
-    assert rows["rank"].notna().all() and rows["rank"].iloc[0] == 1
-    assert rows["rank"].is_monotonic_increasing
+    # the significance rank stays empty (the front page reads it as "not ranked"); the place
+    # by value is beside it, and the table shows it as a rank by value
+    assert rows["rank"].isna().all()
+    assert rows["value_rank"].notna().all() and rows["value_rank"].iloc[0] == 1
+    assert rows["value_rank"].is_monotonic_increasing
     tied = rows[rows["value"] == rows["value"].iloc[1]]
-    assert tied["rank"].nunique() == 1  # equal numbers share a place
+    assert tied["value_rank"].nunique() == 1  # equal numbers share a place
     assert rows["delta"].iloc[0] == 0 and (rows["delta"] <= 0).all()
     assert "not significance" in b.method and "run(s)" not in b.method
     t = L.display_table(rows, L.DEFAULT_COLUMNS, "BAcc", board=b)
     assert t.columns[0] == "Rank (by value)" and "Δ to top" in t.columns
+    assert t["Rank (by value)"].tolist() == rows["value_rank"].tolist()
     # no CI on any row: no CI column, and the chart is a plot of values
     assert "95% CI" not in t.columns
     ch = charts.forest(rows.assign(label=rows["label"]), "BAcc", x_domain=charts.ci_domain(rows))
