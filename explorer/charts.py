@@ -9,6 +9,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from evaluator.core import formatting as F
+
 ORIGIN_COLORS = {
     "reported": "#8c8c8c",
     "submitted": "#1f77b4",
@@ -21,8 +23,25 @@ TYPE_ORDER = ["correct", "partially_correct", "incorrect", "unrelated", "no_expl
 TYPE_COLORS = ["#2ca02c", "#a6d96a", "#d62728", "#ff9896", "#bdbdbd"]
 
 
+# where a row comes from, in a reader's words (legends and tooltips never show internal codes)
+ORIGIN_WORDS = {
+    "reported": "published number",
+    "submitted": "submitted run",
+    "evaluated": "FactBoard run",
+    "reproduced": "reproduced run",
+    "released": "released outputs",
+    "imported": "imported run",
+}
+
+
+def origin_words(codes: pd.Series) -> pd.Series:
+    return codes.astype(str).map(lambda c: ORIGIN_WORDS.get(c, c))
+
+
 def _origin_scale() -> alt.Scale:
-    return alt.Scale(domain=list(ORIGIN_COLORS), range=list(ORIGIN_COLORS.values()))
+    return alt.Scale(
+        domain=[ORIGIN_WORDS[o] for o in ORIGIN_COLORS], range=list(ORIGIN_COLORS.values())
+    )
 
 
 def _height(n: int, per: int = 28, minimum: int = 180) -> int:
@@ -35,6 +54,7 @@ def heatmap(
     """model x slice value, coloured by the metric, with the value written in each cell."""
     if long.empty:
         return None
+    long = long.assign(**{"from": origin_words(long["origin"])})
     models = [m for m in order if m in set(long["label"])]
     values = sorted(long["slice_value"].unique(), key=str)
     base = alt.Chart(long).encode(
@@ -50,20 +70,21 @@ def heatmap(
         color=alt.Color("value:Q", title=metric_title, scale=alt.Scale(scheme="blues")),
         tooltip=[
             alt.Tooltip("label:N", title="model"),
-            alt.Tooltip("slice_value:N", title="slice"),
+            alt.Tooltip("slice_value:N", title=slice_title),
             alt.Tooltip("value:Q", title=metric_title, format=".3f"),
-            alt.Tooltip("origin:N"),
+            alt.Tooltip("from:N", title="from"),
         ],
     )
     text = base.mark_text(fontSize=11).encode(
-        text=alt.Text("value:Q", format=".2f"),
+        text=alt.Text("value:Q", format=".3f"),
         color=alt.condition("datum.value > 0.75", alt.value("white"), alt.value("#222")),
     )
     return (rect + text).properties(height=_height(len(models)), width="container")
 
 
-def ci_domain(rows: pd.DataFrame, pad: float = 0.02) -> list[float] | None:
-    """The x range that holds every row's value and CI (for pages of one forest plot)."""
+def ci_domain(rows: pd.DataFrame, pad: float = 0.04) -> list[float] | None:
+    """The x range that holds every row's value and CI, a little wider than the data (pages
+    of one forest plot share it): the axis starts where the data does, not at a round 0.5."""
     cols = [rows[c].astype(float) for c in ("value", "ci_low", "ci_high") if c in rows]
     if not cols:
         return None
@@ -71,44 +92,50 @@ def ci_domain(rows: pd.DataFrame, pad: float = 0.02) -> list[float] | None:
     if v.empty:
         return None
     lo, hi = float(v.min()), float(v.max())
-    span = (hi - lo) or 1.0
+    span = (hi - lo) or max(abs(hi) * 0.1, 0.01)
     return [lo - pad * span, hi + pad * span]
 
 
 def forest(
     rows: pd.DataFrame, metric_title: str, x_domain: list[float] | None = None
 ) -> alt.Chart | None:
-    """Point and 95% CI per row (rows with a CI), sorted as the board; x_domain: a fixed x
-    range (pages of one plot share it)."""
+    """Point and 95% CI per row, sorted as the board; x_domain: a fixed x range (pages of
+    one plot share it). Rows without a CI (published numbers) are dots alone; with no CI on
+    any row the chart is a plot of the values, and its axis says so."""
     d = rows[rows["value"].notna()].copy()
     if d.empty:
         return None
-    d["origin_code"] = d["origin_code"].astype(str)
+    d["from"] = origin_words(d["origin_code"])
+    any_ci = bool((d["ci_low"].notna() & d["ci_high"].notna()).any())
     order = d["label"].tolist()
-    scale = alt.Scale(zero=False) if x_domain is None else alt.Scale(domain=x_domain, zero=False)
-    base = alt.Chart(d).encode(
-        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260)),
-        color=alt.Color("origin_code:N", title="origin", scale=_origin_scale()),
-        tooltip=[
-            alt.Tooltip("label:N", title="model"),
-            alt.Tooltip("value:Q", title=metric_title, format=".3f"),
+    dom = x_domain or ci_domain(d)
+    scale = alt.Scale(domain=dom, zero=False, nice=False) if dom else alt.Scale(zero=False)
+    title = f"{metric_title} (dot) with its 95% CI (bar)" if any_ci else metric_title
+    tips = [
+        alt.Tooltip("label:N", title="model"),
+        alt.Tooltip("value:Q", title=metric_title, format=".3f"),
+    ]
+    if any_ci:
+        tips += [
             alt.Tooltip("ci_low:Q", title="95% CI low", format=".3f"),
             alt.Tooltip("ci_high:Q", title="95% CI high", format=".3f"),
-            alt.Tooltip("n:Q"),
-            alt.Tooltip("rank:Q"),
-        ],
+        ]
+    tips += [alt.Tooltip("n:Q"), alt.Tooltip("rank:Q"), alt.Tooltip("from:N", title="from")]
+    base = alt.Chart(d).encode(
+        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260)),
+        color=alt.Color("from:N", title="from", scale=_origin_scale()),
+        tooltip=tips,
     )
+    point = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("value:Q", title=title, scale=scale),
+        shape=alt.Shape("from:N", legend=None),
+    )
+    if not any_ci:
+        return point.properties(height=_height(len(d)), width="container")
     rule = (
         base.transform_filter("isValid(datum.ci_low)")
         .mark_rule(strokeWidth=2)
-        .encode(
-            x=alt.X("ci_low:Q", title=f"{metric_title} (95% CI)", scale=scale),
-            x2="ci_high:Q",
-        )
-    )
-    point = base.mark_point(filled=True, size=60).encode(
-        x=alt.X("value:Q", scale=scale),
-        shape=alt.Shape("origin_code:N", legend=None),
+        .encode(x=alt.X("ci_low:Q", title=title, scale=scale), x2="ci_high:Q")
     )
     return (rule + point).properties(height=_height(len(d)), width="container")
 
@@ -172,7 +199,7 @@ def size_vs_score(rows: pd.DataFrame, metric_title: str) -> alt.Chart | None:
     if d.empty:
         return None
     d["size_b"] = d["params_value"].astype(float) / 1e9
-    d["origin_code"] = d["origin_code"].astype(str)
+    d["from"] = origin_words(d["origin_code"])
     return (
         alt.Chart(d)
         .mark_circle(size=90, opacity=0.8)
@@ -182,7 +209,7 @@ def size_vs_score(rows: pd.DataFrame, metric_title: str) -> alt.Chart | None:
             ),
             y=alt.Y("value:Q", title=metric_title, scale=alt.Scale(zero=False)),
             color=alt.Color("kind:N", title="kind"),
-            shape=alt.Shape("origin_code:N", title="origin"),
+            shape=alt.Shape("from:N", title="from"),
             tooltip=[
                 alt.Tooltip("label:N", title="model"),
                 alt.Tooltip("size_b:Q", title="params (B)", format=".3g"),
@@ -287,27 +314,35 @@ def counts_bar(counts: pd.DataFrame, what: str) -> alt.Chart | None:
     )
 
 
+SIGNIFICANT = "difference significant (95%)"
+NOT_SIGNIFICANT = "not significant"
+
+
 def differences(sl: pd.DataFrame, title: str) -> alt.Chart | None:
-    """A - B per slice with its paired-bootstrap 95% CI, and a zero line."""
+    """A - B per slice with its paired-bootstrap 95% CI (red where the CI leaves out 0, said
+    in words in the legend), and a zero line; p-values written by the formatter."""
     if sl.empty:
         return None
     d = sl.copy()
-    d["significant"] = (d["ci_low"] > 0) | (d["ci_high"] < 0)
+    d["p"] = [F.p_value(p, missing="—") for p in d["p_value"]]
+    sig = (d["ci_low"] > 0) | (d["ci_high"] < 0)
+    d["significance"] = [SIGNIFICANT if s else NOT_SIGNIFICANT for s in sig]
     order = d["slice"].tolist()
     base = alt.Chart(d).encode(
         y=alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=280)),
         color=alt.Color(
-            "significant:N",
-            title="CI excludes 0",
-            scale=alt.Scale(domain=[True, False], range=["#d62728", "#7f7f7f"]),
+            "significance:N",
+            title=None,
+            scale=alt.Scale(domain=[SIGNIFICANT, NOT_SIGNIFICANT], range=["#d62728", "#7f7f7f"]),
+            legend=alt.Legend(orient="bottom"),
         ),
         tooltip=[
             alt.Tooltip("slice:N"),
             alt.Tooltip("n:Q"),
             alt.Tooltip("difference:Q", title=title, format="+.3f"),
-            alt.Tooltip("ci_low:Q", format="+.3f"),
-            alt.Tooltip("ci_high:Q", format="+.3f"),
-            alt.Tooltip("p_value:Q", title="p", format=".3g"),
+            alt.Tooltip("ci_low:Q", title="95% CI low", format="+.3f"),
+            alt.Tooltip("ci_high:Q", title="95% CI high", format="+.3f"),
+            alt.Tooltip("p:N", title="p"),
         ],
     )
     rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title=title), x2="ci_high:Q")

@@ -30,15 +30,21 @@ import numpy as np
 import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core import formatting as F
+from evaluator.core.formatting import plural
 from evaluator.core.scoring import MEAN_OVER_DOMAINS, slice_masks
 from evaluator.core.vocabulary import (
     MODEL_KIND_LABELS,
     ORIGIN_BADGES,
+    ORIGIN_HELP,
     canonical_model,
     kind_label,
     label_metrics,
     lower_is_better,
+    metric_definition,
     metric_label,
+    metric_names,
+    slice_definition,
     slice_label,
 )
 from explorer import queries as Q
@@ -121,12 +127,18 @@ class Board:
     # each one's point value; empty when fewer than two runs are paired
     pairwise: pd.DataFrame = field(default_factory=pd.DataFrame)
     pairwise_values: dict[str, float] = field(default_factory=dict)
+    # "significance": runs ranked by significance (published rows unranked, placed by value);
+    # "value": no run in the view, the published numbers ranked by value alone
+    rank_by: str = "significance"
 
 
 # labels(run_ids, frame) -> each run's final labels on the frame's samples (int8, -1: none)
 LabelReader = Callable[[list[str], pd.DataFrame], dict[str, np.ndarray]]
 
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
+# metrics of per-sample scores that the paired bootstrap compares (the label metrics are
+# compared on the runs' final labels)
+SCORE_METRICS: frozenset[str] = frozenset({"roc_auc"})
 PAIRED_TOP = 20  # best runs compared by the paired test (their predictions are loaded)
 
 
@@ -315,9 +327,9 @@ def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:
     ):
         parts = []
         if m:
-            parts.append(f"{m} sample(s) without prediction")
+            parts.append(f"{plural(m, 'sample')} without a prediction")
         if u:
-            parts.append(f"{u} unusable prediction(s)")
+            parts.append(f"{plural(u, 'unusable prediction')}")
         out.append("; ".join(parts))
     return out
 
@@ -350,6 +362,9 @@ def _reported_rows(rep: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) ->
             "created": None,
             "missing": 0,
             "unparsable": 0,
+            # which published rows a board row stands for (several once folded, the kept one
+            # first): how its numbers on other slices are found (slice_long)
+            "rep_key": _report_key(sel["model"], sel["source"], sel["note"]),
         }
     )
     return out.reset_index(drop=True)
@@ -437,13 +452,16 @@ def fold_published(rows: pd.DataFrame) -> pd.DataFrame:
         return rows
     # the folding works on the published rows alone (a few dozen), then writes the changed
     # cells back once per column: cell by cell on the whole board costs O(runs) per write
-    sub = rows.loc[rep, ["model", "split", "coverage_set", "value", "source", "config"]].copy()
+    if "rep_key" not in rows.columns:
+        rows = rows.assign(rep_key=_row_key(rows["model"], rows["source"], rows["config"]))
+    cols = ["model", "split", "coverage_set", "value", "source", "config", "rep_key"]
+    sub = rows.loc[rep, cols].copy()
     folded = _fold_subset(sub)
     if folded is None:
         return rows
     kept, gone = folded
     out = rows.drop(index=gone)
-    for col in ("source", "config", "model"):
+    for col in ("source", "config", "model", "rep_key"):
         out.loc[kept.index, col] = kept[col]
     return out.reset_index(drop=True)
 
@@ -499,6 +517,7 @@ def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
     for i in order:
         src = str(g.at[i, "source"]) if isinstance(g.at[i, "source"], str) else ""
         if differing and i != first and src:
+            # the number as that source prints it (0.55, not 0.550)
             src = f"{src} gives {float(g.at[i, 'value']):.4g}"  # type: ignore[arg-type]
         if src:
             parts.append(src)
@@ -506,7 +525,12 @@ def _fold(rows: pd.DataFrame, g: pd.DataFrame, differing: bool) -> int:
     cfg = [str(g.at[i, "config"]) for i in order if isinstance(g.at[i, "config"], str)]
     rows.at[first, "config"] = "; ".join(dict.fromkeys(c for c in cfg if c))
     rows.at[first, "model"] = canonical_model(str(g.at[first, "model"]))
+    keys = [str(g.at[i, "rep_key"]) for i in order if isinstance(g.at[i, "rep_key"], str)]
+    rows.at[first, "rep_key"] = KEY_SEP.join(dict.fromkeys(keys))
     return int(first)
+
+
+KEY_SEP = "\x1e"  # between the keys of the published rows folded into one board row
 
 
 def published_rows(con: Q.Con, q: BoardQuery) -> pd.DataFrame:
@@ -599,13 +623,13 @@ def _rank(
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
     idx = np.flatnonzero(is_run & rows["value"].notna().to_numpy())
+    lower = lower_is_better(q.metric)
     if len(idx) == 0:
-        board.method = "Published numbers carry no CI here and are not ranked."
+        _rank_by_value(board, lower)
         return
     vals = rows.loc[idx, "value"].to_numpy(float)
     lo = rows.loc[idx, "ci_low"].to_numpy(float)
     hi = rows.loc[idx, "ci_high"].to_numpy(float)
-    lower = lower_is_better(q.metric)
     paired_local, point, pvals, why, boot = _paired(
         con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure, labels
     )
@@ -613,7 +637,8 @@ def _rank(
     rows.loc[idx, "rank"] = rk
     sign = -1.0 if lower else 1.0
     lead = int(np.argmax(sign * vals))
-    rows.loc[idx, "delta"] = vals - vals[lead]
+    # every row's difference to the best run (a published number above it reads positive)
+    rows["delta"] = rows["value"].astype(float) - vals[lead]
     if paired_local is not None and len(paired_local):
         rows.loc[idx[paired_local], "paired"] = True
         board.paired_runs = rows.loc[idx[paired_local], "run_id"].tolist()
@@ -632,10 +657,41 @@ def _rank(
             f"({resamples:,} shared resamples)."
         )
     if n_ci:
-        parts.append(f"{n_ci} run(s) compared by CI non-overlap" + (f" ({why})." if why else "."))
+        parts.append(
+            f"{plural(n_ci, 'run')} compared by CI non-overlap" + (f" ({why})." if why else ".")
+        )
     if (~is_run).any():
-        parts.append("Published numbers carry no CI here and are not ranked.")
+        parts.append(PUBLISHED_ORDER)
     board.method = " ".join(parts)
+
+
+PUBLISHED_ORDER = (
+    "Published numbers carry no CI here: they are not ranked, only placed by value, and "
+    "their order is not significance."
+)
+
+
+def _rank_by_value(board: Board, lower: bool) -> None:
+    """A view with published numbers only: each row's place by value (equal numbers share
+    it; `value_rank`) and its difference to the top number; the method says that this is not
+    a significance rank."""
+    rows = board.rows
+    v = rows["value"].astype(float)
+    have = v.notna().to_numpy()
+    if not have.any():
+        board.method = "No number in this view."
+        return
+    place = v.rank(method="min", ascending=lower)
+    # beside the significance rank, which stays empty (what the front page and the exports
+    # read as "not ranked"): the table shows this one, titled as a rank by value
+    rows["value_rank"] = pd.array([int(x) if x == x else pd.NA for x in place], dtype="Int64")
+    top = float(v.min() if lower else v.max())
+    rows["delta"] = v - top
+    board.rank_by = "value"
+    board.method = (
+        "Rank by value: these published numbers carry no CI here, so their order is by "
+        "value alone, not significance (close numbers may not differ)."
+    )
 
 
 def _leader_and_pairs(
@@ -681,8 +737,10 @@ def _paired(
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
     """Indices (into runs) compared by the paired bootstrap, their point values, p-values, why
     some runs are not, and the bootstrap values (resamples × runs)."""
-    if q.metric not in label_metrics():
-        return None, None, None, f"{metric_label(q.metric)} is not a function of labels", None
+    by_scores = q.metric in SCORE_METRICS
+    if q.metric not in label_metrics() and not by_scores:
+        why = f"{metric_label(q.metric)} is not a function of labels or per-sample scores"
+        return None, None, None, why, None
     if spec is None:
         return None, None, None, "benchmark not ingested", None
     ok = (runs["version"] == version) & (runs["missing"] == 0) & (runs["unparsable"] == 0)
@@ -701,16 +759,20 @@ def _paired(
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
     # each run's final labels on the frame, kept per run (a new set of best runs, e.g. on
     # another slice, loads and reads only the runs not seen yet)
-    vkey = ("label-rows", q.benchmark, version, q.unit, split)
+    vkey = ("score-rows" if by_scores else "label-rows", q.benchmark, version, q.unit, split)
     vectors: dict[str, np.ndarray] = memo.get(vkey) or {}  # type: ignore[assignment]
     new = sorted(r for r in set(run_ids) if r not in vectors)
     if ensure is not None:
-        ensure(new if labels is None else [])  # (the samples, at least)
+        # (the samples, at least; scores are read from the labels table)
+        ensure(new if labels is None or by_scores else [])
     fkey = ("frame", q.benchmark, version, q.unit, split)
     if fkey not in memo:
         memo[fkey] = Q.scored_samples(con, q.benchmark, q.unit, split.split("+"))
     frame: pd.DataFrame = memo[fkey]  # type: ignore[assignment]
-    if new and labels is not None:
+    if new and by_scores:
+        got_s = Q.score_matrix(con, new, q.unit, frame["ix"].to_numpy())
+        vectors = {**vectors, **dict(zip(new, got_s, strict=True))}
+    elif new and labels is not None:
         read = labels(new, frame)
         vectors = {**vectors, **{r: read[r] for r in new}}
     elif new:
@@ -719,7 +781,9 @@ def _paired(
     memo[vkey] = vectors
     order = sorted(run_ids)
     full = (
-        np.stack([vectors[r] for r in order]) if order else np.empty((0, len(frame)), dtype=np.int8)
+        np.stack([vectors[r] for r in order])
+        if order
+        else np.empty((0, len(frame)), dtype=float if by_scores else np.int8)
     )
     if frame.empty:
         return None, None, None, "no samples", None
@@ -731,7 +795,7 @@ def _paired(
         return None, None, None, "slice not found in the samples", None
     pos = {r: i for i, r in enumerate(order)}
     P = full[[pos[r] for r in run_ids]][:, mask]
-    complete = (P >= 0).all(axis=1)
+    complete = np.isfinite(P).all(axis=1) if by_scores else (P >= 0).all(axis=1)
     y = frame["label"].to_numpy()[mask]
     if np.isnan(y.astype(float)).any():
         return None, None, None, "samples without gold labels", None
@@ -750,7 +814,9 @@ def _paired(
     groups = [domains == d for d in np.unique(domains)] if mean_dom else None
     # the paired tests of these runs on this slice: the same whatever else joins the board
     bkey = ("boot", *wkey, q.slice_kind, q.slice_value, q.metric, tuple(run_ids), mean_dom)
-    if bkey not in memo:
+    if bkey not in memo and by_scores:
+        memo[bkey] = R.shared_bootstrap_scores(y, P[keep], W, groups)
+    elif bkey not in memo:
         memo[bkey] = R.shared_bootstrap(q.metric, y, P[keep], W, groups)
     sb: R.SharedBootstrap = memo[bkey]  # type: ignore[assignment]
     stored = runs.iloc[ok_pos[keep]]["value"].to_numpy(float)
@@ -912,13 +978,17 @@ COLUMN_TITLES = {
     "model": "Model",
     "kind": "Kind",
     "origin": "Origin",
-    "ci_low": "CI low",
-    "ci_high": "CI high",
+    "ci_bar": "95% CI",
+    "ci": "CI bounds",
+    "delta": "Δ to best run",
+    "delta_ci": "Δ 95% CI (paired)",
+    "delta_p": "p vs best run",
     "n": "n",
+    "source": "Source",
+    "flag": "Check",
     "coverage": "Coverage",
     "split": "Split",
     "config": "Config",
-    "source": "Source",
     "note": "Note",
     "threshold": "Threshold",
     "org": "Org",
@@ -927,10 +997,21 @@ COLUMN_TITLES = {
     "version": "Version",
     "created": "Created",
 }
+# the columns a reader can show or hide (the column picker), in the order the table shows
+# them; rank, model and the view's metric are always there
 OPTIONAL_COLUMNS = [
+    "kind",
+    "ci_bar",
+    "ci",
+    "delta",
+    "delta_ci",
+    "delta_p",
+    "n",
+    "source",
+    "origin",
+    "coverage",
     "split",
     "config",
-    "source",
     "note",
     "threshold",
     "org",
@@ -939,6 +1020,10 @@ OPTIONAL_COLUMNS = [
     "version",
     "created",
 ]
+# a handful by default, as the leaderboards readers know (rank, model, kind, score with its
+# CI drawn, the difference to the best, n, source)
+DEFAULT_COLUMNS = ["kind", "ci_bar", "delta", "n", "source"]
+RUN_SOURCE = "FactBoard run"
 
 
 SORTS = {"value": "score", "rank": "rank", "model": "model", "n": "n"}
@@ -952,31 +1037,34 @@ class Look:
     kinds: tuple[str, ...] = ()
     origins: tuple[str, ...] = ()
     sort: str = "value"
-    columns: tuple[str, ...] = ()
+    columns: tuple[str, ...] = tuple(DEFAULT_COLUMNS)
 
 
 def count_line(shown: pd.DataFrame, rows: pd.DataFrame) -> str:
-    """'**5** rows shown (4 FactBoard runs, 1 published) of 9' (markdown)."""
+    """'**5** rows shown (4 FactBoard runs, 1 published number) of 9' (markdown)."""
     n_runs = int((shown["origin_code"] != "reported").sum())
+    head = plural(len(shown), "row").split(" ", 1)
     return (
-        f"**{len(shown)}** rows shown ({n_runs} FactBoard runs, {len(shown) - n_runs} "
-        f"published) of {len(rows)}"
+        f"**{head[0]}** {head[1]} shown ({plural(n_runs, 'FactBoard run')}, "
+        f"{plural(len(shown) - n_runs, 'published number')}) of {F.count(len(rows))}"
     )
 
 
 def column_label(column: str) -> str:
-    """An extra column's title: 'm:fpr' -> 'FPR', 'run_id' -> 'Run'."""
+    """A column's title in the picker: 'm:fpr' -> 'FPR', 'run_id' -> 'Run'."""
     if column.startswith("m:"):
         return metric_label(column[2:])
     return COLUMN_TITLES.get(column, column)
 
 
-def default_columns(board: Board) -> list[str]:
-    """The extra columns shown until the reader picks others."""
-    has_reported = bool((board.rows["origin_code"] == "reported").any())
-    first = ["split", "config", "source"] if has_reported else ["threshold"]
-    common = [m for m in board.other_metrics if m in ("m:accuracy", "m:roc_auc", "m:recall")]
-    return first + common[:2]
+def column_titles(board: Board | None, metric_title: str) -> dict[str, str]:
+    """Column key -> title for this board: a published-only board's rank is a rank by value,
+    and its differences are to the top number, not to a run."""
+    names = {**COLUMN_TITLES, "value": metric_title}
+    if board is not None and board.rank_by == "value":
+        names["rank"] = "Rank (by value)"
+        names["delta"] = "Δ to top"
+    return names
 
 
 def kinds_present(rows: pd.DataFrame) -> list[str]:
@@ -1012,54 +1100,57 @@ def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd
     return shown
 
 
-SIGNIFICANCE_TITLES = {
-    "ci_bar": "95% CI",
-    "delta": "Δ to leader",
-    "delta_ci": "Δ 95% CI (paired)",
-    "delta_p": "p vs leader",
-    "flag": "Check",
-}
+CI_WIDTH, CI_HEIGHT, CI_PAD = 160, 22, 7  # the drawn CI, in SVG pixels
+CI_COLOR, CI_POINT, PUBLISHED_POINT = "%236f9fd8", "%2317365d", "%238c8c8c"  # (%23: '#')
 
 
-def ci_bars(rows: pd.DataFrame, width: int = 24) -> list[str]:
-    """Each row's 95% CI as a bar on the scale shared by the table (a text forest plot):
-    '░' outside the CI, '▓' inside, '█' at the value; '' for a number without a CI."""
-    v = rows["value"].to_numpy(float)
-    lo = rows["ci_low"].to_numpy(float)
-    hi = rows["ci_high"].to_numpy(float)
-    have = np.isfinite(v) & np.isfinite(lo) & np.isfinite(hi)
-    if not have.any():
-        return ["" for _ in range(len(rows))]
-    lo_all = float(min(lo[have].min(), v[have].min()))
-    hi_all = float(max(hi[have].max(), v[have].max()))
-    if hi_all <= lo_all:
-        return ["" for _ in range(len(rows))]
-
-    def cells(x: np.ndarray) -> np.ndarray:
-        c = np.rint((np.where(have, x, lo_all) - lo_all) / (hi_all - lo_all) * (width - 1))
-        return np.clip(c, 0, width - 1).astype(int)
-
-    c_lo, c_v, c_hi = cells(lo), cells(v), cells(hi)
-    out = np.full(len(rows), "", dtype=object)
-    at = np.flatnonzero(have)
-    code = (c_lo[at] * width + c_v[at]) * width + c_hi[at]
-    distinct, back = np.unique(code, return_inverse=True)
-    bars = []
-    for k in distinct.tolist():  # a few distinct bars, however many rows
-        a, m, b = k // (width * width), (k // width) % width, k % width
-        bars.append(
-            "░" * a + "▓" * (m - a) + "█" + "▓" * (b - m) + "░" * (width - 1 - b)
-            if a <= m <= b
-            else "░" * m + "█" + "░" * (width - 1 - m)
-        )
-    out[at] = np.asarray(bars, dtype=object)[back.reshape(-1)]
-    return out.tolist()
+def _ci_svg(lo: int, v: int, hi: int, has_ci: bool) -> str:
+    """One row's drawing as a data URI: the CI as a bar and the value as a dot, or a
+    published number as a hollow dot. Kept short (every row sends one to the
+    browser) and written as it is: in a data URI only '#' and '%' need escaping."""
+    y = CI_HEIGHT // 2
+    mark = (
+        f"<path d='M{lo} {y}H{hi}' stroke='{CI_COLOR}' stroke-width='7'/>"
+        f"<circle cx='{v}' cy='{y}' r='2.5' fill='{CI_POINT}'/>"
+        if has_ci
+        else f"<circle cx='{v}' cy='{y}' r='3.5' fill='none' stroke='{PUBLISHED_POINT}'/>"
+    )
+    return (
+        "data:image/svg+xml;utf8,<svg xmlns='http://www.w3.org/2000/svg' "
+        f"width='{CI_WIDTH}' height='{CI_HEIGHT}'>"
+        f"{mark}</svg>"
+    )
 
 
-def p_text(p: float, resamples: int = 1000) -> str:
-    if p != p:
-        return ""
-    return f"< {1 / resamples:.0e}".replace("e-0", "e-") if p <= 0 else f"{p:.3g}"
+def ci_images(rows: pd.DataFrame) -> list[str | None]:
+    """Each row's 95% CI drawn on the scale shared by the table (a small forest plot, one
+    image per row: the interval as a bar, the value as a dot; a published number without a
+    CI as a hollow dot at its value); None for a row without a number. A few distinct
+    drawings however many rows (positions are whole pixels)."""
+    v = rows["value"].to_numpy(dtype=float, na_value=np.nan)
+    lo = rows["ci_low"].to_numpy(dtype=float, na_value=np.nan)
+    hi = rows["ci_high"].to_numpy(dtype=float, na_value=np.nan)
+    has_v = np.isfinite(v)
+    has_ci = has_v & np.isfinite(lo) & np.isfinite(hi)
+    out: list[str | None] = [None] * len(rows)
+    if not has_v.any():
+        return out
+    a = float(np.nanmin(np.r_[v[has_v], lo[has_ci]]))
+    b = float(np.nanmax(np.r_[v[has_v], hi[has_ci]]))
+    span = (b - a) or 1.0
+
+    def px(x: np.ndarray) -> np.ndarray:
+        t = (np.where(np.isfinite(x), x, a) - a) / span
+        return np.rint(CI_PAD + t * (CI_WIDTH - 2 * CI_PAD)).astype(int)
+
+    p_lo, p_v, p_hi = px(lo), px(v), px(hi)
+    made: dict[tuple[int, int, int, bool], str] = {}
+    for i in np.flatnonzero(has_v).tolist():
+        key = (int(p_lo[i]), int(p_v[i]), int(p_hi[i]), bool(has_ci[i]))
+        if key not in made:
+            made[key] = _ci_svg(*key)
+        out[i] = made[key]
+    return out
 
 
 def suspect_reason(config: object, note: object) -> str:
@@ -1069,59 +1160,169 @@ def suspect_reason(config: object, note: object) -> str:
     return str(note) if isinstance(note, str) and note else "flagged by the transcriber"
 
 
-def display_table(rows: pd.DataFrame, extra: Sequence[str], metric_title: str) -> pd.DataFrame:
-    """The board as shown (and downloaded): fixed columns, the significance columns (CI bar,
-    paired difference to the leader with its CI and p, a check flag on suspect published
-    numbers), then the chosen extra ones."""
-    rows = rows.copy()
-    rows["ci_bar"] = ci_bars(rows)
-    for c in ("delta", "delta_low", "delta_high", "delta_p"):
-        if c not in rows.columns:
-            rows[c] = np.nan
-    # text only where there is something to write (the paired runs, the flagged rows)
-    lo = rows["delta_low"].to_numpy(dtype=float, na_value=np.nan)
-    hi = rows["delta_high"].to_numpy(dtype=float, na_value=np.nan)
-    have = np.flatnonzero(np.isfinite(lo) & np.isfinite(hi))
-    delta_ci = np.full(len(rows), "", dtype=object)
-    delta_ci[have] = [f"[{a:+.3f}, {b:+.3f}]" for a, b in zip(lo[have], hi[have], strict=True)]
-    rows["delta_ci"] = delta_ci
-    p = rows["delta_p"].to_numpy(dtype=float, na_value=np.nan)
-    p_cells = np.full(len(rows), "", dtype=object)
-    at = np.flatnonzero(~np.isnan(p))
-    p_cells[at] = [p_text(float(v)) for v in p[at]]
-    rows["delta_p"] = p_cells
-    config_text = rows["config"].fillna("").astype(str)
-    flagged = np.flatnonzero(config_text.str.contains("suspect=yes", regex=False).to_numpy())
-    flags = np.full(len(rows), "", dtype=object)
+def _flags(rows: pd.DataFrame) -> np.ndarray:
+    """'⚠ suspect: <why>' on the published numbers flagged suspect, '' elsewhere."""
     config, note = rows["config"].to_numpy(dtype=object), rows["note"].to_numpy(dtype=object)
+    marked = [isinstance(c, str) and "suspect=yes" in c for c in config.tolist()]
+    flagged = np.flatnonzero(np.asarray(marked, dtype=bool))
+    flags = np.full(len(rows), "", dtype=object)
     flags[flagged] = [f"⚠ suspect: {suspect_reason(config[i], note[i])}" for i in flagged]
-    rows["flag"] = flags
-    cols = [
-        "rank",
-        "model",
-        "kind",
-        "origin",
-        "value",
-        "ci_low",
-        "ci_high",
-        "n",
-        "coverage",
-        "ci_bar",
-        "delta",
-        "delta_ci",
-        "delta_p",
-        "flag",
-        *[c for c in extra if c in rows.columns],
-    ]
-    names = {**COLUMN_TITLES, **SIGNIFICANCE_TITLES, "value": metric_title}
-    names.update({c: metric_label(c[2:]) for c in extra if c.startswith("m:")})
-    return rows[cols].rename(columns=names).reset_index(drop=True)
+    return flags
 
 
-def with_dashes(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, list[str]]:
+def _each_distinct(values: np.ndarray, write: Callable[[float], str]) -> list[str]:
+    """write(x) for each value, computed once per distinct value (a board of a thousand
+    runs has a few hundred distinct differences)."""
+    made: dict[float, str] = {}
+    out = []
+    for x in values.tolist():
+        if x not in made:
+            made[x] = write(x)
+        out.append(made[x])
+    return out
+
+
+def _empty(col: pd.Series) -> bool:
+    """Nothing to read in the column: every cell missing or blank."""
+    if col.dtype.kind in "fiub" or str(col.dtype) in ("Int64", "Float64"):
+        return bool(col.isna().all())
+    return bool(col.map(lambda x: x is None or x != x or str(x).strip() == "").all())
+
+
+def display_table(
+    rows: pd.DataFrame,
+    columns: Sequence[str],
+    metric_title: str,
+    *,
+    board: Board | None = None,
+    download: bool = False,
+) -> pd.DataFrame:
+    """The board as shown: rank, model and the view's metric, then the chosen `columns`
+    (OPTIONAL_COLUMNS and other metrics 'm:<name>') in the table's order, a Check column
+    when a published number is flagged; a chosen column with nothing to read on these rows
+    is left out (and a Source that says 'FactBoard run' on every row). download: the same
+    table for the files: the drawn CI becomes its bounds as numbers (CI low, CI high), the
+    paired CI of the difference its bounds, differences and p-values stay numbers. Only the
+    columns shown are read or written (a board of a thousand runs has some thirty)."""
+    chosen = set(columns)
+    order = ["rank", "model", *[c for c in ("kind",) if c in chosen], "value"]
+    order += [c for c in OPTIONAL_COLUMNS if c in chosen and c != "kind"]
+    order += [c for c in columns if c.startswith("m:") and c in rows.columns]
+    flags = _flags(rows)
+    if flags.any():
+        at = order.index("source") + 1 if "source" in order else len(order)
+        order.insert(at, "flag")
+    nan = np.full(len(rows), np.nan)
+
+    def num(c: str) -> np.ndarray:
+        return rows[c].to_numpy(dtype=float, na_value=np.nan) if c in rows.columns else nan
+
+    lo, hi = num("ci_low"), num("ci_high")
+    d_lo, d_hi = num("delta_low"), num("delta_high")
+    has_ci = bool((np.isfinite(lo) & np.isfinite(hi)).any())
+    names = column_titles(board, metric_title)
+    by_value = board is not None and board.rank_by == "value"
+    out: dict[str, object] = {}
+    for c in order:
+        if c == "rank" and by_value and "value_rank" in rows.columns:
+            out[c] = rows["value_rank"].array
+        elif c in ("rank", "model", "value"):
+            out[c] = rows[c].array  # (the rank keeps its missing values: Int64)
+        elif c == "ci_bar" or c == "ci":
+            if not has_ci:
+                continue
+            if download:  # the bounds as numbers, once, after the value
+                out["ci_low"], out["ci_high"] = lo, hi
+                names.update({"ci_low": "CI low", "ci_high": "CI high"})
+            elif c == "ci_bar":
+                out[c] = ci_images(rows)
+            else:
+                out[c] = [F.ci(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+        elif c == "delta_ci":
+            if not np.isfinite(d_lo).any():
+                continue
+            if download:
+                out["delta_low"], out["delta_high"] = d_lo, d_hi
+                names.update({"delta_low": "Δ CI low (paired)", "delta_high": "Δ CI high (paired)"})
+            else:
+                out[c] = [
+                    F.signed_ci(a, b) for a, b in zip(d_lo.tolist(), d_hi.tolist(), strict=True)
+                ]
+        elif c in ("delta", "delta_p"):
+            v = num(c)
+            if not np.isfinite(v).any():
+                continue
+            if download:
+                out[c] = v
+            elif c == "delta":
+                out[c] = _each_distinct(v, lambda x: F.signed(x, missing=""))
+            else:
+                out[c] = _each_distinct(v, F.p_value)
+        elif c == "flag":
+            out[c] = flags
+        elif c == "source":
+            src = rows["source"]
+            if not (src.fillna(RUN_SOURCE) == RUN_SOURCE).all():
+                out[c] = src.to_numpy()
+        elif c in rows.columns and not _empty(rows[c]):
+            out[c] = rows[c].array
+    names.update({c: metric_label(c[2:]) for c in out if c.startswith("m:")})
+    table = pd.DataFrame(out, index=pd.RangeIndex(len(rows)))
+    return table.rename(columns=names)
+
+
+def column_help(
+    table: pd.DataFrame, metric: str, grader: str | None, kind: str, value: str, method: str
+) -> dict[str, str]:
+    """The hover text of each column of display_table's table: what a metric measures (from
+    the vocabulary), what the slice is, how ranks and differences are made."""
+    m_def = metric_definition(metric)
+    where = slice_label(kind) + (f": {value}" if value else "")
+    s_def = slice_definition(kind)
+    out = {
+        metric_label(metric, grader): f"{m_def} Here: {where}. {s_def}".strip(),
+        "Rank": method,
+        "Rank (by value)": method,
+        "Kind": "What the model is: a non-LLM checker, an open or proprietary LLM, people, "
+        "or a simple baseline.",
+        "95% CI": "The 95% bootstrap confidence interval (bar) around the number (dot), on "
+        "one scale for the whole table; a hollow dot is a published number without a CI. "
+        "The bounds are in the CI bounds column and the downloads.",
+        "CI bounds": "The 95% bootstrap confidence interval of the number.",
+        "Δ to best run": "This row's number minus the best FactBoard run's.",
+        "Δ to top": "This row's number minus the top number of the table.",
+        "Δ 95% CI (paired)": "95% CI of the difference to the best run by a paired bootstrap "
+        "on the same samples (runs with complete per-sample predictions).",
+        "p vs best run": "Two-sided paired-bootstrap p-value of the difference to the best run.",
+        "n": "How many samples the number is computed on.",
+        "Source": "Where the number comes from: a FactBoard run, or the paper or leaderboard "
+        "that published it.",
+        "Check": "Published numbers that contradict the paper's own other numbers, with the "
+        "reason.",
+        "Coverage": f"Which part of the benchmark the number covers. {slice_definition(kind)}",
+        "Origin": ORIGIN_HELP,
+        "Threshold": "How scores were turned into consistent / inconsistent labels.",
+    }
+    for c in table.columns:
+        name = metric_key_of_label(str(c))
+        if name and c not in out:
+            out[str(c)] = metric_definition(name)
+    return {c: out[c] for c in table.columns if c in out}
+
+
+def metric_key_of_label(label: str) -> str | None:
+    """The vocabulary name of a metric column title ('FPR' -> 'fpr'), None for other columns."""
+    for name in metric_names():
+        if metric_label(name) == label:
+            return name
+    return None
+
+
+def screen_table(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, list[str]]:
     """The table for the screen: a number column with missing values (a paper's rank, CI, n
-    or AUROC) becomes text with "—" where nothing is given (a grid shows "None" for a missing
-    number). Returns the table and the columns made text (to align right)."""
+    or AUROC) is written through evaluator.core.formatting, with its "—" where nothing is
+    given (a grid shows "None" for a missing number); whole columns stay numbers (they sort
+    as numbers). Returns the table and the columns made text (to align right)."""
     out = table.copy()
     made = []
     for c in table.columns:
@@ -1132,12 +1333,8 @@ def with_dashes(table: pd.DataFrame, decimals: int = 3) -> tuple[pd.DataFrame, l
         if not missing.any():
             continue
         integer = col.dtype.kind in "iu" or str(col.dtype) == "Int64"
-        given = col.to_numpy(dtype=float, na_value=np.nan)[~missing].tolist()
-        text = np.full(len(col), "—", dtype=object)
-        text[~missing] = (
-            [f"{int(v):,}" for v in given] if integer else [f"{v:.{decimals}f}" for v in given]
-        )
-        out[c] = text
+        vals = col.to_numpy(dtype=float, na_value=np.nan)
+        out[c] = [F.count(v) if integer else F.number(v, decimals) for v in vals]
         made.append(str(c))
     return out, made
 
@@ -1160,7 +1357,7 @@ def pairwise_table(board: Board, labels: dict[str, str], lower: bool) -> pd.Data
             p = float(m.at[row, col])  # type: ignore[arg-type]
             better = sign * (vals[row] - vals[col]) > 0
             mark = "≈" if not p < 0.05 else ("▲" if better else "▼")
-            cells.append(f"{mark} {p_text(p)}")
+            cells.append(f"{mark} {F.p_value(p, missing='—')}")
         out[labels.get(col, col)] = cells
     return pd.DataFrame(out, index=[labels.get(r, r) for r in m.index])
 
@@ -1231,7 +1428,7 @@ def row_labels(rows: pd.DataFrame) -> list[str]:
     config = rows["config"].fillna("").astype(str)
     base_s = pd.Series(
         rows["model"].astype(str)
-        + np.where(rows["origin_code"] == "reported", " · reported", "")
+        + np.where(rows["origin_code"] == "reported", " · published", "")
         + np.where(config != "", " (" + config + ")", ""),
         index=rows.index,
     )
@@ -1274,13 +1471,25 @@ def slice_long(
     rep = rep[rep["metric"] == metric]
     rr = rows[rows["origin_code"] == "reported"]
     if len(rep) and len(rr):
-        keys = _row_key(rr["model"], rr["source"], rr["config"])
-        by_key = pd.Series(rr["label"].to_numpy(), index=keys.to_numpy())
-        by_key = by_key[~by_key.index.duplicated()]
+        # a board row stands for the published rows folded into it (rep_key, the kept one
+        # first): each of their numbers on this slice kind, the first source's where two give
+        # one (a row made without keys is matched by its own model, source and config)
+        own = _row_key(rr["model"], rr["source"], rr["config"])
+        keys = rr["rep_key"].where(rr["rep_key"].notna(), own) if "rep_key" in rr else own
+        pairs = [
+            (k, lab, j)
+            for ks, lab in zip(keys.astype(str), rr["label"], strict=True)
+            for j, k in enumerate(ks.split(KEY_SEP))
+        ]
+        by_key = pd.DataFrame(pairs, columns=["key", "label", "order"])
+        by_key = by_key.drop_duplicates("key").set_index("key")
+        key = _report_key(rep["model"], rep["source"], rep["note"])
         b = rep.assign(
-            label=_report_key(rep["model"], rep["source"], rep["note"]).map(by_key),
+            label=key.map(by_key["label"]),
+            order=key.map(by_key["order"]),
             origin="reported",
         ).dropna(subset=["label"])
+        b = b.sort_values("order", kind="stable").drop_duplicates(["label", "slice_value"])
         out.append(b[cols])
     res = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
     res["value"] = res["value"].astype(float)

@@ -808,6 +808,35 @@ def label_matrix(
     return out
 
 
+def score_matrix(
+    con: Con, run_ids: Sequence[str], unit: str, sample_ix: Sequence[int] | np.ndarray
+) -> np.ndarray:
+    """(len(run_ids), len(sample_ix)) float matrix of the scores the runs' final labels were
+    made from (the labels table); NaN where a run has none. sample_ix as in label_matrix."""
+    ids = list(run_ids)
+    ix = np.asarray(sample_ix, dtype=np.int64)
+    out = np.full((len(ids), len(ix)), np.nan)
+    if not ids or not len(ix):
+        return out
+    got = con.execute(
+        """
+        WITH r AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(range(?)) AS i)
+        SELECT r.i, l.ix, l.score
+        FROM labels l JOIN r ON r.run_id = l.run_id
+        WHERE l.unit = ? AND l.score IS NOT NULL
+        """,
+        [ids, len(ids), unit],
+    ).fetchnumpy()
+    col = np.full(int(max(ix.max(), np.max(got["ix"], initial=0))) + 1, -1, dtype=np.int64)
+    col[ix] = np.arange(len(ix))
+    j = col[np.asarray(got["ix"], dtype=np.int64)]
+    keep = j >= 0
+    out[np.asarray(got["i"], dtype=np.int64)[keep], j[keep]] = np.asarray(
+        got["score"], dtype=float
+    )[keep]
+    return out
+
+
 def pair_frame(con: Con, benchmark: str, unit: str, run_a: str, run_b: str) -> pd.DataFrame:
     """Samples both runs were scored on, with both final labels and scores."""
     return con.execute(

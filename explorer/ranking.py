@@ -131,6 +131,27 @@ def shared_bootstrap(
     return SharedBootstrap(point / len(masks), boot / len(masks))
 
 
+def shared_bootstrap_scores(
+    y: np.ndarray,
+    S: np.ndarray,
+    weights: np.ndarray,
+    groups: Sequence[np.ndarray] | None = None,
+) -> SharedBootstrap:
+    """Every run's weighted AUROC (evaluator.core.metrics.RocAucSlices, as the scorer computes
+    it) on the same resamples: y (n,), S (R, n) scores, weights (B, n). groups: column masks
+    whose AUROCs are averaged (SummEdits Overall = the mean of the domains' AUROC)."""
+    n = len(y)
+    masks = list(groups) if groups else [np.ones(n, dtype=bool)]
+    one = np.ones((1, n), dtype=np.float32)
+    point = np.zeros(S.shape[0])
+    boot = np.zeros((weights.shape[0], S.shape[0]))
+    for r in range(S.shape[0]):
+        stat = M.RocAucSlices(y, S[r], masks)
+        point[r] = float(np.mean(stat(one)[0]))
+        boot[:, r] = stat(weights).mean(axis=1)
+    return SharedBootstrap(point, boot)
+
+
 def paired_p_values(boot: np.ndarray, max_cells: int = 24_000_000) -> np.ndarray:
     """(R, R) two-sided paired-bootstrap p-values of metric(i) - metric(j), as defined by
     evaluator.core.metrics.paired_bootstrap (twice the smaller share of resamples on either side of

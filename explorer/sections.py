@@ -13,7 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core import formatting as F
 from evaluator.core.errors import FactBoardError
+from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
 from evaluator.submissions import moderation, report
 from explorer import charts, ui
@@ -24,6 +26,9 @@ from explorer import samples as X
 from explorer import submit as S
 
 CHARTS = ["CI forest plot", "Model × slice", "Error types", "Size vs score"]
+VALUES_PLOT = "Values plot"  # the first tab where no row has a CI (published numbers only)
+HEATMAP_ROWS = 60  # rows of the table on the model × slice heatmap (the first, in its order)
+SLICE_COLUMNS = ["label", "origin_code", "run_id", "model", "source", "config", "rep_key"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -80,57 +85,52 @@ def board_filters(board: L.Board, page: str) -> L.Look:
     )
     with f[4].popover("Columns", width="stretch"):
         columns = ui.url_multiselect(
-            "Extra columns",
+            "Columns shown",
             [*L.OPTIONAL_COLUMNS, *board.other_metrics],
             "cols",
             page,
-            default=L.default_columns(board),
+            default=L.DEFAULT_COLUMNS,
             format_func=L.column_label,
+            help="Rank, model and the score are always shown. A column with nothing to "
+            "show for the rows in view is left out. The link keeps your choice.",
         )
     return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns))
 
 
-def board_table(table: pd.DataFrame, method: str) -> None:
-    """The board as shown (L.display_table): numbers with 3 decimals, "—" where a number is
-    not given (a paper's rank, CI or n; L.with_dashes)."""
-    shown, text = L.with_dashes(table)
-    number = st.column_config.NumberColumn(format="%.3f")
-    delta_help = "The run's number minus the best run's"
-    right = {c: st.column_config.TextColumn(alignment="right") for c in text}
+def board_table(table: pd.DataFrame, helps: dict[str, str]) -> None:
+    """The board as shown (L.display_table): the CI drawn in its row, numbers in the
+    formatter's decimals, "—" where a number is not given (a paper's rank, CI or n;
+    L.screen_table), a hover definition on every column (L.column_help)."""
+    shown, text = L.screen_table(table)
+    number = st.column_config.NumberColumn(format=f"%.{F.DECIMALS}f")
+    config: dict[str, Any] = {
+        c: number for c in shown.columns if shown[c].dtype.kind == "f" and c not in text
+    }
+    config.update({c: st.column_config.TextColumn(alignment="right") for c in text})
+    config.update(
+        {
+            "Model": st.column_config.TextColumn(width="medium"),
+            "95% CI": st.column_config.ImageColumn(width="medium"),
+            "n": st.column_config.Column(alignment="right"),
+            "Check": st.column_config.TextColumn(width="small"),
+            **{
+                c: st.column_config.TextColumn(alignment="right")
+                for c in ("Δ to best run", "Δ to top", "p vs best run", "CI bounds")
+            },
+        }
+    )
+    for c in ("Rank", "Rank (by value)"):
+        if c in shown.columns:
+            config[c] = st.column_config.Column(width="small", alignment="right")
+    for c, h in helps.items():  # the hover definition, on whatever column type is set
+        base = config.get(c) or st.column_config.Column()
+        config[c] = {**base, "help": h}
     st.dataframe(
         shown,
         hide_index=True,
         width="stretch",
         height=min(38 + 35 * max(len(table), 1), 640),
-        column_config={
-            **{c: number for c in shown.columns if shown[c].dtype.kind == "f"},
-            **right,
-            "Rank": st.column_config.Column(help=method, width="small"),
-            "Model": st.column_config.TextColumn(width="medium"),
-            "n": st.column_config.Column(alignment="right"),
-            "Coverage": st.column_config.TextColumn(help="Which domains the number covers"),
-            "95% CI": st.column_config.TextColumn(
-                help="The 95% CI as a bar on the scale shared by the table (▓ the CI, █ the "
-                "value); published numbers carry no CI"
-            ),
-            "Δ to leader": (
-                st.column_config.TextColumn(alignment="right", help=delta_help)
-                if "Δ to leader" in text
-                else st.column_config.NumberColumn(format="%+.3f", help=delta_help)
-            ),
-            "Δ 95% CI (paired)": st.column_config.TextColumn(
-                help="95% CI of the difference to the leader by a paired bootstrap on the "
-                "same samples (runs with complete per-sample predictions)"
-            ),
-            "p vs leader": st.column_config.TextColumn(
-                help="Two-sided paired-bootstrap p-value of the difference to the leader"
-            ),
-            "Check": st.column_config.TextColumn(
-                help="Published numbers that contradict the paper's own other numbers, with "
-                "the reason (hover or widen the column to read it)",
-                width="small",
-            ),
-        },
+        column_config=config,
     )
 
 
@@ -170,10 +170,9 @@ def run_card(
     c1, c2 = st.columns([3, 2])
     with c1:
         st.text(f"{r['model']}  ·  {r['kind']}  ·  {r['origin']}")
-        ci = "" if r["ci_low"] != r["ci_low"] else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
         st.text(
-            f"{metric_title} = {r['value']:.3f}{ci}, n = {r['n']}  ·  threshold: "
-            f"{r['threshold'] or 'n/a'}  ·  run {pick}"
+            f"{metric_title} = {F.value_ci(r['value'], r['ci_low'], r['ci_high'])}, "
+            f"n = {F.count(r['n'])}  ·  threshold: {r['threshold'] or 'none'}"
         )
         for label, field in (
             ("About", "model_description"),
@@ -214,33 +213,31 @@ def board_charts(
     this level; cache: (store root, token) for ui.slice_long."""
     st.subheader("Charts")
     root, token = cache
-    bench, unit, metric = view.benchmark, view.unit, view.metric
-    top_rows = shown.head(25)
+    unit = view.unit
     spread, err_kind = L.chart_kinds(kinds, view.slice_kind)
-    tabs, active = ui.url_tabs(CHARTS, "chart", page)
-    with tabs[CHARTS.index(active)]:
+    any_ci = bool((shown["ci_low"].notna() & shown["ci_high"].notna()).any())
+    labels = CHARTS if any_ci else [VALUES_PLOT, *CHARTS[1:]]
+    tabs, active = ui.url_tabs(labels, "chart", page)
+    with tabs[labels.index(active)]:
         ch: Any = None
-        if active == CHARTS[0]:
+        if active == labels[0]:
             _forest(shown, page, view, metric_title)
         elif active == CHARTS[1]:
             if spread is None:
-                st.caption(f"{bench} has no per-domain numbers at this level.")
+                st.caption(f"This benchmark has no per-domain numbers at the {unit} level.")
                 return
-            long = ui.slice_long(root, token, bench, unit, metric, spread, top_rows)
-            what = spread.replace("_", " ")
-            ch = charts.heatmap(long, metric_title, what, top_rows["label"].tolist())
-            _chart(ch, f"No {metric_title} per {spread} for the rows shown.")
+            _heatmap(shown, (root, token), view, metric_title, spread)
         elif active == CHARTS[2]:
             if err_kind is None:
-                st.caption(f"{bench} has no per-error-type numbers at this level.")
+                st.caption(f"This benchmark has no per-error-type numbers at the {unit} level.")
                 return
-            _error_types(root, token, view, top_rows.head(8), err_kind)
+            _error_types(root, token, view, shown.head(8), err_kind)
         else:
             ch = charts.size_vs_score(shown, metric_title)
             _chart(
                 ch,
-                "No row states a parameter count (run metadata `model.params`, or a "
-                "size such as 7B in the model name).",
+                "No row states a model size (in the run's details, or as a size such as 7B "
+                "in the model name).",
             )
             if ch is not None:
                 st.caption(
@@ -251,9 +248,45 @@ def board_charts(
 FOREST_ROWS = 25  # rows per page of the forest plot
 
 
+def _heatmap(
+    shown: pd.DataFrame,
+    cache: tuple[str, str],
+    view: L.BoardQuery,
+    metric_title: str,
+    spread: str,
+) -> None:
+    """Model × slice: every row of the table (the first HEATMAP_ROWS of a longer one, said),
+    and the rows that have no number per slice named, with why."""
+    root, token = cache
+    top = shown.head(HEATMAP_ROWS)
+    cols = [c for c in SLICE_COLUMNS if c in top.columns]
+    long = ui.slice_long(root, token, view.benchmark, view.unit, view.metric, spread, top[cols])
+    what = L.slice_noun(spread)
+    ch = charts.heatmap(long, metric_title, what, top["label"].tolist())
+    _chart(ch, f"No {metric_title} per {what} for the rows shown.")
+    notes = []
+    if len(shown) > len(top):
+        notes.append(
+            f"The first {F.count(len(top))} of the {plural(len(shown), 'row')}, in the "
+            "table's order; narrow the table with the search and filters to see others."
+        )
+    have = set(long["label"]) if not long.empty else set()
+    lacking = [str(x) for x in top["label"] if x not in have]
+    if lacking and ch is not None:
+        notes.append(
+            f"Not on the heatmap ({plural(len(lacking), 'row')}): "
+            + ", ".join(lacking[:12])
+            + (", …" if len(lacking) > 12 else "")
+            + f": no {metric_title} per {what} was published or stored for them."
+        )
+    for n in notes:
+        st.caption(ui.md_escape(n))
+
+
 def _forest(shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: str) -> None:
     """The CI forest plot of every row of the table, FOREST_ROWS per page (URL parameter
-    'fpage'), on one x scale for all pages so that pages compare."""
+    'fpage'), on one x scale for all pages so that pages compare; where no row has a CI (a
+    board of published numbers), a plot of the values."""
     plotted = shown[shown["value"].notna()]
     pages = max(1, -(-len(plotted) // FOREST_ROWS))
     at = 1
@@ -265,6 +298,14 @@ def _forest(shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: st
         st.caption("Nothing to plot.")
     else:  # at most FOREST_ROWS rows of our own making: the spec without Altair's validation
         st.vega_lite_chart(ch.to_dict(validate=False), width="stretch")
+        if plotted["ci_low"].isna().any():
+            st.caption(
+                "Dots without a bar are published numbers: they carry no CI here, "
+                "and their order is not significance."
+                if plotted["ci_low"].notna().any()
+                else "Published numbers carry no CI here: each dot is a number as published, "
+                "and their order is not significance."
+            )
     if ch is not None and pages > 1:
         first = (at - 1) * FOREST_ROWS + 1
         st.caption(
@@ -288,7 +329,7 @@ def _error_types(
     if long.empty:  # TofuEval error types hold inconsistent sentences only: recall
         metric = "recall"
         long = ui.slice_long(root, token, bench, unit, metric, err_kind, head)
-    what = err_kind.replace("_", " ")
+    what = L.slice_noun(err_kind)
     title = L.metric_label(metric)
     ch = charts.grouped_bars(long, title, what, head["label"].tolist())
     _chart(ch, "No per-error-type numbers for the rows shown.")
@@ -296,8 +337,8 @@ def _error_types(
         st.caption(
             f"{title} per {what}, first 8 rows of the table"
             + (
-                f", over the whole benchmark, not {view.slice_kind.replace('_', ' ')} "
-                f"{view.slice_value!r} alone: runs store {what} numbers for all of it."
+                f", over the whole benchmark, not {L.slice_noun(view.slice_kind)} "
+                f"“{view.slice_value}” alone: runs store {what} numbers for all of it."
                 if view.slice_kind not in ("overall", err_kind)
                 else "."
             )

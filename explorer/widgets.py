@@ -232,7 +232,7 @@ def _predictions(
     wrong, n = X.wrong_share(preds)
     if n:
         st.caption(f"{wrong} of {n} runs with a label get it wrong.")
-    table, as_text = L.with_dashes(X.predictions_table(preds, grades), decimals=4)  # "—", not None
+    table, as_text = L.screen_table(X.predictions_table(preds, grades), decimals=4)  # "—", not None
     st.dataframe(
         table,
         hide_index=True,

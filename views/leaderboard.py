@@ -2,8 +2,9 @@
 
 import streamlit as st
 
+from evaluator.core import formatting as F
 from evaluator.core.vocabulary import lower_is_better as lower
-from evaluator.core.vocabulary import metric_label
+from evaluator.core.vocabulary import metric_label, slice_definition
 from evaluator.core.vocabulary import slice_label as slice_title
 from explorer import leaderboard as L
 from explorer import sections, ui, widgets
@@ -36,8 +37,8 @@ dims = ui.dimensions(str(s.root), token, bench)
 opts = L.options(dims, None, None)
 if not opts.units:
     ui.no_data(
-        f"No run and no published number for {bench} yet. Score one with "
-        f"`python -m evaluator score FILE --benchmark {bench} --model-name NAME`."
+        f"No run and no published number for {widgets.benchmark_title(bench)} yet: "
+        "submit predictions on the Submit page to put the first one here."
     )
     st.stop()
 unit = ui.url_selectbox(
@@ -50,7 +51,15 @@ unit = ui.url_selectbox(
     help="TofuEval is annotated per sentence; a summary is inconsistent if any sentence is.",
 )
 kinds = L.options(dims, unit, None).slice_kinds
-kind = ui.url_selectbox("View", kinds, "slice", PAGE, container=top[2], format_func=slice_title)
+kind = ui.url_selectbox(
+    "View",
+    kinds,
+    "slice",
+    PAGE,
+    container=top[2],
+    format_func=slice_title,
+    help=" ".join(f"{slice_title(k)}: {slice_definition(k)}" for k in kinds),
+)
 opts = L.options(dims, unit, kind, spec.primary_metric if spec else None)
 value = ""
 if kind != "overall":
@@ -82,7 +91,7 @@ which = ui.url_radio(
 )
 shown = L.filter_rows(L.rows_of(rows, which), metric, look)
 mlabel = metric_label(metric, grader)
-table = L.display_table(shown, look.columns, mlabel)
+table = L.display_table(shown, look.columns, mlabel, board=b)
 
 st.caption(b.method)
 if b.notes:
@@ -92,9 +101,9 @@ st.markdown(
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-sections.board_table(table, b.method)
+sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
 widgets.download_buttons(
-    table.drop(columns=["95% CI"]),
+    L.display_table(shown, look.columns, mlabel, board=b, download=True),
     L.file_stem(bench, unit, kind, value, metric),
     PAGE,
     eee=L.eee_download(shown, s.root, bench if bench in ingested else None),
@@ -106,13 +115,16 @@ if not paper.empty:
         f"The paper's own table: {mlabel} per dataset × topic type (it gives no Overall)",
         expanded=bool((rows["origin_code"] == "reported").sum() == 0),
     ):
-        shown_paper, text_cols = L.with_dashes(paper)
+        shown_paper, text_cols = L.screen_table(paper)
         st.dataframe(
             shown_paper,
             hide_index=True,
             width="stretch",
             column_config={
-                **{c: st.column_config.NumberColumn(format="%.3f") for c in paper.columns[2:]},
+                **{
+                    c: st.column_config.NumberColumn(format=f"%.{F.DECIMALS}f")
+                    for c in paper.columns[2:]
+                },
                 **{c: st.column_config.TextColumn(alignment="right") for c in text_cols},
             },
         )

@@ -52,10 +52,76 @@ class Metric:
     confusion: str | None = None
     per_grader: bool = False
     source: str = ""
+    definition: str = ""  # one plain sentence for a reader (METRIC_DEFINITIONS when not given)
+
+    def __post_init__(self) -> None:
+        if not self.definition:
+            object.__setattr__(self, "definition", METRIC_DEFINITIONS.get(self.name, ""))
 
     @property
     def higher_is_better(self) -> bool:
         return not self.lower_is_better
+
+
+# What each metric and each slice kind means, in one plain sentence: the hover text of every
+# metric and slice column a page shows.
+METRIC_DEFINITIONS: dict[str, str] = {
+    "balanced_accuracy": "The mean of the share of consistent summaries judged consistent and "
+    "the share of inconsistent ones judged inconsistent: 0.5 is chance, 1 is perfect.",
+    "accuracy": "The share of summaries judged correctly (consistent or not).",
+    "detection_accuracy": "The share of summaries whose consistency is judged correctly.",
+    "detection_score": "The share of inconsistent summaries that are flagged as inconsistent.",
+    "fpr": "The share of consistent summaries wrongly flagged as inconsistent (lower is better).",
+    "fnr": "The share of inconsistent summaries missed, judged consistent (lower is better).",
+    "recall": "The share of inconsistent summaries or sentences that are flagged.",
+    "roc_auc": "The chance that a consistent summary scores higher than an inconsistent one: "
+    "0.5 is chance, 1 is perfect.",
+    "explanation_score": "How well the explanations of found errors match the real error, as "
+    "a judge grades them (1 right, 0.5 partly, 0 wrong).",
+    "joint_score": "Finding and explaining together: the detection score times the "
+    "explanation score.",
+    "explanation_share": "The share of explanations that receive this grade.",
+    "pearson": "How closely the scores follow people's factuality ratings in a straight "
+    "line, from −1 to 1.",
+    "spearman": "How closely the scores order summaries as people's ratings do, from −1 to 1.",
+    "kendall_tau": "How often two summaries are put in the same order by the scores and by "
+    "people, from −1 to 1.",
+    "partial_pearson": "Pearson correlation with people's ratings once what the summarizing "
+    "system alone explains is taken out.",
+    "partial_spearman": "Spearman correlation with people's ratings once what the summarizing "
+    "system alone explains is taken out.",
+    "cohen_kappa": "Agreement with the gold labels beyond what chance gives: 0 is chance, 1 "
+    "is perfect.",
+    "correlation": "Correlation with people's ratings, as the paper reports it.",
+    "runtime_seconds": "How long the run took, in seconds (lower is better).",
+}
+SLICE_DEFINITIONS: dict[str, str] = {
+    "overall": "Every sample of the split (where a benchmark averages over its domains, "
+    "that average).",
+    "domain": "The samples whose documents come from one source (news, podcasts, ...).",
+    "dataset": "The samples of one source dataset.",
+    "edit_type": "The consistent samples and the inconsistent ones made by one kind of edit.",
+    "error_type": "The samples annotated with one kind of factual error.",
+    "n_edit_types": "The samples grouped by how many kinds of edit were applied.",
+    "topic_type": "Sentences about the main topic of the document or about a side topic.",
+    "dataset+topic_type": "One source dataset, main or side topics.",
+    "summarizer": "The summaries written by one summarizing model.",
+    "system": "The summaries written by one summarizing system.",
+    "edit_model": "The summaries edited by one model.",
+    "explanation_type": "The samples grouped by the kind of explanation given.",
+    "label": "The consistent or the inconsistent samples alone.",
+}
+
+
+def metric_definition(name: str) -> str:
+    """One plain sentence on what a metric measures ('' for a name the vocabulary lacks)."""
+    m = METRICS.find(name)
+    return m.definition if m else METRIC_DEFINITIONS.get(name, "")
+
+
+def slice_definition(kind: str) -> str:
+    """One plain sentence on what a slice kind groups ('' when unknown)."""
+    return SLICE_DEFINITIONS.get(kind, "")
 
 
 _DETECTION: tuple[Task, ...] = ("detection", "detection+explanation")

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evaluator.store import runs
+from explorer import leaderboard as L
 from tests.support import testdata
 from tests.support.apptest import open_app_page
 
@@ -52,20 +53,15 @@ def test_default_board_on_the_demo(data: Path) -> None:
         "Novel numbers & names",
         testdata.XSS_NAME,
     } == set(t["Model"])
-    assert list(t.columns[:9]) == [
-        "Rank",
-        "Model",
-        "Kind",
-        "Origin",
-        "BAcc",
-        "CI low",
-        "CI high",
-        "n",
-        "Coverage",
-    ]
+    # a handful of columns: every run here is a FactBoard run, so no Source column
+    assert list(t.columns) == ["Rank", "Model", "Kind", "BAcc", "95% CI", "Δ to best run", "n"]
     assert t["BAcc"].is_monotonic_decreasing
-    assert (t["Coverage"] == "3/3 domains").all()
+    assert all(str(c).startswith("data:image/svg+xml") for c in t["95% CI"])
     assert t["Rank"].min() == 1
+    # the coverage, on demand
+    at.multiselect(key="lb.cols").set_value([*L.DEFAULT_COLUMNS, "coverage"]).run()
+    assert (table(at)["Coverage"] == "3/3 domains").all()
+    at.multiselect(key="lb.cols").set_value(L.DEFAULT_COLUMNS).run()
     assert "paired bootstrap" in at.caption[1].value
     assert [b.label for b in at.download_button] == [
         "⬇️ CSV",
@@ -82,7 +78,7 @@ def test_default_board_on_the_demo(data: Path) -> None:
         "metric": "balanced_accuracy",
         "sort": "value",
         "rows": "all",
-        "cols": ["threshold", "m:accuracy", "m:roc_auc"],
+        "cols": L.DEFAULT_COLUMNS,
         "chart": "CI forest plot",
     }
     code = [c.value for c in at.code]
@@ -91,7 +87,14 @@ def test_default_board_on_the_demo(data: Path) -> None:
 
 def test_state_comes_from_the_url(data: Path) -> None:
     at = open_page(
-        {"benchmark": "demo", "slice": "domain", "value": "news", "metric": "fpr", "q": "guess"}
+        {
+            "benchmark": "demo",
+            "slice": "domain",
+            "value": "news",
+            "metric": "fpr",
+            "q": "guess",
+            "cols": ["n", "coverage"],
+        }
     )
     assert at.selectbox(key="lb.slice").value == "domain"
     assert at.selectbox(key="lb.value").value == "news"
@@ -99,7 +102,8 @@ def test_state_comes_from_the_url(data: Path) -> None:
     assert at.text_input(key="lb.q").value == "guess"
     t = table(at)
     assert list(t["Model"]) == ["Random guess (seed 0)"]
-    assert "FPR" in t.columns and t["Coverage"].iloc[0] == "news"
+    assert list(t.columns) == ["Rank", "Model", "FPR", "n", "Coverage"]
+    assert t["Coverage"].iloc[0] == "news"
     assert "By domain: news" in at.markdown[0].value
 
 
@@ -142,14 +146,15 @@ def test_filters_sort_and_columns(data: Path) -> None:
     assert models == sorted(models, key=str.lower)
     at.multiselect(key="lb.cols").set_value(["run_id", "m:fpr"]).run()
     cols = list(table(at).columns)
-    assert cols[-2:] == ["Run", "FPR"] and "Threshold" not in cols
+    assert cols == ["Rank", "Model", "BAcc", "Run", "FPR"]
+    assert at.query_params["cols"] == ["run_id", "m:fpr"]
     at.text_input(key="lb.q").set_value("TOKEN").run()
     assert list(table(at)["Model"]) == ["Summary-token precision"]
     assert at.query_params["q"] == "TOKEN"
 
 
 def test_origin_filter(data: Path) -> None:
-    at = open_page({"origin": "submitted"})
+    at = open_page({"origin": "submitted", "cols": ["origin"]})
     assert list(table(at)["Model"]) == [testdata.XSS_NAME]
     assert set(table(at)["Origin"]) == {"📤 submitted"}
 
@@ -206,9 +211,12 @@ def test_published_only_benchmark(data: Path) -> None:
     )
     assert any("published numbers only" in i.value for i in at.info)
     t = table(at)
-    assert len(t) > 5 and set(t["Origin"]) == {"📄 reported"}
-    assert (t["Rank"] == "—").all() and (t["n"] == "—").any()
-    assert "not ranked" in at.caption[1].value
+    assert len(t) > 5 and "95% CI" not in t.columns
+    # published numbers only: ranked by value, and said so
+    assert t.columns[0] == "Rank (by value)" and t["Rank (by value)"].iloc[0] == 1
+    assert "Δ to top" in t.columns
+    assert "not significance" in at.caption[1].value
+    assert [x.label for x in at.tabs][0] == "Values plot"
 
 
 def test_level_switch_on_published_tofueval(data: Path) -> None:
@@ -247,14 +255,18 @@ def test_a_view_without_the_metric_says_so(data: Path) -> None:
 
 def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
     at = open_page()
+    at.multiselect(key="lb.cols").set_value([*L.DEFAULT_COLUMNS, "delta_ci", "delta_p"]).run()
     t = table(at)
-    for col in ("95% CI", "Δ to leader", "Δ 95% CI (paired)", "p vs leader", "Check"):
+    for col in ("95% CI", "Δ to best run", "Δ 95% CI (paired)", "p vs best run"):
         assert col in t.columns
-    assert t["Δ to leader"].iloc[0] == 0 and (t["Δ to leader"].dropna() <= 0).all()
+    assert "Check" not in t.columns  # no flagged number here: no empty column
+    assert t["Δ to best run"].iloc[0] == "0.000"
+    assert all(d.startswith("−") for d in t["Δ to best run"].iloc[1:] if d != "0.000")
     assert t["Δ 95% CI (paired)"].iloc[0] == ""  # the leader itself
     assert t["Δ 95% CI (paired)"].iloc[1].startswith("[")
-    assert t["p vs leader"].iloc[1] != ""
-    assert all("█" in bar for bar in t["95% CI"])
+    assert t["p vs best run"].iloc[1] != ""
+    assert all(p == "< 0.001" or p[0].isdigit() for p in t["p vs best run"].iloc[1:])
+    assert all(str(bar).startswith("data:image/svg+xml") for bar in t["95% CI"])
     exp = next(e for e in at.expander if "Pairwise significance" in e.label)
     m = exp.dataframe[0].value
     assert m.shape == (5, 5) and m.iloc[0, 0] == "—"
@@ -264,16 +276,19 @@ def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
 def test_show_only_factboard_runs_or_published_rows(data: Path) -> None:
     at = open_page({"benchmark": "summedits"})
     assert at.query_params["rows"] == "all"
-    assert set(table(at)["Origin"]) == {"📄 published"} or len(table(at)) > 0
+    assert len(table(at)) > 0
     at.radio(key="lb.rows").set_value("published").run()
     assert at.query_params["rows"] == "published"
-    assert (table(at)["Rank"] == "—").all() and (table(at)["CI low"] == "—").all()
+    # (no run on SummEdits here: its published numbers are ranked by value, and said so)
+    assert table(at)["Rank (by value)"].iloc[0] == 1 and "95% CI" not in table(at).columns
+    assert any("not significance" in c.value for c in at.caption)
     at = open_page({"benchmark": "demo", "rows": "runs"})
     assert len(table(at)) == 5 and table(at)["Rank"].notna().all()
 
 
 def test_published_duplicates_fold_and_suspect_rows_are_flagged(data: Path) -> None:
     at = open_page({"benchmark": "summedits", "slice": "domain", "value": "news", "q": "human"})
+    assert "Source" in table(at).columns  # published rows name their source
     t = table(at)
     assert len(t) == 1  # paper and README: one row naming both sources
     assert "Table 9" in t["Source"].iloc[0] and "README" in t["Source"].iloc[0]

@@ -227,25 +227,39 @@ def test_slice_view_and_lower_is_better(store: Store) -> None:
 def test_display_table_and_exports_are_what_is_shown(store: Store) -> None:
     b = _board(store)
     shown = b.rows[b.rows["kind_code"] == "baseline"]
-    table = L.display_table(shown, ["split", "m:accuracy"], "BAcc")
+    cols = [*L.DEFAULT_COLUMNS, "delta_ci", "delta_p", "split", "m:accuracy"]
+    screen = L.display_table(shown, cols, "BAcc", board=b)
+    assert list(screen.columns) == [
+        "Rank",
+        "Model",
+        "Kind",
+        "BAcc",
+        "95% CI",
+        "Δ to best run",
+        "Δ 95% CI (paired)",
+        "p vs best run",
+        "n",
+        "Split",
+        "Accuracy",
+    ]
+    # the files keep the numbers as numbers: the drawn CI becomes its bounds
+    table = L.display_table(shown, cols, "BAcc", board=b, download=True)
     assert list(table.columns) == [
         "Rank",
         "Model",
         "Kind",
-        "Origin",
         "BAcc",
         "CI low",
         "CI high",
+        "Δ to best run",
+        "Δ CI low (paired)",
+        "Δ CI high (paired)",
+        "p vs best run",
         "n",
-        "Coverage",
-        "95% CI",
-        "Δ to leader",
-        "Δ 95% CI (paired)",
-        "p vs leader",
-        "Check",
         "Split",
         "Accuracy",
     ]
+    assert table["Δ to best run"].dtype.kind == "f" and table["p vs best run"].dtype.kind == "f"
     csv = pd.read_csv(io.StringIO(export.to_csv(table)))
     assert (
         list(csv["Model"]) == list(table["Model"]) == ["Random guess (seed 0)", "Always consistent"]

@@ -64,12 +64,14 @@ def test_kinds_origins_and_columns_come_from_the_vocabulary() -> None:
     assert L.column_label("m:fpr") == V.metric_label("fpr") == "FPR"
     assert L.column_label("m:partial_spearman") == "Partial ρ"
     assert L.column_label("run_id") == "Run"
-    board = L.Board(rows=rows, other_metrics=["m:fpr", "m:roc_auc", "m:accuracy", "m:recall"])
-    assert L.default_columns(board) == ["split", "config", "source", "m:roc_auc", "m:accuracy"]
-    runs_only = L.Board(rows=rows[rows["origin_code"] != "reported"], other_metrics=[])
-    assert L.default_columns(runs_only) == ["threshold"]
+    # a handful of columns by default; the others in the picker, in the table's order
+    assert L.DEFAULT_COLUMNS == ["kind", "ci_bar", "delta", "n", "source"]
+    assert all(c in L.OPTIONAL_COLUMNS for c in L.DEFAULT_COLUMNS)
     assert L.count_line(rows.head(3), rows) == (
-        "**3** rows shown (3 FactBoard runs, 0 published) of 4"
+        "**3** rows shown (3 FactBoard runs, 0 published numbers) of 4"
+    )
+    assert L.count_line(rows.head(1), rows) == (
+        "**1** row shown (1 FactBoard run, 0 published numbers) of 4"
     )
 
 
