@@ -49,6 +49,7 @@ from evaluator.core.vocabulary import (
 )
 from explorer import queries as Q
 from explorer import ranking as R
+from explorer import scope_notes
 
 _CONFIG_PAIR = re.compile(r"^[a-z_]+=[^ ]")
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z])")
@@ -881,6 +882,9 @@ def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[s
             "Rows flagged ⚠ suspect in the Check column are printed that way in the paper "
             "but contradict the paper's own other numbers; hover the flag for the reason."
         )
+    population = scope_notes.published_population(q.benchmark, rows["origin_code"], q.slice_kind)
+    if population:
+        notes.append(population)
     return notes
 
 
@@ -919,6 +923,17 @@ def options(
         key=lambda mg: (mg[0] != primary_metric, mg[1] is not None, mg[0], mg[1] or ""),
     )
     return Options(units, kinds, values, pairs)
+
+
+def default_slice_value(dims: pd.DataFrame, unit: str, kind: str, values: Sequence[str]) -> str:
+    """The value a view opens on: the first (in the picker's order) that a FactBoard run has a
+    number for, so SummEdits "By domain" does not open on a domain only a paper reports
+    (billsum is not in the ingested release); the first value when no run has one."""
+    if not values:
+        return ""
+    d = dims[(dims["source"] == "run") & (dims["unit"] == unit) & (dims["slice_kind"] == kind)]
+    with_runs = set(d["slice_value"].astype(str))
+    return next((v for v in values if v in with_runs), values[0])
 
 
 def benchmark_order(

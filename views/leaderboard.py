@@ -65,7 +65,14 @@ value = ""
 if kind != "overall":
     noun = L.slice_noun(kind).capitalize()
     values = opts.slice_values.get(kind, [""])
-    value = ui.url_selectbox(noun, values, "value", PAGE, container=top[3])
+    value = ui.url_selectbox(
+        noun,
+        values,
+        "value",
+        PAGE,
+        default=L.default_slice_value(dims, unit, kind, values),
+        container=top[3],
+    )
 keys = L.metric_keys(opts)
 if not keys:
     ui.no_data("No metric for this view.")
