@@ -222,6 +222,9 @@ def test_kinds_follow_the_naming_rules(all_rows):
             assert kind == "baseline"
         elif model == "Human Perf.":
             assert kind == "human"
+        elif re.search(r"bespoke|granite", m):
+            # decoder LLMs fine-tuned as checkers: open-weight LLMs, as their runs are
+            assert kind == "open-llm", model
         elif re.search(r"summac|alignscore|minicheck|qafacteval|rouge|bleu|bertscore|^dae", m):
             assert kind == "non-llm", model
         elif model == "Mistral-Large":
@@ -232,6 +235,28 @@ def test_kinds_follow_the_naming_rules(all_rows):
             assert kind == "open-llm", model
         elif re.search(r"gpt|claude|gemini|palm|bard|cohere|command|dav00", m):
             assert kind == "proprietary-llm", model
+
+
+def test_a_checkers_runs_carry_the_kind_of_its_published_rows(all_rows):
+    """A detector FactBoard runs is labelled as its published rows are (Bespoke-MiniCheck-7B
+    and Granite Guardian 3.3 8B are fine-tuned open LLMs on both; the encoders are non-LLM)."""
+    from evaluator.core.vocabulary import canonical_model
+    from evaluator.detectors.registry import DETECTORS
+
+    df = pd.concat(all_rows.values())
+    published = {
+        canonical_model(m): k for m, k in zip(df["model"], df["kind"], strict=True) if k
+    }
+    checked = {}
+    for name in DETECTORS.names():
+        cls = DETECTORS.get(name)
+        board = canonical_model(getattr(cls, "display_name", "") or name)
+        # the reference metrics (ROUGE, BERTScore) run as the kind "baseline"
+        if board in published and getattr(cls, "kind", "non-llm") != "baseline":
+            checked[board] = getattr(cls, "kind", "non-llm")
+            assert checked[board] == published[board], (name, board)
+    assert checked["Bespoke-MiniCheck-7B"] == checked["Granite Guardian 3.3 8B"] == "open-llm"
+    assert checked["FactCG-DeBERTa-L"] == "non-llm"
 
 
 # --------------------------------------------------------------------------- SummEdits
