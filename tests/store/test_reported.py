@@ -662,3 +662,23 @@ def test_llm_aggrefact_matches_the_shared_snapshot(all_rows, shared_benchmarks):
             want += [(r["model"], Decimal(r[c]) / 100) for c in cols]
     got = [(m, Decimal(v)) for m, v in zip(ours["model"], ours["value"], strict=True)]
     assert got == want
+
+
+def test_readme_names_the_2025_09_llm_aggrefact_leaders_in_the_csvs_order():
+    """README's list of the snapshot's leaders is the CSV's order by the mean of the 11
+    per-dataset BAccs, with each model's mean (FactCG-DeBERTa-L is 7th, not among four)."""
+    from evaluator.core.vocabulary import canonical_model
+
+    readme = " ".join((layout.REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"by the mean of the 11 per-dataset BAccs: (.*?); HHEM", readme)
+    assert m, "README's 2025-09 LLM-AggreFact sentence"
+    named = re.findall(r"([A-Za-z][\w .-]*?) (\d\d\.\d\d)", m.group(1).replace("then ", ""))
+    df = load("llm_aggrefact_snapshot_2025-09.csv")
+    means = df[df["slice_kind"] == "dataset"].groupby("model")["v"].mean()
+    means.index = [canonical_model(x) for x in means.index]
+    order = means.sort_values(ascending=False)
+    assert len(named) >= 7
+    for i, (name, value) in enumerate(named):
+        assert canonical_model(name.strip()) == order.index[i], (i, name)
+        assert float(value) == pytest.approx(100 * order.iloc[i], abs=0.005), name
+    assert canonical_model(named[6][0].strip()) == "FactCG-DeBERTa-L"
