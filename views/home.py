@@ -1,8 +1,9 @@
-"""FactBoard's front page: who is best on each benchmark, and is the lead real?"""
+"""FactBoard's front page: who leads each benchmark, and how FactBoard's own runs stand."""
 
+import pandas as pd
 import streamlit as st
 
-from evaluator.core.vocabulary import metric_label
+from evaluator.core.vocabulary import metric, metric_label
 from explorer import front as F
 from explorer import leaderboard as L
 from explorer import ui, widgets
@@ -12,76 +13,126 @@ s = ui.store()
 
 ui.header(
     "📋 FactBoard",
-    "Factual-consistency detectors for summarization, scored on the same samples. For each "
-    "benchmark, the best FactBoard runs with their 95% bootstrap CIs and which of them the "
-    "board cannot tell apart from the leader (paired test on the same samples).",
+    "Factual-consistency detectors for summarization. For each benchmark: who leads the "
+    "board, published numbers and FactBoard's runs together, with the source of each; then "
+    "the best FactBoard runs with their 95% bootstrap CIs, and which of them a paired test on "
+    "the same samples cannot tell apart. Published numbers carry no CI.",
 )
 ui.problems_notice(s)
 ingested, names = ui.board_names_or_stop(s)
 if len(names) > 1 and "demo" in names:
     names = [n for n in names if n != "demo"] + ["demo"]
-cards = [n for n in names if n in ingested]
-published_only = [n for n in names if n not in ingested]
+# benchmarks FactBoard has ingested first, then those with published numbers only
+names = [n for n in names if n in ingested] + [n for n in names if n not in ingested]
 
 
-def leaderboard_link(bench: str, view: F.DefaultView, label: str) -> None:
+@st.cache_data(show_spinner=False, max_entries=64)
+def subset_rows(
+    root: str, token: str, bench: str, unit: str, kind: str, name: str, values: tuple[str, ...]
+) -> list[tuple[str, pd.DataFrame]]:
+    """Each subset's published rows, best first (L.published_rows on that slice)."""
+    con = ui.store().cursor()
+    return [(v, L.published_rows(con, L.BoardQuery(bench, unit, kind, v, name))) for v in values]
+
+
+def leaderboard_link(bench: str, params: dict[str, str], label: str) -> None:
     st.page_link(
         ui.PAGES["leaderboard"],
         label=label,
         icon="🏆",
-        query_params={
-            "benchmark": bench,
-            "unit": view.unit,
-            "slice": "overall",
-            "metric": view.metric_key,
-        },
+        query_params={"benchmark": bench, **params},
     )
 
 
-cols = st.columns(2)
-for i, bench in enumerate(cards):
+def metric_help(name: str) -> str:
+    m = metric(name)
+    return f"{m.label}: {m.title}."
+
+
+first_published_only = True
+for bench in names:
     spec = ui.spec_of(bench)
-    token = s.token(bench) + s.token("")
-    view = F.default_view(
-        ui.dimensions(str(s.root), token, bench), spec.primary_metric if spec else None
-    )
-    with cols[i % 2].container(border=True):
-        title = widgets.benchmark_title(bench)
-        st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
-        if view is None:
-            st.caption("No number yet.")
-            continue
-        metric, grader = L.parse_metric_key(view.metric_key)
-        b = ui.board(str(s.root), token, bench, view.unit, "overall", "", metric, grader)
-        table = F.leaders(b.rows)
-        n_runs = int((b.rows["origin_code"] != "reported").sum())
+    if bench not in ingested and first_published_only:
+        first_published_only = False
+        st.subheader("Published numbers only")
         st.caption(
-            f"{metric_label(metric, grader)} · overall · {level_label(view.unit)} · "
-            f"{n_runs} FactBoard run(s), {len(b.rows) - n_runs} published"
+            "Benchmarks FactBoard has not ingested: the numbers published in papers and on "
+            "leaderboards, best first, without CIs (papers give no per-sample predictions)."
         )
-        st.markdown(ui.md_escape(F.tie_line(table, n_runs)))
-        st.dataframe(
-            table,
-            hide_index=True,
-            width="stretch",
-            column_config={"Model": st.column_config.TextColumn(width="medium")},
+    token = s.token(bench) + s.token("")
+    dims = ui.dimensions(str(s.root), token, bench)
+    primary = spec.primary_metric if spec else None
+    view = F.default_view(dims, primary)
+    sub = F.subset_view(dims, primary, view.unit if view else None)
+    title = widgets.benchmark_title(bench)
+    with st.container(border=True):
+        st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
+        rows: pd.DataFrame | None = None
+        if view is not None:
+            name, grader = L.parse_metric_key(view.metric_key)
+            label = metric_label(name, grader)
+            if bench in ingested:
+                b = ui.board(str(s.root), token, bench, view.unit, "overall", "", name, grader)
+                rows = b.rows
+            else:
+                rows = ui.published_rows(str(s.root), token, bench, view.unit, name)
+            st.caption(
+                f"{label} · overall · {level_label(view.unit)} · {F.counts_text(rows)}",
+                help=metric_help(name),
+            )
+        published_elsewhere = sub is not None and (
+            rows is None or not (rows["origin_code"] == "reported").any()
         )
-        leaderboard_link(bench, view, f"Full leaderboard of {title}")
-
-if published_only:
-    st.subheader("Published numbers only")
-    st.caption(
-        "Benchmarks FactBoard has not ingested: the papers' numbers, best first, without "
-        "CIs (papers give no per-sample predictions)."
-    )
-    grid = st.columns(3)
-    for i, bench in enumerate(published_only):
-        token = s.token(bench) + s.token("")
-        view = F.default_view(ui.dimensions(str(s.root), token, bench), None)
-        if view is None:
-            continue
-        metric, grader = L.parse_metric_key(view.metric_key)
-        rows = ui.published_rows(str(s.root), token, bench, view.unit, metric)
-        with grid[i % 3]:
-            leaderboard_link(bench, view, widgets.benchmark_title(bench))
-            st.caption(ui.md_escape(F.best_line(rows, metric_label(metric, grader))))
+        if rows is not None:
+            card = F.card(rows, label, published_elsewhere)
+            for line in card.lines:
+                st.markdown(ui.md_escape(line))
+            if len(card.table):
+                st.dataframe(
+                    card.table,
+                    hide_index=True,
+                    width="stretch",
+                    column_config={
+                        "Model": st.column_config.TextColumn(width="medium"),
+                        "Kind": st.column_config.TextColumn(width="small"),
+                        "Score [95% CI]": st.column_config.TextColumn(
+                            help="The number with its 95% bootstrap CI; published numbers "
+                            "carry no CI"
+                        ),
+                        F.TIE_COLUMN: st.column_config.TextColumn(
+                            help="FactBoard runs only: whether a test on the same samples "
+                            "can tell the run apart from the best FactBoard run (95%)"
+                        ),
+                        "Source": st.column_config.TextColumn(width="large"),
+                    },
+                )
+            if card.reference:
+                st.caption(ui.md_escape(card.reference))
+            leaderboard_link(
+                bench,
+                {"unit": view.unit, "slice": "overall", "metric": view.metric_key} if view else {},
+                f"Full leaderboard of {title}",
+            )
+        if published_elsewhere and sub is not None:
+            sub_label = metric_label(sub.metric)
+            st.markdown(
+                ui.md_escape(
+                    f"Published numbers are per subset ({sub_label}, {level_label(sub.unit)}):"
+                ),
+                help=metric_help(sub.metric),
+            )
+            for line in F.subset_lines(
+                subset_rows(
+                    str(s.root), token, bench, sub.unit, sub.slice_kind, sub.metric, sub.values
+                ),
+                sub,
+                sub_label,
+            ):
+                st.markdown("- " + ui.md_escape(line))
+            leaderboard_link(
+                bench,
+                {"unit": sub.unit, "slice": sub.slice_kind, "metric": sub.metric},
+                f"{title} by subset",
+            )
+        if rows is None and sub is None:
+            st.caption("No number yet.")

@@ -244,9 +244,7 @@ def test_a_checkers_runs_carry_the_kind_of_its_published_rows(all_rows):
     from evaluator.detectors.registry import DETECTORS
 
     df = pd.concat(all_rows.values())
-    published = {
-        canonical_model(m): k for m, k in zip(df["model"], df["kind"], strict=True) if k
-    }
+    published = {canonical_model(m): k for m, k in zip(df["model"], df["kind"], strict=True) if k}
     checked = {}
     for name in DETECTORS.names():
         cls = DETECTORS.get(name)
