@@ -170,6 +170,16 @@ def _source(row: pd.Series) -> str:
     return str(row.get("source") or "FactBoard run")
 
 
+def _table_source(row: pd.Series) -> str:
+    """A table cell's source: the first source alone, '+ 1 more' when a published row folds
+    several (the headline and the leaderboard name them all), so that the cell fits."""
+    if row["origin_code"] != "reported":
+        return _source(row)
+    parts = short_source(row.get("source")).split("; ")
+    first = parts[0].split(" gives ")[0]
+    return first + (f" + {len(parts) - 1} more" if len(parts) > 1 else "")
+
+
 def card(
     rows: pd.DataFrame, metric_title: str, published_elsewhere: bool = False, k: int = TABLE_ROWS
 ) -> Card:
@@ -277,7 +287,7 @@ def _table(pick: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame
             "Kind": kinds.tolist(),
             "Score [95% CI]": [_score(r) for _, r in pick.iterrows()],
             TIE_COLUMN: ties,
-            "Source": [_source(r) for _, r in pick.iterrows()],
+            "Source": [_table_source(r) for _, r in pick.iterrows()],
         }
     )
     if best is None:  # no FactBoard run: nothing is tested, no empty column

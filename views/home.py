@@ -88,24 +88,15 @@ for bench in names:
             for line in card.lines:
                 st.markdown(ui.md_escape(line))
             if len(card.table):
-                st.dataframe(
-                    card.table,
-                    hide_index=True,
-                    width="stretch",
-                    column_config={
-                        "Model": st.column_config.TextColumn(width="medium"),
-                        "Kind": st.column_config.TextColumn(width="small"),
-                        "Score [95% CI]": st.column_config.TextColumn(
-                            help="The number with its 95% bootstrap CI; published numbers "
-                            "carry no CI"
-                        ),
-                        F.TIE_COLUMN: st.column_config.TextColumn(
-                            help="FactBoard runs only: whether a test on the same samples "
-                            "can tell the run apart from the best FactBoard run (95%)"
-                        ),
-                        "Source": st.column_config.TextColumn(width="large"),
-                    },
-                )
+                # a static table wraps its cells, so no column is cropped at any width; its
+                # cells are Markdown, so the names from data are escaped
+                st.table(card.table.map(ui.md_escape), hide_index=True, border="horizontal")
+                if F.TIE_COLUMN in card.table.columns:
+                    st.caption(
+                        f"{F.TIE_COLUMN}: whether a test on the same samples (95%) can tell a "
+                        "FactBoard run apart from the best one; published numbers carry no CI "
+                        "and are not tested."
+                    )
             if card.reference:
                 st.caption(ui.md_escape(card.reference))
             leaderboard_link(
