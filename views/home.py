@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from evaluator.core.vocabulary import metric, metric_label
+from evaluator.core.vocabulary import metric_definition, metric_label
 from explorer import front as F
 from explorer import leaderboard as L
 from explorer import ui, widgets
@@ -44,11 +44,6 @@ def leaderboard_link(bench: str, params: dict[str, str], label: str) -> None:
     )
 
 
-def metric_help(name: str) -> str:
-    m = metric(name)
-    return f"{m.label}: {m.title}."
-
-
 first_published_only = True
 for bench in names:
     spec = ui.spec_of(bench)
@@ -78,7 +73,7 @@ for bench in names:
                 rows = ui.published_rows(str(s.root), token, bench, view.unit, name)
             st.caption(
                 f"{label} · overall · {level_label(view.unit)} · {F.counts_text(rows)}",
-                help=metric_help(name),
+                help=metric_definition(name),
             )
         published_elsewhere = sub is not None and (
             rows is None or not (rows["origin_code"] == "reported").any()
@@ -110,7 +105,7 @@ for bench in names:
                 ui.md_escape(
                     f"Published numbers are per subset ({sub_label}, {level_label(sub.unit)}):"
                 ),
-                help=metric_help(sub.metric),
+                help=metric_definition(sub.metric),
             )
             for line in F.subset_lines(
                 subset_rows(

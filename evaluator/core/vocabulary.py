@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -52,10 +52,57 @@ class Metric:
     confusion: str | None = None
     per_grader: bool = False
     source: str = ""
+    # one plain sentence for a reader (a page's hover help); METRIC_DEFINITIONS fills it
+    definition: str = ""
 
     @property
     def higher_is_better(self) -> bool:
         return not self.lower_is_better
+
+
+# what each metric means, in one plain sentence for a visitor (hover help on the pages)
+METRIC_DEFINITIONS: dict[str, str] = {
+    "balanced_accuracy": "The mean of two shares: consistent summaries judged consistent and "
+    "inconsistent ones judged inconsistent; 0.5 is chance, 1 is perfect.",
+    "accuracy": "The share of summaries judged correctly, consistent or not.",
+    "detection_accuracy": "The share of all summaries labelled correctly, consistent or not, "
+    "over the whole benchmark.",
+    "detection_score": "The share of inconsistent summaries the detector catches.",
+    "fpr": "The share of consistent summaries wrongly flagged as inconsistent; lower is better.",
+    "fnr": "The share of inconsistent summaries the detector misses; lower is better.",
+    "recall": "The share of inconsistent summaries the detector catches.",
+    "roc_auc": "How well the scores put consistent summaries above inconsistent ones, whatever "
+    "the threshold; 0.5 is chance, 1 is perfect.",
+    "explanation_score": "The mean grade of the explanations given for inconsistent summaries "
+    "(1 correct, 0.5 partly correct, 0 wrong), by the grader named with it.",
+    "joint_score": "Catching and explaining together: each inconsistent summary counts by its "
+    "explanation's grade when it is caught, 0 when it is missed.",
+    "explanation_share": "The share of explanations that receive a given grade or type.",
+    "pearson": "How closely the scores follow the human factuality scores along a straight "
+    "line (Pearson correlation, from -1 to 1).",
+    "spearman": "How closely the scores put summaries in the human scores' order (Spearman "
+    "correlation, from -1 to 1).",
+    "kendall_tau": "How often two summaries are put in the same order by the scores and by the "
+    "human scores (Kendall's tau, from -1 to 1).",
+    "partial_pearson": "The Pearson correlation with the human scores once the differences "
+    "between summarization systems are taken out, so a metric gains nothing from telling "
+    "systems apart.",
+    "partial_spearman": "The Spearman correlation with the human scores once the differences "
+    "between summarization systems are taken out.",
+    "cohen_kappa": "Agreement between the predicted and the gold labels beyond what chance "
+    "gives (0 chance, 1 perfect).",
+    "correlation": "The correlation between the scores and human judgements.",
+    "runtime_seconds": "How long the run took, in seconds; lower is better.",
+}
+
+
+def metric_definition(name: str) -> str:
+    """'Balanced accuracy. The mean of two shares: …', for a hover help; an unknown name
+    comes back as it is."""
+    m = METRICS.find(name)
+    if m is None:
+        return name
+    return f"{m.title}. {m.definition}" if m.definition else m.title
 
 
 _DETECTION: tuple[Task, ...] = ("detection", "detection+explanation")
@@ -66,6 +113,8 @@ METRICS: Registry[Metric] = Registry("metric")
 
 
 def register_metric(metric: Metric) -> Metric:
+    if not metric.definition and metric.name in METRIC_DEFINITIONS:
+        metric = replace(metric, definition=METRIC_DEFINITIONS[metric.name])
     return METRICS.add(metric.name, metric)
 
 
