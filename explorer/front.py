@@ -134,25 +134,47 @@ def short_source(source: object) -> str:
     return "; ".join(dict.fromkeys(p for p in parts if p))
 
 
-def _is_run(rows: pd.DataFrame) -> pd.Series:
-    return rows["origin_code"] != "reported"
+# the columns a card reads; a board's rows are turned into plain records once (a board
+# frame is wide, and pandas row access on it costs more than the whole card)
+_COLUMNS = (
+    "model",
+    "kind_code",
+    "origin_code",
+    "value",
+    "ci_low",
+    "ci_high",
+    "rank",
+    "source",
+    "coverage",
+)
+Row = dict[str, object]
 
 
-def _kind_code(rows: pd.DataFrame) -> pd.Series:
-    return rows["kind_code"].fillna("").astype(str)
+def _records(rows: pd.DataFrame) -> list[Row]:
+    """The rows with a number, best first, as plain records (`run`: a FactBoard run; `rank`:
+    an int or None; `i`: the position on the board)."""
+    have = rows[[c for c in _COLUMNS if c in rows.columns]]
+    out: list[Row] = []
+    for i, rec in enumerate(have.to_dict("records")):
+        r: Row = {str(k): v for k, v in rec.items()}
+        if not fmt.finite(r.get("value")):
+            continue
+        rank = r.get("rank")
+        r["rank"] = int(float(rank)) if fmt.finite(rank) else None  # type: ignore[arg-type]
+        r["run"] = r.get("origin_code") != "reported"
+        r["i"] = i
+        out.append(r)
+    return out
 
 
-def _run_ranks(rows: pd.DataFrame) -> list[int | None]:
-    ranks = rows["rank"] if "rank" in rows else pd.Series([None] * len(rows), index=rows.index)
-    return [int(r) if fmt.finite(r) else None for r in ranks.astype("Float64").astype(object)]
+def _is_reference(r: Row) -> bool:
+    return not r["run"] and r.get("kind_code") in REFERENCE_KINDS
 
 
-def _detectors(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows with a number that are detectors (not human performance, not an oracle);
-    FactBoard runs always count."""
-    have = rows[rows["value"].notna()]
-    det = have[_is_run(have) | ~_kind_code(have).isin(REFERENCE_KINDS)]
-    return det if len(det) else have
+def _detectors(recs: list[Row]) -> list[Row]:
+    """The rows that are detectors (not human performance, not an oracle); FactBoard runs
+    always count."""
+    return [r for r in recs if not _is_reference(r)] or recs
 
 
 def _coverage_words(coverage: object) -> str:
@@ -160,22 +182,22 @@ def _coverage_words(coverage: object) -> str:
     return coverage.split(":")[0].strip() if isinstance(coverage, str) else ""
 
 
-def _score(row: pd.Series) -> str:
-    return fmt.value_ci(row["value"], row.get("ci_low"), row.get("ci_high"))
+def _score(r: Row) -> str:
+    return fmt.value_ci(r["value"], r.get("ci_low"), r.get("ci_high"))
 
 
-def _source(row: pd.Series) -> str:
-    if row["origin_code"] == "reported":
-        return f"published: {short_source(row.get('source'))}"
-    return str(row.get("source") or "FactBoard run")
+def _source(r: Row) -> str:
+    if not r["run"]:
+        return f"published: {short_source(r.get('source'))}"
+    return str(r.get("source") or "FactBoard run")
 
 
-def _table_source(row: pd.Series) -> str:
+def _table_source(r: Row) -> str:
     """A table cell's source: the first source alone, '+ 1 more' when a published row folds
     several (the headline and the leaderboard name them all), so that the cell fits."""
-    if row["origin_code"] != "reported":
-        return _source(row)
-    parts = short_source(row.get("source")).split("; ")
+    if r["run"]:
+        return _source(r)
+    parts = short_source(r.get("source")).split("; ")
     first = parts[0].split(" gives ")[0]
     return first + (f" + {len(parts) - 1} more" if len(parts) > 1 else "")
 
@@ -186,21 +208,21 @@ def card(
     """The card of one board. rows: the board's rows, best first (build_board or
     published_rows). published_elsewhere: the benchmark has published numbers on other
     slices (per subset) but none on this view, so no run is said to lead it."""
-    det = _detectors(rows)
-    if det.empty:
-        return Card(("No number yet.",), _table(rows.iloc[0:0]))
-    top = det.iloc[0]
-    runs = rows[_is_run(rows) & rows["value"].notna()]
-    n_published = int((~_is_run(rows) & rows["value"].notna()).sum())
+    recs = _records(rows)
+    det = _detectors(recs)
+    if not det:
+        return Card(("No number yet.",), _table([], []))
+    top = det[0]
+    runs = [r for r in recs if r["run"]]
+    n_published = len(recs) - len(runs)
     lines: list[str] = []
-    top_is_run = top["origin_code"] != "reported"
-    if not (top_is_run and published_elsewhere):
+    if not (top["run"] and published_elsewhere):
         lines.append(
             f"{top['model']} leads the board: {metric_title} {_score(top)} ({_source(top)})."
         )
-    lines.append(_runs_line(runs, top if not published_elsewhere else None, metric_title))
-    if len(runs) and n_published and not top_is_run:
-        best = runs.iloc[0]
+    lines.append(_runs_line(runs, None if published_elsewhere else top, metric_title))
+    if runs and n_published and not top["run"]:
+        best = runs[0]
         a, b = _coverage_words(top.get("coverage")), _coverage_words(best.get("coverage"))
         if a and b and a != b:
             lines.append(
@@ -209,48 +231,38 @@ def card(
             )
         else:
             lines.append("Published numbers carry no CI and are not tested against runs.")
-    pick = _card_rows(det, runs, k)
-    ref = rows[~_is_run(rows) & (_kind_code(rows) == "human") & rows["value"].notna()]
+    human = [r for r in recs if not r["run"] and r.get("kind_code") == "human"]
     reference = ""
-    if len(ref):
-        h = ref.iloc[0]
+    if human:
+        h = human[0]
         reference = (
             f"For reference, human performance: {metric_title} {fmt.number(h['value'])} "
             f"({_source(h)})."
         )
-    return Card(tuple(lines), _table(pick, runs), reference)
+    return Card(tuple(lines), _table(_card_rows(det, runs, k), runs), reference)
 
 
-def _runs_line(runs: pd.DataFrame, top: pd.Series | None, metric_title: str) -> str:
+def _runs_line(runs: list[Row], top: Row | None, metric_title: str) -> str:
     """The sentence on FactBoard's own runs, which says that it is about them alone."""
-    if runs.empty:
+    if not runs:
         return (
             "No FactBoard run yet: published numbers only, without CIs, so whether a lead is "
             "significant cannot be tested."
         )
-    best = runs.iloc[0]
-    same = top is not None and top["origin_code"] != "reported" and top.name == best.name
-    who = (
-        "Among FactBoard runs, it"
-        if same
-        else (f"Best FactBoard run: {best['model']}, {metric_title} {_score(best)}. It")
-    )
-    n = len(runs)
-    if n == 1:
-        return (
-            "It is the only FactBoard run."
-            if same
-            else f"Best FactBoard run: {best['model']}, {metric_title} {_score(best)}, the only "
-            "FactBoard run."
-        )
-    ranks = _run_ranks(runs)
-    if ranks[0] is None:
-        return f"{who} is not tested against the other {fmt.plural(n - 1, 'FactBoard run')}."
-    tied = sum(1 for r in ranks[1:] if r == 1)
+    best = runs[0]
+    same = top is not None and top is best
+    named = f"Best FactBoard run: {best['model']}, {metric_title} {_score(best)}"
+    if len(runs) == 1:
+        return "It is the only FactBoard run." if same else f"{named}, the only FactBoard run."
+    who = "Among FactBoard runs, it" if same else f"{named}. It"
+    others = len(runs) - 1
+    if best["rank"] is None:
+        return f"{who} is not tested against the other {fmt.plural(others, 'FactBoard run')}."
+    tied = sum(1 for r in runs[1:] if r["rank"] == 1)
     if tied == 0:
         return (
             f"{who} is significantly ahead of every other FactBoard run "
-            f"({fmt.plural(n - 1, 'run')}, 95%)."
+            f"({fmt.plural(others, 'run')}, 95%)."
         )
     return (
         f"{who} is statistically tied with {fmt.plural(tied, 'other FactBoard run')} (95%): "
@@ -258,41 +270,37 @@ def _runs_line(runs: pd.DataFrame, top: pd.Series | None, metric_title: str) -> 
     )
 
 
-def _card_rows(det: pd.DataFrame, runs: pd.DataFrame, k: int) -> pd.DataFrame:
+def _card_rows(det: list[Row], runs: list[Row], k: int) -> list[Row]:
     """The board's k best detectors, and FactBoard's best runs when they are not among them,
     in the board's order."""
-    keep = list(det.index[:k])
-    keep += [i for i in runs.index[:TABLE_RUNS] if i not in keep]
-    return det.loc[[i for i in det.index if i in set(keep)]] if len(det) else det
+    keep = {id(r) for r in det[:k]} | {id(r) for r in runs[:TABLE_RUNS]}
+    return [r for r in det if id(r) in keep]
 
 
-def _table(pick: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+def _table(pick: list[Row], runs: list[Row]) -> pd.DataFrame:
     """A card's rows as shown: model, kind, score with its 95% CI, the tie with FactBoard's
     best run (runs only), source."""
-    best = runs.index[0] if runs is not None and len(runs) else None
-    rank_of = dict(zip(runs.index, _run_ranks(runs), strict=True)) if runs is not None else {}
+    best = runs[0] if runs else None
     ties = []
-    for i, r in pick.iterrows():
-        if r["origin_code"] == "reported":
+    for r in pick:
+        if not r["run"]:
             ties.append("")
-        elif i == best:
+        elif r is best:
             ties.append("best run")
         else:
-            rank = rank_of.get(i)
-            ties.append("" if rank is None else "tied" if rank == 1 else "no")
-    kinds = pick["kind_code"].map(lambda c: kind_label(c) if isinstance(c, str) else "")
+            ties.append("" if r["rank"] is None else "tied" if r["rank"] == 1 else "no")
     out = pd.DataFrame(
         {
-            "Model": pick["model"].astype(str).tolist(),
-            "Kind": kinds.tolist(),
-            "Score [95% CI]": [_score(r) for _, r in pick.iterrows()],
+            "Model": [str(r["model"]) for r in pick],
+            "Kind": [kind_label(str(r.get("kind_code") or "")) for r in pick],
+            "Score [95% CI]": [_score(r) for r in pick],
             TIE_COLUMN: ties,
-            "Source": [_table_source(r) for _, r in pick.iterrows()],
+            "Source": [_table_source(r) for r in pick],
         }
     )
     if best is None:  # no FactBoard run: nothing is tested, no empty column
         out = out.drop(columns=TIE_COLUMN)
-    return out.reset_index(drop=True)
+    return out
 
 
 def subset_lines(
@@ -302,10 +310,10 @@ def subset_lines(
     subset, from each subset's published rows (best first)."""
     out = []
     for value, rows in best:
-        det = _detectors(rows)
-        if det.empty:
+        det = _detectors(_records(rows))
+        if not det:
             continue
-        r = det.iloc[0]
+        r = det[0]
         out.append(
             f"{slice_text(view.slice_kind, value)}: best published {r['model']}, "
             f"{metric_title} {_score(r)} ({short_source(r.get('source'))})"
@@ -315,7 +323,7 @@ def subset_lines(
 
 def counts_text(rows: pd.DataFrame) -> str:
     """'1 FactBoard run, 23 published numbers'."""
-    n_runs = int(_is_run(rows).sum())
+    n_runs = int((rows["origin_code"] != "reported").sum())
     return (
         f"{fmt.plural(n_runs, 'FactBoard run')}, "
         f"{fmt.plural(len(rows) - n_runs, 'published number')}"

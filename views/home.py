@@ -58,7 +58,6 @@ for bench in names:
     dims = ui.dimensions(str(s.root), token, bench)
     primary = spec.primary_metric if spec else None
     view = F.default_view(dims, primary)
-    sub = F.subset_view(dims, primary, view.unit if view else None)
     title = widgets.benchmark_title(bench)
     with st.container(border=True):
         st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
@@ -75,9 +74,13 @@ for bench in names:
                 f"{label} · overall · {level_label(view.unit)} · {F.counts_text(rows)}",
                 help=metric_definition(name),
             )
-        published_elsewhere = sub is not None and (
-            rows is None or not (rows["origin_code"] == "reported").any()
+        # the subsets' published numbers, where the card's own view has none
+        sub = (
+            F.subset_view(dims, primary, view.unit if view else None)
+            if rows is None or not (rows["origin_code"] == "reported").any()
+            else None
         )
+        published_elsewhere = sub is not None
         if rows is not None:
             card = F.card(rows, label, published_elsewhere)
             for line in card.lines:
