@@ -16,13 +16,13 @@ Numbers are written through evaluator.core.formatting. See docs/ARCHITECTURE.md 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from evaluator.core import formatting as fmt
-from evaluator.core.vocabulary import kind_label
+from evaluator.core.vocabulary import canonical_model, kind_label, lower_is_better
+from explorer import leaderboard as L
 from explorer.words import slice_text
 
 # benchmarks with published numbers but no loader in evaluator.benchmarks (their titles, so
@@ -303,20 +303,32 @@ def _table(pick: list[Row], runs: list[Row]) -> pd.DataFrame:
     return out
 
 
-def subset_lines(
-    best: Sequence[tuple[str, pd.DataFrame]], view: SubsetView, metric_title: str
-) -> list[str]:
+def subset_lines(reported: pd.DataFrame, view: SubsetView, metric_title: str) -> list[str]:
     """'dataset: cnndm: best published QAGS, Pearson r 0.545 (QAGS paper, Table 1)', one per
-    subset, from each subset's published rows (best first)."""
+    subset. reported: the published rows of the view's slice kind, every subset at once
+    (explorer.queries.reported_results with no slice value); human performance and oracles
+    are references, not detectors, as on a card."""
+    rep = reported[(reported["metric"] == view.metric) & reported["value"].notna()]
+    rep = rep[~rep["kind"].isin(REFERENCE_KINDS)].assign(
+        origin_code="reported",
+        coverage_set=rep["coverage"].fillna("").astype(str),
+        config="",
+    )
     out = []
-    for value, rows in best:
-        det = _detectors(_records(rows))
-        if not det:
+    for value in view.values:
+        # a model one source restates (QAGS's 0.175, printed 0.18 elsewhere) is one row,
+        # with the paper's value, as on the leaderboard (L.fold_published)
+        g = L.fold_published(rep[rep["slice_value"] == value].reset_index(drop=True))
+        if g.empty:
             continue
-        r = det[0]
+        g = g.sort_values(
+            ["value", "model"], ascending=[lower_is_better(view.metric), True], kind="mergesort"
+        )
+        r = g.iloc[0]
         out.append(
-            f"{slice_text(view.slice_kind, value)}: best published {r['model']}, "
-            f"{metric_title} {_score(r)} ({short_source(r.get('source'))})"
+            f"{slice_text(view.slice_kind, value)}: best published "
+            f"{canonical_model(str(r['model']))}, {metric_title} {fmt.number(r['value'])} "
+            f"({short_source(r['source'])})"
         )
     return out
 

@@ -1,11 +1,14 @@
 """FactBoard's front page: who leads each benchmark, and how FactBoard's own runs stand."""
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 from evaluator.core.vocabulary import metric_definition, metric_label
 from explorer import front as F
 from explorer import leaderboard as L
+from explorer import queries as Q
 from explorer import ui, widgets
 from explorer.words import level_label
 
@@ -27,12 +30,42 @@ names = [n for n in names if n in ingested] + [n for n in names if n not in inge
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def subset_rows(
-    root: str, token: str, bench: str, unit: str, kind: str, name: str, values: tuple[str, ...]
-) -> list[tuple[str, pd.DataFrame]]:
-    """Each subset's published rows, best first (L.published_rows on that slice)."""
-    con = ui.store().cursor()
-    return [(v, L.published_rows(con, L.BoardQuery(bench, unit, kind, v, name))) for v in values]
+def card_of(root: str, token: str, bench: str, held: bool) -> dict[str, Any]:
+    """Everything one card shows, kept small so that a rerun reads it from the cache rather
+    than the whole board: the default view, its caption, the card (F.card), and the subsets'
+    best published numbers where the view has none. held: FactBoard holds the benchmark's
+    data (its board is built, runs ranked), else its published rows alone are read."""
+    spec = ui.spec_of(bench)
+    dims = ui.dimensions(root, token, bench)
+    primary = spec.primary_metric if spec else None
+    view = F.default_view(dims, primary)
+    out: dict[str, Any] = {"view": view, "card": None, "sub": None}
+    rows: pd.DataFrame | None = None
+    label = ""
+    if view is not None:
+        name, grader = L.parse_metric_key(view.metric_key)
+        label = metric_label(name, grader)
+        if held:
+            rows = ui.board(root, token, bench, view.unit, "overall", "", name, grader).rows
+        else:
+            rows = ui.published_rows(root, token, bench, view.unit, name)
+        out["caption"] = f"{label} · overall · {level_label(view.unit)} · {F.counts_text(rows)}"
+        out["help"] = metric_definition(name)
+    # the subsets' published numbers, where the card's own view has none
+    if rows is None or not (rows["origin_code"] == "reported").any():
+        sub = F.subset_view(dims, primary, view.unit if view else None)
+        if sub is not None:
+            reported = Q.reported_results(ui.store().cursor(), bench, sub.unit, sub.slice_kind)
+            sub_label = metric_label(sub.metric)
+            out["sub"] = sub
+            out["sub_head"] = (
+                f"Published numbers are per subset ({sub_label}, {level_label(sub.unit)}):"
+            )
+            out["sub_help"] = metric_definition(sub.metric)
+            out["sub_lines"] = F.subset_lines(reported, sub, sub_label)
+    if rows is not None:
+        out["card"] = F.card(rows, label, published_elsewhere=out["sub"] is not None)
+    return out
 
 
 def leaderboard_link(bench: str, params: dict[str, str], label: str) -> None:
@@ -55,34 +88,13 @@ for bench in names:
             "leaderboards, best first, without CIs (papers give no per-sample predictions)."
         )
     token = s.token(bench) + s.token("")
-    dims = ui.dimensions(str(s.root), token, bench)
-    primary = spec.primary_metric if spec else None
-    view = F.default_view(dims, primary)
+    c = card_of(str(s.root), token, bench, bench in ingested)
+    view, card, sub = c["view"], c["card"], c["sub"]
     title = widgets.benchmark_title(bench)
     with st.container(border=True):
         st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
-        rows: pd.DataFrame | None = None
-        if view is not None:
-            name, grader = L.parse_metric_key(view.metric_key)
-            label = metric_label(name, grader)
-            if bench in ingested:
-                b = ui.board(str(s.root), token, bench, view.unit, "overall", "", name, grader)
-                rows = b.rows
-            else:
-                rows = ui.published_rows(str(s.root), token, bench, view.unit, name)
-            st.caption(
-                f"{label} · overall · {level_label(view.unit)} · {F.counts_text(rows)}",
-                help=metric_definition(name),
-            )
-        # the subsets' published numbers, where the card's own view has none
-        sub = (
-            F.subset_view(dims, primary, view.unit if view else None)
-            if rows is None or not (rows["origin_code"] == "reported").any()
-            else None
-        )
-        published_elsewhere = sub is not None
-        if rows is not None:
-            card = F.card(rows, label, published_elsewhere)
+        if card is not None:
+            st.caption(c["caption"], help=c["help"])
             for line in card.lines:
                 st.markdown(ui.md_escape(line))
             if len(card.table):
@@ -99,29 +111,17 @@ for bench in names:
                 st.caption(ui.md_escape(card.reference))
             leaderboard_link(
                 bench,
-                {"unit": view.unit, "slice": "overall", "metric": view.metric_key} if view else {},
+                {"unit": view.unit, "slice": "overall", "metric": view.metric_key},
                 f"Full leaderboard of {title}",
             )
-        if published_elsewhere and sub is not None:
-            sub_label = metric_label(sub.metric)
-            st.markdown(
-                ui.md_escape(
-                    f"Published numbers are per subset ({sub_label}, {level_label(sub.unit)}):"
-                ),
-                help=metric_definition(sub.metric),
-            )
-            for line in F.subset_lines(
-                subset_rows(
-                    str(s.root), token, bench, sub.unit, sub.slice_kind, sub.metric, sub.values
-                ),
-                sub,
-                sub_label,
-            ):
+        if sub is not None:
+            st.markdown(ui.md_escape(c["sub_head"]), help=c["sub_help"])
+            for line in c["sub_lines"]:
                 st.markdown("- " + ui.md_escape(line))
             leaderboard_link(
                 bench,
                 {"unit": sub.unit, "slice": sub.slice_kind, "metric": sub.metric},
                 f"{title} by subset",
             )
-        if rows is None and sub is None:
+        if card is None and sub is None:
             st.caption("No number yet.")
