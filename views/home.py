@@ -10,7 +10,7 @@ from explorer import front as F
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import ui, widgets
-from explorer.words import level_label
+from explorer.words import level_label, metric_words
 
 s = ui.store()
 
@@ -44,7 +44,7 @@ def card_of(root: str, token: str, bench: str, held: bool) -> dict[str, Any]:
     label = ""
     if view is not None:
         name, grader = L.parse_metric_key(view.metric_key)
-        label = metric_label(name, grader)
+        label = metric_words(name, grader)
         if held:
             rows = ui.board(root, token, bench, view.unit, "overall", "", name, grader).rows
         else:

@@ -154,3 +154,12 @@ def test_benchmarks_published_per_subset_get_a_subset_view(store: Store) -> None
     lines = F.subset_lines(Q.reported_results(con, "qags", "summary", "dataset"), qags, "Pearson r")
     assert lines[0].startswith("dataset: cnndm: best published BARTScore, Pearson r 0.660")
     assert lines[1].startswith("dataset: xsum: best published QAGS, Pearson r 0.175 (QAGS paper")
+
+
+def test_a_grader_is_named_in_words() -> None:
+    """The FactCC study's card said "ES (human/human)"."""
+    from explorer.words import metric_words
+
+    assert metric_words("explanation_score", "human/human") == "ES (graded by people)"
+    assert metric_words("joint_score", "gpt-4o/EvalV4") == "JS (graded by gpt-4o with EvalV4)"
+    assert metric_words("balanced_accuracy") == "BAcc"
