@@ -79,6 +79,9 @@ def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
     labelled = out["consistent"] + out["inconsistent"]
     out["% consistent"] = (100 * out["consistent"] / labelled.where(labelled > 0)).round(1)
     out = out.rename(columns={"n": "total", "with_document": "with document"})
+    if "unit" in out.columns:  # 'sentence' -> 'sentence level', under a plain heading
+        out["unit"] = out["unit"].map(level_label)
+        out = out.rename(columns={"unit": "level"})
     return out
 
 

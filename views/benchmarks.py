@@ -68,6 +68,9 @@ with st.container(border=True):
         with st.expander("For maintainers: adding its data"):
             st.markdown("Download the release named under Source, then, PATH being its folder:")
             st.code(f"python -m evaluator ingest {bench} --from PATH", language="bash")
+            if sp.hub_id:
+                st.markdown("or straight from the Hugging Face Hub:")
+                st.code(f"python -m evaluator ingest {bench} --from hub", language="bash")
 
     left, right = st.columns([3, 2])
     with left:

@@ -178,3 +178,16 @@ def test_a_published_only_leaderboard_tells_visitors_in_words(data: Path) -> Non
     assert "does not hold this benchmark's data yet" in banner
     maint = next(e for e in at.expander if e.label.startswith("For maintainers"))
     assert maint.code[0].value == "python -m evaluator ingest summedits --from PATH"
+
+
+def test_a_balance_table_of_two_levels_names_them_in_words() -> None:
+    from explorer import cards
+
+    by = [
+        {"unit": u, "domain": "news", "split": "test", "n": n, "consistent": n - 1}
+        | {"inconsistent": 1, "with_document": 0}
+        for u, n in (("sentence", 5), ("summary", 2))
+    ]
+    bal = cards.balance_table({"stats": {"by": by}})
+    assert list(bal.columns[:3]) == ["level", "domain", "test"]
+    assert list(bal["level"]) == ["sentence level", "summary level"]
