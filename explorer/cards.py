@@ -7,7 +7,8 @@ from typing import Any
 import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec
-from evaluator.core.vocabulary import metric_label
+from evaluator.core import formatting as fmt
+from evaluator.core.vocabulary import metric
 from explorer.words import level_label
 
 TASK_WORDS = {
@@ -32,11 +33,11 @@ def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.
                 "samples": st.get("n_samples"),
                 "levels": ", ".join(level_label(u) for u in sp.units),
                 "domains": (
-                    f"{len(present)}/{len(sp.domains)}"
+                    f"{len(present)} of {len(sp.domains)}"
                     if m and sp.domains
                     else (str(len(sp.domains)) if sp.domains else "")
                 ),
-                "primary metric": metric_label(sp.primary_metric),
+                "main metric": metric_title(sp.primary_metric),
                 "status": (
                     "synthetic demo" if sp.synthetic and m else "ingested" if m else "not ingested"
                 ),
@@ -45,8 +46,14 @@ def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.
         )
     out = pd.DataFrame(rows)
     # unknown until ingested: a dash (a number column would print "None")
-    out["samples"] = [f"{int(n):,}" if n is not None and n == n else "—" for n in out["samples"]]
+    out["samples"] = [fmt.count(n) for n in out["samples"]]
     return out
+
+
+def metric_title(name: str) -> str:
+    """A metric in plain words ('partial_pearson' -> 'Partial Pearson correlation (system
+    partialled out)'), never its short label or id."""
+    return metric(name).title
 
 
 def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
@@ -61,7 +68,7 @@ def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
     splits = sorted(by["split"].unique(), key=lambda x: (x != "dev", x))
     per_split = by.pivot_table(index=keys, columns="split", values="n", aggfunc="sum", fill_value=0)
     per_split = per_split[[c for c in splits if c in per_split.columns]]
-    per_split.columns = [f"{c} n" for c in per_split.columns]
+    per_split.columns = [str(c) for c in per_split.columns]
     sums = by.groupby(keys)[["n", "consistent", "inconsistent", "with_document"]].sum()
     out = pd.concat([per_split, sums], axis=1).reset_index()
     if len(keys) == 1:  # a total over levels would add sentences to summaries
@@ -71,7 +78,10 @@ def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
         )
     labelled = out["consistent"] + out["inconsistent"]
     out["% consistent"] = (100 * out["consistent"] / labelled.where(labelled > 0)).round(1)
-    out = out.rename(columns={"n": "total n", "with_document": "with document"})
+    out = out.rename(columns={"n": "total", "with_document": "with document"})
+    if "unit" in out.columns:  # 'sentence' -> 'sentence level', under a plain heading
+        out["unit"] = out["unit"].map(level_label)
+        out = out.rename(columns={"unit": "level"})
     return out
 
 
@@ -90,23 +100,34 @@ def domain_balance(meta: dict[str, Any], split: str | None = None) -> pd.DataFra
 
 
 def error_type_counts(meta: dict[str, Any]) -> pd.DataFrame:
+    """Samples per error or edit type, named in words ('entity_modification' -> 'entity
+    modification')."""
     et = (meta.get("stats") or {}).get("error_types") or {}
-    return pd.DataFrame({"name": list(et), "n": list(et.values())})
+    return pd.DataFrame({"name": [words(k) for k in et], "n": list(et.values())})
+
+
+def words(name: str) -> str:
+    """A data value written as an id ('entity_modification') as words."""
+    return str(name).replace("_", " ")
+
+
+SPLIT_WORDS = {"dev": "dev (for tuning)", "test": "test (for scoring)"}
 
 
 def tags(spec: BenchmarkSpec) -> str:
-    """The card's one-line summary: task, levels, splits, primary metric, how overall is made."""
+    """The card's one-line summary in plain words: task, levels, splits, main metric, how
+    Overall is made."""
     overall = (
-        "overall = mean over domains"
+        "Overall: the mean over domains"
         if spec.overall == "mean_over_domains"
-        else "overall = pooled over samples"
+        else "Overall: all samples together"
     )
     return " · ".join(
         [
-            f"task: {TASK_WORDS.get(spec.task, spec.task)}",
-            f"levels: {', '.join(level_label(u) for u in spec.units)}",
-            f"splits: {', '.join(spec.splits)}",
-            f"primary metric: {metric_label(spec.primary_metric)}",
+            f"Task: {TASK_WORDS.get(spec.task, spec.task)}",
+            f"Judged at: {', '.join(level_label(u) for u in spec.units)}",
+            f"Splits: {', '.join(SPLIT_WORDS.get(s, s) for s in spec.splits)}",
+            f"Main metric: {metric_title(spec.primary_metric)}",
             overall,
         ]
     )
@@ -116,10 +137,10 @@ def size_note(meta: dict[str, Any], spec: BenchmarkSpec) -> str:
     """'1,234 samples; 8 of 10 published domains present (absent from this release: x).'"""
     stats = meta.get("stats", {})
     missing = stats.get("domains_missing") or []
-    msg = f"{stats.get('n_samples', 0):,} samples"
+    msg = fmt.plural(int(stats.get("n_samples") or 0), "sample")
     if spec.domains:
         present = len(stats.get("domains_present") or [])
-        msg += f"; {present} of {len(spec.domains)} published domains present"
+        msg += f"; {present} of {fmt.plural(len(spec.domains), 'published domain')} present"
     if missing:
         msg += f" (absent from this release: {', '.join(missing)})"
     if not stats.get("documents_included", True):

@@ -48,12 +48,19 @@ def board_banner(
             icon="🧪",
         )
     elif published_only:
-        how = f"Ingest it with `python -m evaluator ingest {bench} --from PATH` to score runs."
+        how = (
+            " FactBoard does not hold this benchmark's data yet, so no detector is scored on "
+            "it here."
+        )
         st.info(
-            f"**{published_only}.** These numbers are transcribed from papers; FactBoard "
-            "cannot recompute or rank them. " + (how if spec else ""),
+            f"**{ui.md_escape(published_only)}.** These numbers are transcribed from papers "
+            "and leaderboards; without per-sample predictions FactBoard cannot recompute them "
+            "or test whether one is significantly ahead." + (how if spec else ""),
             icon="📄",
         )
+        if spec is not None:
+            with st.expander("For maintainers: adding its data"):
+                st.code(f"python -m evaluator ingest {bench} --from PATH", language="bash")
 
 
 def board_filters(board: L.Board, page: str) -> L.Look:

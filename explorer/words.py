@@ -5,7 +5,7 @@ Every page says "summary level" / "sentence level" for a unit (never "summaries"
 
 from __future__ import annotations
 
-from evaluator.core.vocabulary import slice_label
+from evaluator.core.vocabulary import metric_label, slice_label
 
 LEVEL_LABELS = {"summary": "summary level", "sentence": "sentence level"}
 
@@ -26,3 +26,21 @@ def slice_text(kind: str, value: str | None) -> str:
 def yes_no(flag: object, yes: str, no: str = "") -> str:
     """A flag as words (e.g. suspect=yes -> 'suspect value')."""
     return yes if str(flag).strip().lower() in ("1", "yes", "true") else no
+
+
+def grader_text(grader: str | None) -> str:
+    """Who graded explanations, in words: 'human/human' -> 'graded by people',
+    'gpt-4o/EvalV4' -> 'graded by gpt-4o with EvalV4'."""
+    if not grader:
+        return ""
+    who, _, how = (s.strip() for s in str(grader).partition("/"))
+    if who.lower() == "human":
+        return "graded by people"
+    return f"graded by {who}" + (f" with {how}" if how and how != who else "")
+
+
+def metric_words(name: str, grader: str | None = None) -> str:
+    """A metric's short label with its grader in words: 'ES (graded by people)', never
+    'ES (human/human)'."""
+    base = metric_label(name)
+    return f"{base} ({grader_text(grader)})" if grader else base

@@ -3,6 +3,8 @@
 import streamlit as st
 
 from evaluator.benchmarks import registry
+from evaluator.core import formatting as fmt
+from evaluator.core.vocabulary import metric_definition
 from explorer import cards, charts, ui, widgets
 
 PAGE = "bm"
@@ -21,7 +23,18 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
-        "samples": st.column_config.TextColumn(help="Samples ingested here (— not ingested)"),
+        "samples": st.column_config.TextColumn(
+            help="Samples FactBoard holds (— when it has not read the benchmark's data)"
+        ),
+        "levels": st.column_config.TextColumn(
+            help="What a label judges: a whole summary, one sentence of it, or one claim"
+        ),
+        "domains": st.column_config.TextColumn(
+            help="Domains in the data FactBoard holds, of those the benchmark publishes"
+        ),
+        "main metric": st.column_config.TextColumn(
+            help="The number each leaderboard opens on (its definition is on the card below)"
+        ),
         "license": st.column_config.TextColumn(width="large"),
     },
 )
@@ -41,20 +54,30 @@ meta = s.meta.get(bench)
 
 with st.container(border=True):
     st.subheader(sp.title)
-    st.caption(cards.tags(sp))
+    st.caption(cards.tags(sp), help=metric_definition(sp.primary_metric))
     if sp.synthetic:
         st.warning("Synthetic: written for FactBoard's demo, not a real benchmark.", icon="🧪")
     st.markdown(ui.md_escape(sp.description))
     if meta is None:
         st.info(
-            f"Not ingested here. Download its release (see Source below) and ingest it with "
-            f"`python -m evaluator ingest {bench} --from PATH`, PATH being the release folder.",
+            "FactBoard does not hold this benchmark's data yet, so its samples cannot be "
+            "browsed and no detector can be scored on it here; the numbers its papers "
+            "publish are on its leaderboard. Its release is named under Source below.",
             icon="📥",
         )
+        with st.expander("For maintainers: adding its data"):
+            st.markdown("Download the release named under Source, then, PATH being its folder:")
+            st.code(f"python -m evaluator ingest {bench} --from PATH", language="bash")
+            if sp.hub_id:
+                st.markdown("or straight from the Hugging Face Hub:")
+                st.code(f"python -m evaluator ingest {bench} --from hub", language="bash")
 
     left, right = st.columns([3, 2])
     with left:
-        st.markdown("**Size and balance** per domain (samples per split; labels over all splits)")
+        st.markdown(
+            "**Size and balance** per domain (samples in each split; consistent and "
+            "inconsistent counted over all splits)"
+        )
         if meta:
             bal = cards.balance_table(meta)
             st.dataframe(
@@ -66,7 +89,7 @@ with st.container(border=True):
             )
             st.caption(cards.size_note(meta, sp))
         else:
-            st.caption("Known once ingested.")
+            st.caption("Known once FactBoard holds the data.")
     with right:
         if meta:
             split = "test" if "test" in sp.splits else None
@@ -92,7 +115,8 @@ with st.container(border=True):
         st.markdown("**Source**")
         st.text(sp.source + (f"\nHugging Face: {sp.hub_id}" if sp.hub_id else ""))
         if meta:
-            st.caption(f"Version {meta.get('version')} · ingested {meta.get('ingested_at')}")
+            when = str(meta.get("ingested_at") or "").replace("T", " ")[:16]
+            st.caption(f"Data version {str(meta.get('version'))[:8]} · read on {when} UTC")
     with c2:
         st.markdown("**Citation**")
         st.code(sp.citation, language="bibtex")
@@ -101,7 +125,7 @@ with st.container(border=True):
         for cv in sp.caveats:
             st.markdown(f"- {ui.md_escape(cv)}")
     if meta and meta.get("notes"):
-        with st.expander(f"Ingest notes ({len(meta['notes'])})"):
+        with st.expander(f"How the release was read ({fmt.plural(len(meta['notes']), 'note')})"):
             for n in meta["notes"]:
                 st.text(f"• {n}")
     st.page_link(

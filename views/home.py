@@ -1,87 +1,127 @@
-"""FactBoard's front page: who is best on each benchmark, and is the lead real?"""
+"""FactBoard's front page: who leads each benchmark, and how FactBoard's own runs stand."""
 
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
-from evaluator.core.vocabulary import metric_label
+from evaluator.core.vocabulary import metric_definition, metric_label
 from explorer import front as F
 from explorer import leaderboard as L
+from explorer import queries as Q
 from explorer import ui, widgets
-from explorer.words import level_label
+from explorer.words import level_label, metric_words
 
 s = ui.store()
 
 ui.header(
     "📋 FactBoard",
-    "Factual-consistency detectors for summarization, scored on the same samples. For each "
-    "benchmark, the best FactBoard runs with their 95% bootstrap CIs and which of them the "
-    "board cannot tell apart from the leader (paired test on the same samples).",
+    "Factual-consistency detectors for summarization. For each benchmark: who leads the "
+    "board, published numbers and FactBoard's runs together, with the source of each; then "
+    "the best FactBoard runs with their 95% bootstrap CIs, and which of them a paired test on "
+    "the same samples cannot tell apart. Published numbers carry no CI.",
 )
 ui.problems_notice(s)
 ingested, names = ui.board_names_or_stop(s)
 if len(names) > 1 and "demo" in names:
     names = [n for n in names if n != "demo"] + ["demo"]
-cards = [n for n in names if n in ingested]
-published_only = [n for n in names if n not in ingested]
+# benchmarks FactBoard has ingested first, then those with published numbers only
+names = [n for n in names if n in ingested] + [n for n in names if n not in ingested]
 
 
-def leaderboard_link(bench: str, view: F.DefaultView, label: str) -> None:
+@st.cache_data(show_spinner=False, max_entries=64)
+def card_of(root: str, token: str, bench: str, held: bool) -> dict[str, Any]:
+    """Everything one card shows, kept small so that a rerun reads it from the cache rather
+    than the whole board: the default view, its caption, the card (F.card), and the subsets'
+    best published numbers where the view has none. held: FactBoard holds the benchmark's
+    data (its board is built, runs ranked), else its published rows alone are read."""
+    spec = ui.spec_of(bench)
+    dims = ui.dimensions(root, token, bench)
+    primary = spec.primary_metric if spec else None
+    view = F.default_view(dims, primary)
+    out: dict[str, Any] = {"view": view, "card": None, "sub": None}
+    rows: pd.DataFrame | None = None
+    label = ""
+    if view is not None:
+        name, grader = L.parse_metric_key(view.metric_key)
+        label = metric_words(name, grader)
+        if held:
+            rows = ui.board(root, token, bench, view.unit, "overall", "", name, grader).rows
+        else:
+            rows = ui.published_rows(root, token, bench, view.unit, name)
+        out["caption"] = f"{label} · overall · {level_label(view.unit)} · {F.counts_text(rows)}"
+        out["help"] = metric_definition(name)
+    # the subsets' published numbers, where the card's own view has none
+    if rows is None or not (rows["origin_code"] == "reported").any():
+        sub = F.subset_view(dims, primary, view.unit if view else None)
+        if sub is not None:
+            reported = Q.reported_results(ui.store().cursor(), bench, sub.unit, sub.slice_kind)
+            sub_label = metric_label(sub.metric)
+            out["sub"] = sub
+            out["sub_head"] = (
+                f"Published numbers are per subset ({sub_label}, {level_label(sub.unit)}):"
+            )
+            out["sub_help"] = metric_definition(sub.metric)
+            out["sub_lines"] = F.subset_lines(reported, sub, sub_label)
+    if rows is not None:
+        out["card"] = F.card(rows, label, published_elsewhere=out["sub"] is not None)
+    return out
+
+
+def leaderboard_link(bench: str, params: dict[str, str], label: str) -> None:
     st.page_link(
         ui.PAGES["leaderboard"],
         label=label,
         icon="🏆",
-        query_params={
-            "benchmark": bench,
-            "unit": view.unit,
-            "slice": "overall",
-            "metric": view.metric_key,
-        },
+        query_params={"benchmark": bench, **params},
     )
 
 
-cols = st.columns(2)
-for i, bench in enumerate(cards):
+first_published_only = True
+for bench in names:
     spec = ui.spec_of(bench)
-    token = s.token(bench) + s.token("")
-    view = F.default_view(
-        ui.dimensions(str(s.root), token, bench), spec.primary_metric if spec else None
-    )
-    with cols[i % 2].container(border=True):
-        title = widgets.benchmark_title(bench)
-        st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
-        if view is None:
-            st.caption("No number yet.")
-            continue
-        metric, grader = L.parse_metric_key(view.metric_key)
-        b = ui.board(str(s.root), token, bench, view.unit, "overall", "", metric, grader)
-        table = F.leaders(b.rows)
-        n_runs = int((b.rows["origin_code"] != "reported").sum())
+    if bench not in ingested and first_published_only:
+        first_published_only = False
+        st.subheader("Published numbers only")
         st.caption(
-            f"{metric_label(metric, grader)} · overall · {level_label(view.unit)} · "
-            f"{n_runs} FactBoard run(s), {len(b.rows) - n_runs} published"
+            "Benchmarks FactBoard has not ingested: the numbers published in papers and on "
+            "leaderboards, best first, without CIs (papers give no per-sample predictions)."
         )
-        st.markdown(ui.md_escape(F.tie_line(table, n_runs)))
-        st.dataframe(
-            table,
-            hide_index=True,
-            width="stretch",
-            column_config={"Model": st.column_config.TextColumn(width="medium")},
-        )
-        leaderboard_link(bench, view, f"Full leaderboard of {title}")
-
-if published_only:
-    st.subheader("Published numbers only")
-    st.caption(
-        "Benchmarks FactBoard has not ingested: the papers' numbers, best first, without "
-        "CIs (papers give no per-sample predictions)."
-    )
-    grid = st.columns(3)
-    for i, bench in enumerate(published_only):
-        token = s.token(bench) + s.token("")
-        view = F.default_view(ui.dimensions(str(s.root), token, bench), None)
-        if view is None:
-            continue
-        metric, grader = L.parse_metric_key(view.metric_key)
-        rows = ui.published_rows(str(s.root), token, bench, view.unit, metric)
-        with grid[i % 3]:
-            leaderboard_link(bench, view, widgets.benchmark_title(bench))
-            st.caption(ui.md_escape(F.best_line(rows, metric_label(metric, grader))))
+    token = s.token(bench) + s.token("")
+    c = card_of(str(s.root), token, bench, bench in ingested)
+    view, card, sub = c["view"], c["card"], c["sub"]
+    title = widgets.benchmark_title(bench)
+    with st.container(border=True):
+        st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
+        if card is not None:
+            st.caption(c["caption"], help=c["help"])
+            for line in card.lines:
+                st.markdown(ui.md_escape(line))
+            if len(card.table):
+                # a static table wraps its cells, so no column is cropped at any width; its
+                # cells are Markdown, so the names from data are escaped
+                st.table(card.table.map(ui.md_escape), hide_index=True, border="horizontal")
+                if F.TIE_COLUMN in card.table.columns:
+                    st.caption(
+                        f"{F.TIE_COLUMN}: whether a test on the same samples (95%) can tell a "
+                        "FactBoard run apart from the best one; published numbers carry no CI "
+                        "and are not tested."
+                    )
+            if card.reference:
+                st.caption(ui.md_escape(card.reference))
+            leaderboard_link(
+                bench,
+                {"unit": view.unit, "slice": "overall", "metric": view.metric_key},
+                f"Full leaderboard of {title}",
+            )
+        if sub is not None:
+            st.markdown(ui.md_escape(c["sub_head"]), help=c["sub_help"])
+            for line in c["sub_lines"]:
+                st.markdown("- " + ui.md_escape(line))
+            leaderboard_link(
+                bench,
+                {"unit": sub.unit, "slice": sub.slice_kind, "metric": sub.metric},
+                f"{title} by subset",
+            )
+        if card is None and sub is None:
+            st.caption("No number yet.")

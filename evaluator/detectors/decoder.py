@@ -99,9 +99,12 @@ def fusion_aggregate(matrix: np.ndarray, how: str = "min") -> float:
 
 class DecoderJudge(ModelDetector):
     """A chat LLM that answers yes/no about (chunk, claim). Subclasses set `top_logprobs`,
-    `max_new_tokens` and implement `prompt` and `support`."""
+    `max_new_tokens` and implement `prompt` and `support`.
 
-    kind = "non-llm"
+    Its kind is an open LLM: a fine-tuned open-weight LLM answering about the claim, as the
+    published rows of the same checkers are (leaderboard_data/reported)."""
+
+    kind = "open-llm"
     gpu_precision = "bfloat16"
     default_batch_size = 4
     # documents: sent_tokenize_with_newlines (punkt per line); summary sentences: sent_tokenize

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -39,7 +40,8 @@ def test_benchmark_card_of_the_demo(data: Path) -> None:
     assert at.subheader[0].value == "Demo (synthetic)"
     balance = at.dataframe[1].value
     assert list(balance["domain"]) == ["meeting", "news", "science", "total"]
-    assert balance.set_index("domain").loc["total", "total n"] == 294
+    assert balance.set_index("domain").loc["total", "total"] == 294
+    assert list(balance.columns[:3]) == ["domain", "dev", "test"]
     assert at.code[0].value.startswith("@misc{factboard-demo")
     assert any("Synthetic" in w.value for w in at.warning)
 
@@ -47,8 +49,13 @@ def test_benchmark_card_of_the_demo(data: Path) -> None:
 def test_not_ingested_card_from_the_url(data: Path) -> None:
     at = open_page("views/benchmarks.py", {"benchmark": "summedits"})
     assert at.subheader[0].value == "SummEdits"
-    assert any("ingest summedits" in i.value for i in at.info)
-    assert "laban" in at.code[0].value.lower()  # the citation is there before any ingest
+    # visitors get plain words; the command is folded away for maintainers
+    assert any("does not hold this benchmark's data yet" in i.value for i in at.info)
+    assert not any("python -m" in i.value or "ingest" in i.value for i in at.info)
+    maint = next(e for e in at.expander if e.label.startswith("For maintainers"))
+    assert maint.code[0].value == "python -m evaluator ingest summedits --from PATH"
+    citation = next(c.value for c in at.code if c.language == "bibtex")
+    assert "laban" in citation.lower()  # the citation is there before any ingest
     assert any(m.value.startswith("- ") for m in at.markdown)  # caveats listed
     at.selectbox(key="bm.benchmark").set_value("tofueval").run()
     assert at.query_params["benchmark"] == "tofueval"
@@ -122,14 +129,22 @@ def test_explanations_page_with_human_and_judge_grades(
 def test_benchmarks_page_speaks_plain_words(data: Path) -> None:
     at = open_page("views/benchmarks.py", {"benchmark": "frank"})
     overview = at.dataframe[0].value.set_index("benchmark")
-    assert overview.loc["FRANK", "primary metric"] == "Partial r"
+    # a metric in plain words, defined on hover; never "Partial r" or partial_pearson
+    assert overview.loc["FRANK", "main metric"] == (
+        "Partial Pearson correlation (system partialled out)"
+    )
+    tags = at.caption[1]
+    assert tags.value.startswith("Task: correlation with human scores")
+    assert "summarization systems are taken out" in tags.proto.help
     assert overview.loc["TofuEval", "levels"] == "sentence level, summary level"
     assert overview.loc["FRANK", "task"] == "correlation with human scores"
     assert (overview["samples"] == "—").sum() == len(overview) - 1  # never "None"
     assert overview.loc["Demo (synthetic)", "samples"] == "294"
     shown = [e.value for kind in ("info", "markdown", "caption") for e in at.get(kind)]
     assert not any("../shared" in v or "SOURCE.md" in v or "README.md" in v for v in shown)
-    assert any("ingest frank --from PATH" in v for v in shown)
+    assert not any("python -m" in v or "--from" in v for v in shown)
+    for v in shown:  # no internal id as a label, no "1 rows" or "run(s)"
+        assert "(s)" not in v and not re.search(r"\b1 [a-z]+s\b", v), v
 
 
 def test_the_error_type_chart_axis() -> None:
@@ -153,3 +168,27 @@ def test_the_error_type_chart_axis() -> None:
     x = spec["encoding"]["x"]
     assert x["title"] == "BAcc (axis not from 0)" and x["scale"]["zero"] is False
     assert spec["encoding"]["y"]["axis"]["labelLimit"] == 0  # labels never cut
+
+
+def test_a_published_only_leaderboard_tells_visitors_in_words(data: Path) -> None:
+    """The banner said "Ingest it with `python -m evaluator ingest summedits --from PATH`" to
+    every visitor; the command is now folded away for maintainers."""
+    at = open_page("views/leaderboard.py", {"benchmark": "summedits"})
+    banner = next(i.value for i in at.info if "transcribed from papers" in i.value)
+    assert "python -m" not in banner and "--from" not in banner
+    assert "does not hold this benchmark's data yet" in banner
+    maint = next(e for e in at.expander if e.label.startswith("For maintainers"))
+    assert maint.code[0].value == "python -m evaluator ingest summedits --from PATH"
+
+
+def test_a_balance_table_of_two_levels_names_them_in_words() -> None:
+    from explorer import cards
+
+    by = [
+        {"unit": u, "domain": "news", "split": "test", "n": n, "consistent": n - 1}
+        | {"inconsistent": 1, "with_document": 0}
+        for u, n in (("sentence", 5), ("summary", 2))
+    ]
+    bal = cards.balance_table({"stats": {"by": by}})
+    assert list(bal.columns[:3]) == ["level", "domain", "test"]
+    assert list(bal["level"]) == ["sentence level", "summary level"]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from explorer import front as F
 from tests.support import testdata
@@ -34,43 +37,113 @@ def test_front_page_names_the_leaders_and_the_ties(data: Path) -> None:
     assert "Synthetic demo" in " ".join(heads) or any("synthetic demo" in h for h in heads)
     # published-only benchmarks listed by their titles (links), never by raw ids
     links = [p.label for p in at.get("page_link")]
-    assert "Rank19 (Falke et al. 2019)" in links and "rank19" not in links
-    assert not any("_" in x for x in links + heads)
-    table = next(d.value for d in at.dataframe if "Strong" in set(d.value["Model"]))
+    assert "Full leaderboard of Rank19 (Falke et al. 2019)" in links
+    assert not any("rank19" in x or "_" in x for x in links + heads)
+    table = card_table(at, "Demo (synthetic)")
     assert set(table["Model"][:2]) == {"Strong", "Strong twin"}
-    # identical predictions: tied with the leader by the paired test; the weak baselines not
-    assert list(table["Tied with the leader"][:2]) == ["leader", "yes"]
-    assert "Always consistent" not in set(table[table["Tied with the leader"] == "yes"]["Model"])
+    # identical predictions: tied with the best run by the paired test; the weak baselines not
+    assert list(table[F.TIE_COLUMN][:2]) == ["best run", "tied"]
+    assert "Always consistent" not in set(table[table[F.TIE_COLUMN] == "tied"]["Model"])
     assert all("[" in v for v in table["Score [95% CI]"])
-    lines = " ".join(m.value for m in at.markdown).replace("\\", "")
-    assert "statistically tied" in lines
+    demo = card_text(at, "Demo (synthetic)")
+    assert "leads the board" in demo and "statistically tied with 1 other FactBoard run" in demo
     assert "None" not in " ".join(str(v) for v in table.to_numpy().ravel())
 
 
-def test_published_only_benchmarks_in_one_compact_list(data: Path) -> None:
+def test_published_only_benchmarks_get_the_same_card(data: Path) -> None:
     at = open_app_page(PAGE)
     assert "Published numbers only" in [h.value for h in at.subheader]
-    captions = " ".join(c.value for c in at.caption).replace("\\", "")
-    assert "best published:" in captions and "None" not in captions
-    link = next(p for p in at.get("page_link") if p.label == "SummEdits")
+    text = card_text(at, "LLM-AggreFact")
+    assert "Bespoke-MiniCheck-7B leads the board: BAcc 0.774 (published:" in text
+    assert "No FactBoard run yet" in text and "None" not in text
+    table = card_table(at, "LLM-AggreFact")
+    assert list(table.columns) == ["Model", "Kind", "Score [95% CI]", "Source"]
+    assert len(table) == 5 and table["Source"].str.startswith("LLM-AggreFact leaderboard").all()
+    assert not table["Source"].str.contains("http").any()  # addresses stay on the leaderboard
+    assert table["Source"].iloc[0] == "LLM-AggreFact leaderboard snapshot (2024-10-25) + 1 more"
+    kinds = dict(zip(table["Model"], table["Kind"], strict=True))
+    assert kinds["Bespoke-MiniCheck-7B"] == "open LLM"
+    link = next(p for p in at.get("page_link") if p.label == "Full leaderboard of SummEdits")
     assert "benchmark=summedits" in str(link.proto)
 
 
-def test_tie_line() -> None:
-    import pandas as pd
+def card_blocks(at: AppTest, title: str) -> list[Any]:
+    """The elements of the card whose subheader starts with `title`."""
 
-    t = pd.DataFrame(
-        {
-            "Rank": ["1", "1", "3"],
-            "Model": ["A", "B", "C"],
-            "Tied with the leader": ["leader", "yes", ""],
-        }
-    )
-    assert F.tie_line(t, 3).startswith("A leads, but 1 other run(s)")
-    t2 = t.assign(**{"Tied with the leader": ["leader", "", ""]})
-    assert "significantly ahead" in F.tie_line(t2, 3)
-    assert F.ci_text(0.5, float("nan"), float("nan")) == "0.500"
-    assert F.ci_text(float("nan"), 0.1, 0.2) == "—"
+    def walk(node: Any) -> list[Any]:
+        kids = list(getattr(node, "children", {}).values())
+        return [node] + [x for k in kids for x in walk(k)]
+
+    for block in walk(at.main):
+        kids = list(getattr(block, "children", {}).values())
+        if any(
+            getattr(k, "type", "") == "subheader" and str(k.value).startswith(title) for k in kids
+        ):
+            return walk(block)
+    raise AssertionError(f"no card {title!r}")
+
+
+def card_text(at: AppTest, title: str) -> str:
+    els = card_blocks(at, title)
+    text = [str(e.value) for e in els if getattr(e, "type", "") in ("markdown", "caption")]
+    return " ".join(text).replace("\\", "")
+
+
+def card_table(at: AppTest, title: str) -> pd.DataFrame:
+    """The card's table, its Markdown escapes removed."""
+    t = next(e.value for e in card_blocks(at, title) if getattr(e, "type", "") == "table")
+    return t.map(lambda v: str(v).replace("\\", ""))
+
+
+@pytest.fixture(scope="module")
+def release_root(tmp_path_factory: pytest.TempPathFactory, shared_benchmarks: Path) -> Path:
+    """The real SummEdits, TofuEval, QAGS and LongSciVerify releases, two weight-free
+    heuristic runs on SummEdits (novel-entities, lexical-overlap) and two weak ones on
+    TofuEval."""
+    from evaluator.detectors.runner import run_detector
+    from evaluator.ingest import pipeline
+
+    r = testdata.build_demo_root(tmp_path_factory.mktemp("front-real") / "leaderboard_data")
+    for name in ("summedits", "tofueval", "qags", "longsciverify"):
+        pipeline.ingest(name, shared_benchmarks / name, root=r)
+    run_detector("novel-entities", "summedits", root=r)
+    run_detector("lexical-overlap", "summedits", root=r)
+    testdata.add_run(r, "tofueval", "Heuristic A", accuracy=0.62, seed=3, kind="non-llm")
+    testdata.add_run(r, "tofueval", "Heuristic B", accuracy=0.55, seed=4, kind="non-llm")
+    return r
+
+
+def test_a_heuristic_run_never_leads_above_published_numbers(
+    release_root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """After weight-free heuristic runs on SummEdits, the card named the best of them the
+    leader ("novel-entities leads, significantly ahead of every other run (95%)") at BAcc
+    0.600 while GPT-4's published 0.824 was nowhere on it."""
+    monkeypatch.setenv("FACTBOARD_DATA", str(release_root))
+    monkeypatch.setenv("FACTBOARD_CACHE", str(tmp_path / "cache"))
+    at = open_app_page(PAGE)
+    text = card_text(at, "SummEdits")
+    assert "GPT-4 leads the board: BAcc 0.824 (published: SummEdits paper, Table 9" in text
+    assert "Best FactBoard run: novel-entities, BAcc 0.600 [" in text
+    assert "novel-entities leads" not in text and "ahead of every other run" not in text
+    assert "different data" in text  # 10 published domains against the release's 8
+    table = card_table(at, "SummEdits")
+    assert table["Model"].iloc[0] == "GPT-4" and "novel-entities" in set(table["Model"])
+    run = table.set_index("Model").loc["novel-entities"]
+    assert run[F.TIE_COLUMN] == "best run" and run["Source"] == "FactBoard run"
+    assert "Human Perf." not in set(table["Model"]) and "GPT4 Oracle" not in set(table["Model"])
+    assert "human performance: BAcc 0.909" in text
+    # TofuEval's papers publish per subset only: no run is said to lead, the subsets are shown
+    tofu = card_text(at, "TofuEval")
+    assert "leads the board" not in tofu and "Best FactBoard run: Heuristic A" in tofu
+    assert "mediasum+marginal: best published GPT-4, BAcc 0.789" in tofu
+    # QAGS and LongSciVerify, ingested without runs: their per-subset numbers, not "No number"
+    qags = card_text(at, "QAGS")
+    assert "No number yet" not in qags
+    assert "dataset: xsum: best published QAGS, Pearson r 0.175" in qags
+    lsv = card_text(at, "LongSciVerify")
+    assert "No number yet" not in lsv and "pubmed: best published" in lsv
+    assert "run(s)" not in " ".join(c.value for c in at.caption)
 
 
 def test_unreadable_run_folders_are_noticed_not_fatal(
@@ -104,7 +177,9 @@ def test_unreadable_run_folders_are_noticed_not_fatal(
         listed = notice.dataframe[0].value
         assert set(listed["folder"]) == {"demo-truncated-000000", "demo-bad-value-000000"}
         assert any("results.0.value" in p for p in listed["problem"])
-        models = " ".join(" ".join(map(str, d.value.get("Model", []))) for d in at.dataframe)
+        models = " ".join(
+            " ".join(map(str, d.value.get("Model", []))) for d in [*at.dataframe, *at.table]
+        )
         assert "demo-truncated" not in models and "demo-bad-value" not in models
 
 

@@ -213,10 +213,15 @@ def test_sample_facts_and_run_labels() -> None:
 def test_card_text_and_graded_table() -> None:
     spec = registry.get("demo")
     tags = cards.tags(spec)
-    assert f"primary metric: {V.metric_label(spec.primary_metric)}" in tags
-    assert tags.startswith("task: detection (consistent or not) · levels: summary level · ")
+    assert "Main metric: Balanced accuracy" in tags
+    assert tags.startswith("Task: detection (consistent or not) · Judged at: summary level · ")
+    assert "Splits: dev (for tuning), test (for scoring)" in tags
     ov = cards.overview([spec, registry.get("frank")], {})
-    assert list(ov["primary metric"]) == ["BAcc", "Partial r"]  # never partial_pearson
+    # plain words, never partial_pearson nor the short label "Partial r"
+    assert list(ov["main metric"]) == [
+        "Balanced accuracy",
+        "Partial Pearson correlation (system partialled out)",
+    ]
     assert list(ov["samples"]) == ["—", "—"]
     assert list(cards.overview([spec], {"demo": {"stats": {"n_samples": 1234}}})["samples"]) == [
         "1,234"

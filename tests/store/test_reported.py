@@ -222,6 +222,9 @@ def test_kinds_follow_the_naming_rules(all_rows):
             assert kind == "baseline"
         elif model == "Human Perf.":
             assert kind == "human"
+        elif re.search(r"bespoke|granite", m):
+            # decoder LLMs fine-tuned as checkers: open-weight LLMs, as their runs are
+            assert kind == "open-llm", model
         elif re.search(r"summac|alignscore|minicheck|qafacteval|rouge|bleu|bertscore|^dae", m):
             assert kind == "non-llm", model
         elif model == "Mistral-Large":
@@ -232,6 +235,26 @@ def test_kinds_follow_the_naming_rules(all_rows):
             assert kind == "open-llm", model
         elif re.search(r"gpt|claude|gemini|palm|bard|cohere|command|dav00", m):
             assert kind == "proprietary-llm", model
+
+
+def test_a_checkers_runs_carry_the_kind_of_its_published_rows(all_rows):
+    """A detector FactBoard runs is labelled as its published rows are (Bespoke-MiniCheck-7B
+    and Granite Guardian 3.3 8B are fine-tuned open LLMs on both; the encoders are non-LLM)."""
+    from evaluator.core.vocabulary import canonical_model
+    from evaluator.detectors.registry import DETECTORS
+
+    df = pd.concat(all_rows.values())
+    published = {canonical_model(m): k for m, k in zip(df["model"], df["kind"], strict=True) if k}
+    checked = {}
+    for name in DETECTORS.names():
+        cls = DETECTORS.get(name)
+        board = canonical_model(getattr(cls, "display_name", "") or name)
+        # the reference metrics (ROUGE, BERTScore) run as the kind "baseline"
+        if board in published and getattr(cls, "kind", "non-llm") != "baseline":
+            checked[board] = getattr(cls, "kind", "non-llm")
+            assert checked[board] == published[board], (name, board)
+    assert checked["Bespoke-MiniCheck-7B"] == checked["Granite Guardian 3.3 8B"] == "open-llm"
+    assert checked["FactCG-DeBERTa-L"] == "non-llm"
 
 
 # --------------------------------------------------------------------------- SummEdits
@@ -637,3 +660,23 @@ def test_llm_aggrefact_matches_the_shared_snapshot(all_rows, shared_benchmarks):
             want += [(r["model"], Decimal(r[c]) / 100) for c in cols]
     got = [(m, Decimal(v)) for m, v in zip(ours["model"], ours["value"], strict=True)]
     assert got == want
+
+
+def test_readme_names_the_2025_09_llm_aggrefact_leaders_in_the_csvs_order():
+    """README's list of the snapshot's leaders is the CSV's order by the mean of the 11
+    per-dataset BAccs, with each model's mean (FactCG-DeBERTa-L is 7th, not among four)."""
+    from evaluator.core.vocabulary import canonical_model
+
+    readme = " ".join((layout.REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"by the mean of the 11 per-dataset BAccs: (.*?); HHEM", readme)
+    assert m, "README's 2025-09 LLM-AggreFact sentence"
+    named = re.findall(r"([A-Za-z][\w .-]*?) (\d\d\.\d\d)", m.group(1).replace("then ", ""))
+    df = load("llm_aggrefact_snapshot_2025-09.csv")
+    means = df[df["slice_kind"] == "dataset"].groupby("model")["v"].mean()
+    means.index = [canonical_model(x) for x in means.index]
+    order = means.sort_values(ascending=False)
+    assert len(named) >= 7
+    for i, (name, value) in enumerate(named):
+        assert canonical_model(name.strip()) == order.index[i], (i, name)
+        assert float(value) == pytest.approx(100 * order.iloc[i], abs=0.005), name
+    assert canonical_model(named[6][0].strip()) == "FactCG-DeBERTa-L"
