@@ -402,12 +402,13 @@ def _sample(
 
 def annotations_of(attributes: dict[str, Any] | str | None) -> list[dict[str, Any]]:
     """The span annotations a FaithBench sample stores in its attributes (empty if none)."""
-    if isinstance(attributes, str):
+    attrs: Any = attributes
+    if isinstance(attrs, str):
         try:
-            attributes = json.loads(attributes or "{}")
+            attrs = json.loads(attrs or "{}")
         except ValueError:
             return []
-    raw = (attributes or {}).get("annotations")
+    raw = attrs.get("annotations") if isinstance(attrs, dict) else None
     if not raw:
         return []
     try:
@@ -441,6 +442,8 @@ def _released_runs(
                 "raw_output": [json.dumps(r.metadata.get(det.key)) for r in rows],
             }
         )
+        # a null in the release is no output: the sample counts as missing, not unparsable
+        predictions = predictions[~np.isnan(arr)].reset_index(drop=True)
         missing = int(np.isnan(arr).sum())
         note = (
             "FaithBench's released per-sample output (metadata."
