@@ -370,3 +370,84 @@ def test_bad_options_and_sources(copy: Path, tmp_path: Path) -> None:
         faithbench.load("hub")
     with pytest.raises(FactBoardError, match="unknown option 'pool'"):
         pipeline.ingest("faithbench", copy, {"pool": "best"}, root=tmp_path / "data")
+
+
+# ----------------------------------------------------------------------------- explanations
+
+
+def test_an_llm_detectors_explanations_are_judged_against_the_notes(
+    copy: Path, tmp_data_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EvalV4 grades a FaithBench explanation against the annotators' notes; EvalV1 sees the
+    source text and the summary."""
+    pytest.importorskip("openai")
+    from evaluator.llm.execute import RetryPolicy
+    from evaluator.llm.judges import judge_run
+    from evaluator.llm.runner import run_llm
+    from tests.support.llm_servers import FakeLLMServer, Recorded, Reply
+
+    monkeypatch.setenv("FACTBOARD_COMPATIBLE_API_KEY", "sk-test-FAITH-5555555555")
+    monkeypatch.delenv("FACTBOARD_LLM_CACHE", raising=False)
+    no_wait = RetryPolicy(max_attempts=2, base=0.0, sleep=lambda s: None)
+    pipeline.ingest("faithbench", copy, root=tmp_data_root)
+    samples = ingested.load_samples("faithbench", tmp_data_root).set_index("sample_id")
+
+    def detector(req: Recorded) -> Reply:
+        return Reply(
+            text='{"consistent": "no", "explanation": "The budget is not a production one."}'
+        )
+
+    with FakeLLMServer("openai", responder=detector) as s:
+        (path,) = run_llm(
+            "compatible:det",
+            "faithbench",
+            prompt_id="summexecedit-de-v1",
+            options={"base_url": s.url},
+            root=tmp_data_root,
+            retry=no_wait,
+            limit=6,
+        )
+    preds = runs.read_predictions(path)
+    flagged = [i for i in preds["sample_id"] if samples.at[i, "label"] == 0]
+    assert flagged, "the first samples include inconsistent ones"
+
+    seen: dict[str, list[str]] = {"EvalV4": [], "EvalV1": []}
+
+    def judge(req: Recorded) -> Reply:
+        tag = req.judge_tag
+        for name in ("REFERENCE EXPLANATION", "DOCUMENT"):
+            if f"<<<{name} {tag}>>>" in req.user:
+                seen["EvalV4" if name.startswith("REF") else "EvalV1"].append(req.user)
+        return Reply(text=f"Compared.\nGRADE {tag}: 1")
+
+    with FakeLLMServer("openai", responder=judge) as j:
+        path = judge_run(
+            path.name,
+            "compatible:judge",
+            "EvalV4",
+            options={"base_url": j.url},
+            root=tmp_data_root,
+            retry=no_wait,
+        )
+        path = judge_run(
+            path.name,
+            "compatible:judge",
+            "EvalV1",
+            options={"base_url": j.url},
+            root=tmp_data_root,
+            retry=no_wait,
+        )
+    assert len(seen["EvalV4"]) == len(seen["EvalV1"]) == len(flagged)
+    notes = [str(samples.at[i, "reference_explanation"]) for i in flagged]
+    for note in notes:  # each flagged sample's notes reach the judge as its reference
+        assert any(note in u for u in seen["EvalV4"])
+    assert flagged[0] == "b01-000" and '"budget" (source) vs. "production budget"' in notes[0]
+    for i in flagged:
+        assert any(str(samples.at[i, "document"]) in u for u in seen["EvalV1"])
+    grades = runs.read_grades(path)
+    assert grades is not None and set(grades["protocol"]) == {"EvalV4", "EvalV1"}
+    rec = runs.read_record(path)
+    assert {r.grader for r in rec.results if r.metric == "explanation_score"} == {
+        "compatible:judge/EvalV4",
+        "compatible:judge/EvalV1",
+    }
