@@ -212,3 +212,30 @@ def test_span_rows_and_tones() -> None:
     assert [a["annotator"] for a in X.span_annotations(smp)] == ["Ada", "Bob"]
     assert X.span_annotations({"attributes": "{}"}) == []
     assert X.span_annotations({"attributes": "not json"}) == []
+
+
+def test_hardest_samples_follow_the_released_verdicts(data: Path, release: Path) -> None:
+    """'Samples most runs get wrong': more than half of the eight detectors wrong, counted here
+    from the JSON (HHEM scores at 0.5, default labels)."""
+    wrong: dict[str, tuple[int, int]] = {}
+    for path in sorted((release / "data_for_release").glob("batch_*.json")):
+        batch = int(path.stem.split("_")[1])
+        for rec in json.loads(path.read_text(encoding="utf-8"))["samples"]:
+            labels = {lab for a in rec["annotations"] for lab in a["label"]}
+            gold = 0 if labels - {"Benign"} else 1  # worst pooling: anything above Benign
+            n = w = 0
+            for det in faithbench.RELEASED:
+                v = rec["metadata"][det.key]
+                if v is None:
+                    continue
+                pred = int(v >= 0.5) if det.scored else int(v)
+                n, w = n + 1, w + int(pred != gold)
+            wrong[f"b{batch:02d}-{rec['sample_id']:03d}"] = (w, n)
+    hard = {k for k, (w, n) in wrong.items() if n >= 2 and w > n / 2}
+    at = open_app_page("views/samples.py", {"benchmark": "faithbench", "hard": "1"})
+    assert not at.exception
+    assert any(m.value == f"**{F.count(len(hard))}** matching summaries" for m in at.markdown)
+    listed = at.dataframe[0].value
+    assert set(listed["sample"]) <= hard
+    for sid, cell in zip(listed["sample"], listed["wrong"], strict=True):
+        assert cell == f"{wrong[sid][0]}/{wrong[sid][1]}"
