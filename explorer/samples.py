@@ -278,6 +278,7 @@ ATTRIBUTE_WORDS = {
     "n_edit_types": "number of edit types",
     "gpt4_edit_types": "edit types GPT-4 named",
     "pooled_class": "pooled annotation class",
+    "labelling": "gold label from",
     "raw_sample_id": "upstream sample id",
 }
 HIDDEN_ATTRIBUTES = {

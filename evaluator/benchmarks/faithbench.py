@@ -209,6 +209,11 @@ def pooled_class(labels: list[str] | tuple[str, ...], pooling: str) -> str | Non
     return CLASSES[s - 1]
 
 
+def labelling(pooling: str, hallucinated: tuple[str, ...]) -> str:
+    """How the sample labels were made, in words (kept on every sample and released run)."""
+    return f"{pooling} pooling; inconsistent: {' + '.join(hallucinated)}"
+
+
 def binary_label(
     labels: list[str] | tuple[str, ...], pooling: str, hallucinated: tuple[str, ...]
 ) -> int:
@@ -382,6 +387,7 @@ def _sample(
         "batch": str(batch),
         "raw_sample_id": str(meta.get("raw_sample_id", "")),
         "pooled_class": pooled or "consistent",
+        "labelling": labelling(pooling, hallucinated),
         "annotations": json.dumps(annotations, ensure_ascii=False),
     }
     sample = Sample(
@@ -598,8 +604,8 @@ SPEC = register(
             "Gemini-1.5-Flash, Llama-3.1-8B/70B, Qwen2.5-7B, Mistral-7B, Phi-3-mini, "
             "Command-R) of 75 short source texts, chosen where popular detectors disagree, with "
             "2,189 expert span annotations (Unwanted intrinsic / extrinsic, Benign, "
-            "Questionable) and the annotators' notes as reference explanations. Labels: worst "
-            "pooling, Questionable + Unwanted = inconsistent (239 consistent, 511 "
+            "Questionable) and the annotators' notes as reference explanations. Labels by default: "
+            "worst pooling, Questionable + Unwanted = inconsistent (239 consistent, 511 "
             "inconsistent). Ships the per-sample outputs of eight detectors (HHEM-1.0, "
             "HHEM-2.1-Open, HHEM-2.1-English, TrueTeacher, TRUE NLI, GPT-3.5-Turbo, "
             "GPT-4-Turbo and GPT-4o as judges). Metric: balanced accuracy."

@@ -84,8 +84,10 @@ def test_a_sample_shows_each_annotators_span_and_note(data: Path, release: Path)
         assert row["correct"] == ("✓" if int(consistent) == gold else "✗ wrong")
     # the annotations stay out of the facts line; the notes are the reference explanation
     facts = " ".join(t.value for t in at.text)
-    assert "annotations" not in facts and "summarizer: mistralai" not in facts
+    assert "annotations" not in facts and "annot_id" not in facts
+    assert f"summarizer: {rec['metadata']['summarizer']}" in facts
     assert "pooled annotation class: unwanted" in facts
+    assert "gold label from: worst pooling; inconsistent: questionable + unwanted" in facts
 
 
 def test_a_sample_without_annotations_has_no_span_view(data: Path) -> None:

@@ -139,6 +139,9 @@ def test_default_labels_are_upstream_worst_pooling(
     assert labels == mine
     pooled = Counter(s.attributes["pooled_class"] for s in loaded.samples)
     assert pooled == {"consistent": 175, "benign": 64, "questionable": 72, "unwanted": 439}
+    assert {s.attributes["labelling"] for s in loaded.samples} == {
+        "worst pooling; inconsistent: questionable + unwanted"
+    }
 
 
 @pytest.mark.parametrize(
@@ -159,6 +162,12 @@ def test_other_poolings(
     mine = {k: upstream_label(r, pooling, classes) for k, r in raw.items()}
     assert {s.sample_id: s.label for s in got.samples} == mine
     assert any(f"pooling={pooling}" in n for n in got.notes)
+    named = "worst pooling; inconsistent: questionable + unwanted"
+    assert (
+        {s.attributes["labelling"] for s in got.samples}
+        == {faithbench.labelling(pooling, faithbench.hallucinated_option(hallucinated))}
+        != {named}
+    )
     assert any("not comparable" in n for n in got.notes)
     for run in got.released_runs:
         assert run.config.extra["pooling"] == pooling
