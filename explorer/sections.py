@@ -754,10 +754,15 @@ def sample_evidence(con: Any, root: Any, preds: pd.DataFrame, sample_id: str) ->
     """Beside the open sample: each run's evidence on it (explorer.evidence_view; `preds`: the
     runs' predictions for the sample, as sample_detail read them), flagged parts highlighted; a
     run that stored none says so."""
+    from evaluator.core import formatting as F
     from explorer import evidence_view as EV
 
     found = EV.evidence_for_sample(con, root, preds, sample_id)
     if not found:
+        return
+    if not any(r.stored or r.problem for r in found):
+        # released outputs and baselines: one line, not one per run
+        st.caption(f"No run here stored evidence ({F.plural(len(found), 'run')}).")
         return
     st.markdown("**Why each run scored it so** (the evidence its detector stored)")
     quiet = []

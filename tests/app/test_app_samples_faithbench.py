@@ -88,6 +88,10 @@ def test_a_sample_shows_each_annotators_span_and_note(data: Path, release: Path)
     assert f"summarizer: {rec['metadata']['summarizer']}" in facts
     assert "pooled annotation class: unwanted" in facts
     assert "gold label from: worst pooling; inconsistent: questionable + unwanted" in facts
+    # the released outputs carry no evidence: said once, not once per run
+    captions = [c.value for c in at.caption]
+    assert "No run here stored evidence (8 runs)." in captions
+    assert not any("Why each run scored it so" in m.value for m in at.markdown)
 
 
 def test_a_sample_without_annotations_has_no_span_view(data: Path) -> None:
