@@ -469,13 +469,19 @@ def _released_runs(
             )
         if missing:
             note += f" {missing} of {len(ids)} samples have no value (null) and count as missing."
+        about = det.description + (
+            ". One of the five detectors whose disagreement chose FaithBench's samples: its "
+            "accuracy here is pushed towards chance by construction."
+            if det.key in SELECTION
+            else ". Not part of FaithBench's sample selection."
+        )
         runs.append(
             ReleasedRun(
                 model=ModelInfo(
                     name=det.name,
-                    kind=det.kind,
+                    kind=det.kind,  # type: ignore[arg-type]
                     org=det.org,
-                    description=det.description,  # type: ignore[arg-type]
+                    description=about,
                 ),
                 predictions=predictions,
                 config=RunConfig(
@@ -486,6 +492,7 @@ def _released_runs(
                         "in_selection": det.key in SELECTION,
                         "pooling": pooling,
                         "hallucinated_classes": list(hallucinated),
+                        "note": note,
                     },
                 ),
                 threshold_policy="none" if det.scored else "labels",

@@ -121,6 +121,16 @@ def test_the_released_detectors_are_ranked_with_cis_and_paired_tests(data: Path)
     matrix = exp.dataframe[0].value
     assert set(matrix.index) == {d.name for d in faithbench.RELEASED} - {"TRUE NLI"}
     assert matrix.shape == (7, 7)
+    # a run's details say whether it was part of the selection
+    at = open_app_page(
+        "views/leaderboard.py", {"benchmark": "faithbench", "run": run_id(data, "GPT-4o")}
+    )
+    about = " ".join(x.value for x in at.text)
+    assert "whose disagreement chose FaithBench's samples" in about
+    at = open_app_page(
+        "views/leaderboard.py", {"benchmark": "faithbench", "run": run_id(data, "GPT-4-Turbo")}
+    )
+    assert "Not part of FaithBench's sample selection" in " ".join(x.value for x in at.text)
 
 
 def test_compare_two_released_detectors(data: Path) -> None:

@@ -251,6 +251,10 @@ def test_released_runs_match_the_json(
                 assert p.at[sid, "label"] == v
         if det.key in faithbench.SELECTION:
             assert "Part of the sample selection" in run.note
+            assert "whose disagreement chose FaithBench's samples" in str(run.model.description)
+        else:
+            assert "Not part of FaithBench's sample selection" in str(run.model.description)
+        assert run.config.extra["note"] == run.note
 
 
 def _independent(raw: dict[str, dict[str, Any]], key: str) -> tuple[float, float | None, int]:
