@@ -5,8 +5,10 @@ in the table below."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +33,16 @@ def server(shared_benchmarks: Path, tmp_path_factory: pytest.TempPathFactory) ->
         yield app.url
 
 
-def test_overlapping_spans_with_labels_notes_and_verdicts(server: str, tmp_path: Path) -> None:
+def _record(release: Path) -> dict[str, Any]:
+    path = release / "data_for_release" / "batch_1.json"
+    samples = json.loads(path.read_text(encoding="utf-8"))["samples"]
+    return next(r for r in samples if r["sample_id"] == 8)
+
+
+def test_overlapping_spans_with_labels_notes_and_verdicts(
+    server: str, shared_benchmarks: Path, tmp_path: Path
+) -> None:
+    release = shared_benchmarks / "faithbench"
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=60_000)
@@ -48,10 +59,8 @@ def test_overlapping_spans_with_labels_notes_and_verdicts(server: str, tmp_path:
         box.scroll_into_view_if_needed()
         expect(box).to_be_visible()
         # the visible summary is the summary, whole, with [1] and [2] where the spans end
-        summary = (
-            'The film "Poseidon" earned $181,674,817 at the global box office, while its '
-            "production budget was $160 million."
-        )
+        rec = _record(release)
+        summary = rec["summary"]
         shown = box.inner_text()
         assert shown == summary[:86] + "[2]" + summary[86:93] + "[1]" + summary[93:]
         marks = box.locator("mark.fb-span")
@@ -79,7 +88,8 @@ def test_overlapping_spans_with_labels_notes_and_verdicts(server: str, tmp_path:
         spans = table(p, si)
         assert [r["annotator"] for r in spans] == ["forrest", "Renyi Qu"]
         assert [r["label"] for r in spans] == ["Unwanted.Intrinsic"] * 2
-        assert all(r["note"].startswith("budget (source) vs. production budget") for r in spans)
+        notes = {a["annotator_name"]: a["note"].strip() for a in rec["annotations"]}
+        assert [r["note"] for r in spans] == [notes["forrest"], notes["Renyi Qu"]]
         box.screenshot(path=str(tmp_path / "faithbench-spans.png"))
         p.screenshot(path=str(tmp_path / "faithbench-sample.png"), full_page=True)
         ctx.close()

@@ -388,6 +388,16 @@ def test_bad_options_and_sources(copy: Path, tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- explanations
 
 
+def raw_note(release: Path, batch: int, sample_id: int) -> str:
+    path = release / "data_for_release" / f"batch_{batch}.json"
+    rec = next(
+        r
+        for r in json.loads(path.read_text(encoding="utf-8"))["samples"]
+        if r["sample_id"] == sample_id
+    )
+    return str(rec["annotations"][0]["note"]).strip()
+
+
 def test_an_llm_detectors_explanations_are_judged_against_the_notes(
     copy: Path, tmp_data_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -454,7 +464,8 @@ def test_an_llm_detectors_explanations_are_judged_against_the_notes(
     notes = [str(samples.at[i, "reference_explanation"]) for i in flagged]
     for note in notes:  # each flagged sample's notes reach the judge as its reference
         assert any(note in u for u in seen["EvalV4"])
-    assert flagged[0] == "b01-000" and '"budget" (source) vs. "production budget"' in notes[0]
+    assert flagged[0] == "b01-000"
+    assert raw_note(copy, 1, 0) in notes[0]
     for i in flagged:
         assert any(str(samples.at[i, "document"]) in u for u in seen["EvalV1"])
     grades = runs.read_grades(path)
