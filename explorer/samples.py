@@ -15,6 +15,7 @@ from evaluator.core.formatting import number, plural
 from evaluator.core.vocabulary import ORIGIN_BADGES, kind_label
 from evaluator.store.export import neutralise_formulas
 from explorer import queries as Q
+from explorer import textdiff
 from explorer.compare import percentile_rank
 from explorer.leaderboard import as_list
 
@@ -276,6 +277,9 @@ ATTRIBUTE_WORDS = {
     "is_seed": "unedited seed summary",
     "n_edit_types": "number of edit types",
     "gpt4_edit_types": "edit types GPT-4 named",
+    "pooled_class": "pooled annotation class",
+    "labelling": "gold label from",
+    "raw_sample_id": "upstream sample id",
 }
 HIDDEN_ATTRIBUTES = {
     "annotation_id",
@@ -291,6 +295,7 @@ HIDDEN_ATTRIBUTES = {
     "annotator_scores",
     "sentence_labels",
     "error_category_scores",
+    "annotations",  # shown as the annotated spans (span_rows)
 }
 
 
@@ -446,3 +451,98 @@ def disagreement_table(d: pd.DataFrame, unit: str = "summary") -> pd.DataFrame:
             unit: d["summary"],
         }
     )
+
+
+# --------------------------------------------------------------------------------------------
+# annotated spans (FaithBench): each annotator's span of the summary, its label and note
+
+SPAN_LEGEND = (
+    "Highlighted: the parts of the summary annotators marked (red: unwanted, amber: "
+    "questionable, blue: benign, grey: no label); a part several annotators marked is "
+    "underlined once more for each further one; [n] closes annotation n of the table below."
+)
+
+
+def span_annotations(smp: dict[str, Any]) -> list[dict[str, Any]]:
+    """The open sample's span annotations (attributes.annotations), ordered by where they
+    start in the summary (then by length, longest first); empty when it has none."""
+    from evaluator.benchmarks.faithbench import annotations_of
+
+    found = annotations_of(smp.get("attributes"))
+    ok = [
+        a
+        for a in found
+        if isinstance(a.get("start"), int)
+        and isinstance(a.get("end"), int)
+        and a["start"] <= a["end"]
+    ]
+    return sorted(ok, key=lambda a: (a["start"], -a["end"], str(a.get("annotator", ""))))
+
+
+def span_tone(labels: Any) -> str:
+    """unwanted / questionable / benign (the most severe label), or other."""
+    names = [str(x) for x in labels] if isinstance(labels, list) else []
+    for tone, prefix in (
+        ("unwanted", "Unwanted"),
+        ("questionable", "Questionable"),
+        ("benign", "Benign"),
+    ):
+        if any(x == prefix or x.startswith(prefix + ".") for x in names):
+            return tone
+    return "other"
+
+
+def span_label(labels: Any) -> str:
+    from evaluator.benchmarks.faithbench import label_text
+
+    return label_text([str(x) for x in labels]) if isinstance(labels, list) else "no label"
+
+
+def highlight_spans(annotations: list[dict[str, Any]]) -> list[textdiff.Span]:
+    """The annotations as numbered spans to highlight (numbers as in span_rows)."""
+    return [
+        textdiff.Span(
+            a["start"],
+            a["end"],
+            i,
+            span_tone(a.get("label")),
+            f"{span_label(a.get('label'))} · {a.get('annotator') or 'annotator'}",
+        )
+        for i, a in enumerate(annotations, start=1)
+    ]
+
+
+def span_rows(annotations: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per annotation: its number, the span, label, annotator pseudonym, note and
+    characters, as text (a formula-looking note is shown inert)."""
+    rows = pd.DataFrame(
+        {
+            "#": list(range(1, len(annotations) + 1)),
+            "span": [str(a.get("span", "")) for a in annotations],
+            "label": [span_label(a.get("label")) for a in annotations],
+            "annotator": [str(a.get("annotator") or "") for a in annotations],
+            "note": [str(a.get("note") or "—") for a in annotations],
+            "characters": [f"{a['start']}–{a['end']}" for a in annotations],
+        }
+    )
+    return neutralise_formulas(rows)
+
+
+def overlapping(annotations: list[dict[str, Any]]) -> int:
+    """How many annotations share at least one character with another one."""
+    n = 0
+    for i, a in enumerate(annotations):
+        if any(
+            j != i and max(a["start"], b["start"]) < min(a["end"], b["end"])
+            for j, b in enumerate(annotations)
+        ):
+            n += 1
+    return n
+
+
+def verdicts_table(preds: pd.DataFrame) -> pd.DataFrame:
+    """Each run's verdict on the open sample, short: model, verdict, right or wrong."""
+    if preds.empty:
+        return pd.DataFrame(columns=["model", "verdict", "correct"])
+    full = predictions_table(preds, pd.DataFrame())
+    return full[["model", "prediction", "correct"]].rename(columns={"prediction": "verdict"})

@@ -788,10 +788,15 @@ def sample_evidence(con: Any, root: Any, preds: pd.DataFrame, sample_id: str) ->
     """Beside the open sample: each run's evidence on it (explorer.evidence_view; `preds`: the
     runs' predictions for the sample, as sample_detail read them), flagged parts highlighted; a
     run that stored none says so."""
+    from evaluator.core import formatting as F
     from explorer import evidence_view as EV
 
     found = EV.evidence_for_sample(con, root, preds, sample_id)
     if not found:
+        return
+    if not any(r.stored or r.problem for r in found):
+        # released outputs and baselines: one line, not one per run
+        st.caption(f"No run here stored evidence ({F.plural(len(found), 'run')}).")
         return
     st.markdown("**Why each run scored it so** (the evidence its detector stored)")
     quiet = []
@@ -819,3 +824,41 @@ def sample_evidence(con: Any, root: Any, preds: pd.DataFrame, sample_id: str) ->
             )
     if quiet:
         st.caption("  \n".join(quiet))
+
+
+def sample_spans(smp: dict[str, Any], preds: pd.DataFrame) -> None:
+    """The open sample's annotated spans (FaithBench): the summary with each annotator's span
+    highlighted, the detectors' verdicts beside it, and every span's label, annotator and note
+    below (all as text). Nothing for a sample without span annotations."""
+    from evaluator.core import formatting as F
+    from explorer import textdiff
+
+    found = X.span_annotations(smp)
+    if not found:
+        return
+    shared = X.overlapping(found)
+    st.markdown(
+        f"**Annotated spans** ({F.plural(len(found), 'annotation')}"
+        + (f", {F.count(shared)} overlapping" if shared else "")
+        + ")"
+    )
+    left, right = st.columns([3, 2])
+    with left:
+        st.html(textdiff.spans_html(str(smp["summary"]), X.highlight_spans(found)))
+        st.caption(X.SPAN_LEGEND)
+    with right:
+        st.markdown("**The detectors' verdicts**")
+        verdicts = X.verdicts_table(preds)
+        if verdicts.empty:
+            st.caption("No run has a prediction for this sample.")
+        else:
+            st.dataframe(verdicts, hide_index=True, width="stretch")
+    st.dataframe(
+        X.span_rows(found),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "#": st.column_config.NumberColumn("#", width="small"),
+            "note": st.column_config.TextColumn("note", width="large"),
+        },
+    )

@@ -169,4 +169,5 @@ with right:
         )
     else:
         preds = widgets.sample_detail(con, smp, str(current), bench, unit, units)
+        sections.sample_spans(smp, preds)
         sections.sample_evidence(con, s.root, preds, str(current))

@@ -142,6 +142,7 @@ BENCHMARKS: Registry[BenchmarkSpec] = Registry(
             "qags",
             "frank",
             "llm_aggrefact",
+            "faithbench",
         )
     ),
 )

@@ -395,6 +395,7 @@ def test_labels_given_runs_report_only_explanation_metrics() -> None:
 # where each registered benchmark's release lies in ../shared/benchmarks (demo: generated)
 SHARED_SOURCE = {
     "factcc_explanations": "summedits",
+    "faithbench": "faithbench",
     "frank": "frank",
     "llm_aggrefact": "llm_aggrefact",
     "longeval_pubmed": "longsciverify",

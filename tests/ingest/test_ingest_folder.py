@@ -17,6 +17,7 @@ def test_every_release_benchmark_names_its_folder() -> None:
     folders = {s.name: s.release_folder for s in registry.specs() if s.release_folder}
     assert folders == {
         "factcc_explanations": "summedits",
+        "faithbench": "faithbench",
         "frank": "frank",
         "llm_aggrefact": "llm_aggrefact",
         "longeval_pubmed": "longsciverify",
@@ -29,7 +30,11 @@ def test_every_release_benchmark_names_its_folder() -> None:
     assert registry.get("demo").release_folder is None  # built in, not read from a release
     files = {s.name: s.release_files for s in registry.specs() if s.release_files}
     # their rows may live on the hub only
-    assert files == {"summexecedit": "*.json*", "llm_aggrefact": "data/*.parquet"}
+    assert files == {
+        "summexecedit": "*.json*",
+        "llm_aggrefact": "data/*.parquet",
+        "faithbench": "data_for_release/batch_*.json",
+    }
 
 
 def test_ingest_all_reads_the_folders_that_are_there(
