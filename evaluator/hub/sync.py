@@ -594,9 +594,16 @@ class Report:
     skipped: list[str] = field(default_factory=list)  # what the repo holds that failed a check
 
     def summary(self) -> str:
-        parts = [f"{n} {k}" for k, n in {**self.pulled, **self.pushed}.items() if n]
+        from evaluator.core.formatting import plural
+
+        parts = []
+        for key, n in {**self.pulled, **self.pushed}.items():
+            if n:
+                base, pushed = key.removesuffix(" pushed"), key.endswith(" pushed")
+                one = base[:-1] if base.endswith("s") else base
+                parts.append(plural(n, one, base) + (" pushed" if pushed else ""))
         if self.skipped:
-            parts.append(f"{len(self.skipped)} skipped")
+            parts.append(f"{plural(len(self.skipped), 'entry', 'entries')} skipped")
         return ", ".join(parts) if parts else "nothing to do"
 
 

@@ -320,7 +320,7 @@ def test_cli_pull_push_status(
     assert "5 runs" in capsys.readouterr().out
     add_run(b.data, "demo", "From replica b", origin="submitted")
     assert main(["hub", "push"]) == 0
-    assert "1 runs pushed" in capsys.readouterr().out
+    assert "1 run pushed" in capsys.readouterr().out
     assert main(["hub", "status"]) == 0
     assert "in step" in capsys.readouterr().out
     assert WRITE_TOKEN not in json.dumps([p for p in repo_files(fake_hub)])
