@@ -929,9 +929,8 @@ def _outbox_files(
         adds[H.RUNS_TABLE] = T.parquet_bytes(
             T.rows_table(sorted(rows.values(), key=lambda r: str(r["run_id"])), T.RUNS_SCHEMA)
         )
-        adds[H.RESULTS_TABLE] = T.parquet_bytes(
-            T.merge_results(_old_results(client, remote, local, rows), drop, hidden, new_results)
-        )
+        old = _old_results(client, remote, local, tabs.runs)  # as the repo has it now
+        adds[H.RESULTS_TABLE] = T.parquet_bytes(T.merge_results(old, drop, hidden, new_results))
     if runs_changed or H.MANIFEST not in remote.files:
         adds[H.MANIFEST] = manifest.to_bytes()
 

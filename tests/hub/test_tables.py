@@ -203,3 +203,42 @@ def test_a_repo_of_a_newer_layout_is_refused(fake_hub: FakeHub, replica) -> None
     fake_hub.put(REPO_ID, {"manifest.json": b'{"layout_version": 3, "shards": {}}'})
     with pytest.raises(sync.LayoutError, match="layout 3.*update FactBoard"):
         sync.pull(HubClient.from_env(), b.data, b.subs)
+
+
+def test_the_dataset_card_names_tables_that_pandas_and_duckdb_read(
+    fake_hub: FakeHub, replica, tmp_path: Path
+) -> None:
+    import fnmatch
+
+    import duckdb
+    import yaml
+
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    files = files_of(fake_hub)
+    card = files["README.md"].decode()
+    front = yaml.safe_load(card.split("---")[1])
+    configs = {c["config_name"]: c["data_files"] for c in front["configs"]}
+    assert {"results", "runs", "predictions", "labels"} <= set(configs)
+    for name, pattern in configs.items():
+        matched = [p for p in files if fnmatch.fnmatch(p, pattern)]
+        if name in ("results", "runs", "predictions", "labels"):
+            assert matched, name
+        for p in matched:  # each a table of its own
+            (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / p).write_bytes(files[p])
+    assert REPO_ID in card
+    results = pd.read_parquet(tmp_path / "tables" / "results.parquet")
+    assert set(results["run_id"]) == live_ids(a.data)
+    top = duckdb.sql(
+        f"select model_name, value from '{tmp_path}/tables/results.parquet' "
+        "where metric = 'balanced_accuracy' and slice_kind = 'overall' and split = 'test' "
+        "and unit = 'summary' "
+        "and not hidden order by value desc"
+    ).fetchall()
+    assert len(top) == 4
+    preds = duckdb.sql(
+        f"select run_id, count(*) from '{tmp_path}/shards/*/predictions-*.parquet' group by all"
+    ).fetchall()
+    assert {r[0] for r in preds} == live_ids(a.data)
