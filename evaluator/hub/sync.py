@@ -52,6 +52,7 @@ from evaluator.store import layout, runs
 
 DEMO = "demo"
 MAX_RACES = 20
+WRITERS = 4  # threads writing pulled run folders
 _TERMINAL_RECORDS = ("scored", "rejected", "abandoned", "deleted")
 _LOCK = threading.RLock()  # one pull or push at a time per process
 
@@ -729,10 +730,15 @@ def _pull_runs(
         if broken:
             rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
             continue
-        for rid in rids:
-            with contextlib.suppress(FileExistsError):
-                if _write_pulled(local, tabs.runs[rid], parts, rep):
-                    n += 1
+
+        # run folders are independent; the store's Parquet and fsync work overlaps in threads
+        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+            rows = [tabs.runs[rid] for rid in rids]
+            n += sum(
+                pool.map(
+                    _write_pulled, [local] * len(rids), rows, [parts] * len(rids), [rep] * len(rids)
+                )
+            )
     return n
 
 
