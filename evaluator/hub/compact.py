@@ -94,7 +94,8 @@ def _merged(
     min_shards: int,
     say: Callable[[str], None],
 ) -> tuple[dict[str, bytes | Any], dict[str, int], int]:
-    rows = {rid: dict(r) for rid, r in tabs.runs.items()}
+    rows = tabs.runs
+    updates: dict[str, dict[str, Any]] = {}
     manifest = T.Manifest(H.LAYOUT_VERSION, {b: dict(s) for b, s in tabs.manifest.shards.items()})
     adds: dict[str, bytes | Any] = {}
     merged: dict[str, int] = {}
@@ -122,7 +123,7 @@ def _merged(
                 adds[H.shard_file(bench, kind, sid)] = T.parquet_bytes(table, size)
                 kinds_out.append(kind)
         for r in in_these:
-            r["shard"] = sid if not r.get("deleted") else None
+            updates[str(r["run_id"])] = {"shard": sid if not r.get("deleted") else None}
         if keep:
             manifest.shards[bench] = {sid: kinds_out}
         else:
@@ -137,8 +138,6 @@ def _merged(
         )
     if not merged:
         return {}, {}, 0
-    adds[H.RUNS_TABLE] = T.parquet_bytes(
-        T.rows_table(sorted(rows.values(), key=lambda r: str(r["run_id"])), T.RUNS_SCHEMA)
-    )
+    adds[H.RUNS_TABLE] = T.parquet_bytes(T.update_runs(tabs.runs_table, updates, []))
     adds[H.MANIFEST] = manifest.to_bytes()
     return adds, merged, dropped

@@ -181,7 +181,7 @@ def verify(client: HubClient, old_root: Path, run_ids: list[str]) -> list[str]:
     for rid in sorted(live & set(run_ids)):
         row = tabs.runs[rid]
         try:
-            new = runs.validate_record(json.loads(row["run_json"]), rid)
+            new = runs.validate_record(json.loads(tabs.run_json(rid) or "null"), rid)
             old = runs.read_record(layout.run_dir(rid, old_root))
         except (FactBoardError, ValueError, TypeError) as e:
             problems.append(f"run {rid}: {e}")

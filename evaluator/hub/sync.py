@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import threading
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evaluator.core.errors import FactBoardError
@@ -125,6 +127,8 @@ class Blobs:
         missing = []
         for p in paths:
             oid = remote.files[p]
+            if not _OID.match(oid):
+                disk = None  # an oid is used as a file name only when it looks like one
             with self._lock:
                 hit = self._cache.get(oid)
             if hit is None and disk is not None:
@@ -142,7 +146,7 @@ class Blobs:
                 out[p] = data
                 oid = remote.files[p]
                 self._keep(oid, data)
-                if disk is not None:
+                if disk is not None and _OID.match(oid):
                     with contextlib.suppress(OSError):
                         disk.mkdir(parents=True, exist_ok=True)
                         _atomic(disk / oid, data)
@@ -150,6 +154,7 @@ class Blobs:
 
 
 BLOBS = Blobs()
+_OID = re.compile(r"^[0-9a-f]{40,64}$")
 _TREES: dict[tuple[str, str], dict[str, str]] = {}
 
 
@@ -181,15 +186,24 @@ def snapshot(client: HubClient, folder: str | None = None, cache: Path | None = 
 
 @dataclass
 class RemoteTables:
-    """The repo's manifest, runs and submission records at one head, read defensively."""
+    """The repo's manifest, runs and submission records at one head, read defensively. `runs`
+    holds every row with a plain run id, without its run.json (`run_json(rid)` reads that)."""
 
     manifest: T.Manifest
-    runs: dict[str, dict[str, Any]]  # run_id -> row, every row with a plain run id
+    runs: dict[str, dict[str, Any]]  # run_id -> row (no run_json; has_json instead)
     bad: dict[str, str]  # run_id -> why its row is not pulled
     records: dict[str, str]  # submission id -> record JSON
     problems: list[str]
     runs_readable: bool = True
     records_readable: bool = True
+    runs_table: pa.Table | None = None
+    pos: dict[str, int] = field(default_factory=dict)
+
+    def run_json(self, run_id: str) -> str | None:
+        if self.runs_table is None or run_id not in self.pos:
+            return None
+        value = self.runs_table["run_json"][self.pos[run_id]].as_py()
+        return str(value) if value else None
 
 
 def check_layout(client: HubClient, remote: Remote) -> None:
@@ -202,8 +216,22 @@ def check_layout(client: HubClient, remote: Remote) -> None:
         )
 
 
+_PARSED: dict[tuple[str, str], RemoteTables] = {}
+
+
 def load_tables(client: HubClient, remote: Remote, cache: Path | None = None) -> RemoteTables:
+    """The repo's tables at `remote.head`, parsed once per head and process (callers copy what
+    they change)."""
     check_layout(client, remote)
+    key = (client.repo, remote.head)
+    if key not in _PARSED:
+        if len(_PARSED) > 4:
+            _PARSED.clear()
+        _PARSED[key] = _load_tables(client, remote, cache)
+    return _PARSED[key]
+
+
+def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> RemoteTables:
     want = [p for p in (H.MANIFEST, H.RUNS_TABLE, H.SUBMISSIONS_TABLE) if p in remote.files]
     blobs = BLOBS.get(client, remote, want, cache / "blobs" if cache else None)
     problems: list[str] = []
@@ -220,13 +248,19 @@ def load_tables(client: HubClient, remote: Remote, cache: Path | None = None) ->
             )
         problems += manifest.problems
     out = RemoteTables(manifest, {}, {}, {}, problems)
+    rows: list[dict[str, Any]] = []
     try:
-        rows = T.read_rows(blobs.get(H.RUNS_TABLE), T.RUNS_SCHEMA, H.RUNS_TABLE)
+        if H.RUNS_TABLE in blobs:
+            table = T.read_table(blobs[H.RUNS_TABLE], T.RUNS_SCHEMA, H.RUNS_TABLE)
+            out.runs_table = table
+            rows = table.drop_columns(["run_json"]).to_pylist()
+            for row, has in zip(rows, pc.is_valid(table["run_json"]).to_pylist(), strict=True):
+                row["has_json"] = bool(has)
     except T.TableError as e:
         problems.append(str(e))
         out.runs_readable = False
         rows = []
-    for row in rows:
+    for i, row in enumerate(rows):
         rid = str(row.get("run_id") or "")
         if not H.safe(rid):
             problems.append(f"runs table: a row with run id {rid!r} skipped (not a plain name)")
@@ -235,6 +269,7 @@ def load_tables(client: HubClient, remote: Remote, cache: Path | None = None) ->
             problems.append(f"runs table: run {rid} listed twice; the first row is kept")
             continue
         out.runs[rid] = row
+        out.pos[rid] = i
         if row.get("deleted"):
             continue
         why = _row_problem(row, manifest)
@@ -268,7 +303,7 @@ def _row_problem(row: dict[str, Any], manifest: T.Manifest) -> str | None:
     bench = row.get("benchmark") or ""
     if not H.safe(bench):
         return f"benchmark {bench!r} is not a plain name"
-    if not row.get("run_json"):
+    if not row.get("has_json"):
         return "no run.json in its row"
     shard = row.get("shard") or ""
     if shard not in manifest.shards.get(bench, {}):
@@ -734,23 +769,26 @@ def _pull_runs(
         # run folders are independent; the store's Parquet and fsync work overlaps in threads
         with ThreadPoolExecutor(max_workers=WRITERS) as pool:
             rows = [tabs.runs[rid] for rid in rids]
-            n += sum(
-                pool.map(
-                    _write_pulled, [local] * len(rids), rows, [parts] * len(rids), [rep] * len(rids)
-                )
-            )
+            texts = [tabs.run_json(rid) for rid in rids]
+            k = len(rids)
+            n += sum(pool.map(_write_pulled, [local] * k, rows, texts, [parts] * k, [rep] * k))
     return n
 
 
 def _write_pulled(
-    local: Local, row: dict[str, Any], parts: dict[str, dict[str, pa.Table]], rep: Report
+    local: Local,
+    row: dict[str, Any],
+    text: str | None,
+    parts: dict[str, dict[str, pa.Table]],
+    rep: Report,
 ) -> bool:
     """One pulled run, written through the store's own checks (validate_record, write_run)."""
     rid = str(row["run_id"])
     where = f"{H.RUNS_TABLE}:{rid}"
     try:
-        data = json.loads(row["run_json"])
-        rec = runs.validate_record(data, rid)
+        if not text:
+            raise FactBoardError("no run.json in its row")
+        rec = runs.validate_record(json.loads(text), rid)
         if rec.benchmark != row.get("benchmark"):
             raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
         rec = rec.model_copy(update={"hidden": bool(row.get("hidden"))})
@@ -894,9 +932,10 @@ def _outbox_files(
     tabs = p.tables
     assert tabs is not None
     adds: dict[str, bytes | Path] = {}
-    rows = {rid: dict(row) for rid, row in tabs.runs.items()}
     manifest = T.Manifest(H.LAYOUT_VERSION, {b: dict(s) for b, s in tabs.manifest.shards.items()})
     runs_changed = False
+    new_rows: dict[str, dict[str, Any]] = {}  # runs the table lacks
+    updates: dict[str, dict[str, Any]] = {}  # run id -> changed cells of its row
     new_results: list[dict[str, Any]] = []
     drop: set[str] = set()
     hidden: dict[str, bool] = {}
@@ -909,33 +948,41 @@ def _outbox_files(
         for bench, sid_kinds in built.shards.items():
             manifest.shards.setdefault(bench, {}).update(sid_kinds)
         for row, rec in built.rows:
-            rows[row["run_id"]] = row
+            new_rows[row["run_id"]] = row
             new_results += T.result_rows(rec)
-        p.push_runs = [r for r in p.push_runs if r in rows]
+        p.push_runs = [r for r in p.push_runs if r in new_rows]
         runs_changed = True
 
     for rid, entry in p.push_moderation.items():
         runs_changed = True
         if entry["action"] == "delete":
-            rows[rid] = T.tombstone(rows.get(rid), rid, entry["at"])
             drop.add(rid)
+            if rid in tabs.runs:
+                updates[rid] = T.tombstone({}, rid, entry["at"])
+            else:
+                new_rows[rid] = T.tombstone(new_rows.get(rid), rid, entry["at"])
+                new_results = [r for r in new_results if r["run_id"] != rid]
             continue
-        found = rows.get(rid)
-        if found is None:
-            continue  # not published yet: its run goes out hidden or shown as it is here
-        row = found
-        row.update(moderation=entry["action"], moderated_at=entry["at"])
-        row["hidden"] = entry["action"] == "hide"
-        hidden[rid] = row["hidden"]
-        run_json = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
+        change: dict[str, Any] = {
+            "moderation": entry["action"],
+            "moderated_at": entry["at"],
+            "hidden": entry["action"] == "hide",
+        }
         with contextlib.suppress(OSError):
-            row["run_json"] = run_json.read_text(encoding="utf-8")
+            run_json = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
+            change["run_json"] = run_json.read_text(encoding="utf-8")
+        if rid in tabs.runs:
+            updates[rid] = change
+        elif rid in new_rows:
+            new_rows[rid].update(change)
+        else:
+            continue  # not published yet: its run goes out hidden or shown as it is here
+        hidden[rid] = change["hidden"]
 
     if runs_changed:
-        adds[H.RUNS_TABLE] = T.parquet_bytes(
-            T.rows_table(sorted(rows.values(), key=lambda r: str(r["run_id"])), T.RUNS_SCHEMA)
-        )
-        old = _old_results(client, remote, local, tabs.runs)  # as the repo has it now
+        table = T.update_runs(tabs.runs_table, updates, list(new_rows.values()))
+        adds[H.RUNS_TABLE] = T.parquet_bytes(table)
+        old = _old_results(client, remote, local, tabs)  # as the repo has it now
         adds[H.RESULTS_TABLE] = T.parquet_bytes(T.merge_results(old, drop, hidden, new_results))
     if runs_changed or H.MANIFEST not in remote.files:
         adds[H.MANIFEST] = manifest.to_bytes()
@@ -979,7 +1026,7 @@ def _status_of(record: str) -> str | None:
 
 
 def _old_results(
-    client: HubClient, remote: Remote, local: Local, rows: dict[str, dict[str, Any]]
+    client: HubClient, remote: Remote, local: Local, tabs: RemoteTables
 ) -> pa.Table | None:
     """The repo's results table; when it is missing or unreadable, rebuilt from the runs rows."""
     if H.RESULTS_TABLE in remote.files:
@@ -988,16 +1035,18 @@ def _old_results(
             return T.read_table(data, T.RESULTS_SCHEMA, H.RESULTS_TABLE)
         except T.TableError:
             pass
-    return results_from_rows(rows.values())
+    return results_from_rows(tabs)
 
 
-def results_from_rows(rows: Iterable[dict[str, Any]]) -> pa.Table:
+def results_from_rows(tabs: RemoteTables) -> pa.Table:
+    """The results table rebuilt from the runs table's run.json texts."""
     out: list[dict[str, Any]] = []
-    for row in rows:
-        if row.get("deleted") or not row.get("run_json"):
+    for rid, row in tabs.runs.items():
+        text = tabs.run_json(rid)
+        if row.get("deleted") or not text:
             continue
         with contextlib.suppress(ValueError, RecursionError, FactBoardError):
-            rec = runs.validate_record(json.loads(row["run_json"]), str(row["run_id"]))
+            rec = runs.validate_record(json.loads(text), rid)
             out += T.result_rows(rec.model_copy(update={"hidden": bool(row.get("hidden"))}))
     return T.rows_table(out, T.RESULTS_SCHEMA)
 

@@ -145,8 +145,9 @@ def run_row(rec: RunRecord, run_json: str, shard: str | None, kinds: Iterable[st
 
 
 def tombstone(row: dict[str, Any] | None, run_id: str, at: str) -> dict[str, Any]:
-    """A deleted run's row: identity kept, content gone."""
-    base = dict(row or {"run_id": run_id})
+    """A deleted run's row (or, given {}, the cells that make a row one): identity kept,
+    content gone."""
+    base = dict({"run_id": run_id} if row is None else row)
     base.update(
         deleted=True, hidden=True, moderation="delete", moderated_at=at, run_json=None, kinds=""
     )
@@ -189,6 +190,39 @@ def shard_table(kind: str, parts: list[tuple[str, pa.Table]]) -> pa.Table:
     return pa.concat_tables(tables).cast(schema)
 
 
+def update_runs(
+    old: pa.Table | None, updates: dict[str, dict[str, Any]], new_rows: list[dict[str, Any]]
+) -> pa.Table:
+    """The runs table: `old` with some cells of some rows replaced (run id -> {column: value}),
+    then `new_rows` appended; column by column in Arrow, so a change to a few rows of a large
+    table never turns every run.json into a Python string."""
+    import numpy as np
+
+    parts = []
+    if old is not None and len(old):
+        t = old
+        if updates:
+            pos: dict[str, int] = {}
+            for i, rid in enumerate(t["run_id"].to_pylist()):
+                pos.setdefault(rid, i)
+            for col in sorted({c for u in updates.values() for c in u}):
+                items = sorted(
+                    (pos[r], u[col]) for r, u in updates.items() if col in u and r in pos
+                )
+                if not items:
+                    continue
+                mask = np.zeros(len(t), dtype=bool)
+                mask[[i for i, _ in items]] = True
+                at = t.schema.get_field_index(col)
+                values = pa.array([v for _, v in items], t.schema.field(col).type)
+                new = pc.replace_with_mask(t[col].combine_chunks(), pa.array(mask), values)
+                t = t.set_column(at, col, new)
+        parts.append(t)
+    if new_rows:
+        parts.append(rows_table(new_rows, RUNS_SCHEMA))
+    return pa.concat_tables(parts) if parts else RUNS_SCHEMA.empty_table()
+
+
 def merge_results(
     old: pa.Table | None,
     drop: set[str],
@@ -202,11 +236,13 @@ def merge_results(
         if drop:
             t = t.filter(pc.invert(pc.is_in(t["run_id"], pa.array(sorted(drop), pa.string()))))
         if hidden and len(t):
-            ids = t["run_id"].to_pylist()
-            flags = t["hidden"].to_pylist()
-            col = [hidden.get(i, f) for i, f in zip(ids, flags, strict=True)]
-            at = t.schema.get_field_index("hidden")
-            t = t.set_column(at, "hidden", pa.array(col, pa.bool_()))
+            col = t["hidden"]
+            for flag in (True, False):
+                ids = sorted(r for r, h in hidden.items() if h is flag)
+                if ids:
+                    mask = pc.is_in(t["run_id"], pa.array(ids, pa.string()))
+                    col = pc.if_else(mask, flag, col)
+            t = t.set_column(t.schema.get_field_index("hidden"), "hidden", col)
         parts.append(t)
     if new_rows:
         parts.append(rows_table(new_rows, RESULTS_SCHEMA))
