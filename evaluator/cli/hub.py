@@ -4,6 +4,8 @@
                                     submission records and the queue from $FACTBOARD_HUB_REPO
   hub push [--reported] [--demo]    publish what the local root has and the repo lacks
   hub status                        what differs, both ways (exit 0 either way)
+  hub compact                       merge each benchmark's shards; drop deleted runs' rows
+  hub migrate                       turn a repo of the old folder layout into tables
   space deploy --space OWNER/NAME [--results OWNER/NAME] [--set-token]
                                     create or update the Space (Docker) from this checkout
 
@@ -29,6 +31,8 @@ def register(sub: Any) -> None:
         "--demo", action="store_true", help="also publish the built-in demo benchmark and runs"
     )
     hs.add_parser("status", help="show what differs between the local root and the repo")
+    hs.add_parser("compact", help="merge each benchmark's shards into one (a write token)")
+    hs.add_parser("migrate", help="convert a repo of the old folder layout into tables, once")
     h.set_defaults(run=cmd_hub)
     for p in hs.choices.values():
         p.add_argument("--repo", help="results dataset repo (default: $FACTBOARD_HUB_REPO)")
@@ -55,18 +59,45 @@ def cmd_hub(args: argparse.Namespace) -> int:
     if args.hub_command == "pull":
         rep = sync.pull(client)
         print(f"pulled from {client.repo}@{rep.head[:10]}: {rep.summary()}")
+        _skipped(rep.skipped)
         return 0
     if args.hub_command == "push":
         client.ensure_repo()
         rep = sync.push(client, reported=args.reported, demo=args.demo)
         print(f"pushed to {client.repo}@{rep.head[:10]}: {rep.summary()}")
+        for note in rep.notes:
+            print(f"  {note}")
+        return 0
+    if args.hub_command == "compact":
+        from evaluator.hub.compact import compact
+
+        done = compact(client, log=lambda m: print(f"  {m}"))
+        print(f"{client.repo}: {done.summary()}")
+        return 0
+    if args.hub_command == "migrate":
+        from evaluator.hub.migrate import migrate
+
+        moved = migrate(client, log=lambda m: print(f"  {m}"))
+        print(f"{client.repo}: {moved.summary()}")
+        _skipped(moved.left_out)
         return 0
     plan = sync.status(client)
     lines = plan.lines()
     print(f"{client.repo}@{plan.head[:10]}: " + ("in step" if not lines else "differs"))
     for line in lines:
         print(f"  {line}")
+    _skipped(plan.problems)
     return 0
+
+
+def _skipped(problems: list[str]) -> None:
+    """What the repo holds that failed a check (skipped, never written here)."""
+    from evaluator.core.formatting import plural
+
+    if problems:
+        print(f"  skipped: {plural(len(problems), 'entry', 'entries')} that failed a check")
+        for p in problems[:20]:
+            print(f"    {p}")
 
 
 def cmd_space(args: argparse.Namespace) -> int:

@@ -261,6 +261,25 @@ class HubClient:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(one, items))
 
+    def fetch(self, path: str, revision: str) -> bytes:
+        """One file's bytes at `revision` in one request (a GET on the resolver URL, no metadata
+        call first): how the tables, the manifest and the shards are read."""
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+        url = hf_hub_url(
+            self.repo, path, repo_type="dataset", revision=revision, endpoint=self.config.endpoint
+        )
+
+        def get() -> bytes:
+            r = get_session().get(
+                url, headers=build_hf_headers(token=self.config.token or False), timeout=120
+            )
+            hf_raise_for_status(r)
+            return bytes(r.content)
+
+        return self._retrying(f"download {path}", get)
+
     def read(self, path: str, revision: str) -> bytes:
         """One (small) file's bytes at `revision`."""
         with tempfile.TemporaryDirectory(prefix="factboard-hub-") as tmp:

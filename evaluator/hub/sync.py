@@ -1,26 +1,29 @@
-"""Pull, push and status between the local data root (a cache) and the results repo (the source
-of truth). See evaluator/hub/layout.py for the repo's layout and docs/ARCHITECTURE.md.
+"""Pull, push and status between the local data root (immutable run folders) and the results repo
+(the source of truth, made of tables: see evaluator/hub/layout.py and docs/ARCHITECTURE.md).
 
-Nothing keeps a list of "things to push": `plan()` compares the local root with the repo's tree
+Nothing keeps a list of "things to push": `plan()` compares the local root with the repo's tables
 each time, so what a crash left unpushed (a submission scored just before the Space died) is found
-and pushed on the next start. The comparison, per kind:
+and pushed on the next start. Reading the repo costs one request when nothing changed: the head's
+commit id; the tree listing and the tables are cached by commit and content id (in memory and
+under <data root>/_hub/). The comparison, per kind:
 
-- runs: a local run the repo lacks is pushed; a repo run the local root lacks is pulled (staged
-  under _staging/, then renamed into runs/, as runs.write_run does). Runs are immutable, so a run
-  present on both sides is only looked at again for moderation.
-- moderation: the local log (<submissions>/moderation.jsonl) against `moderation/<run_id>.json`;
-  the later action wins. A pushed hide/show also carries the rewritten run.json; a delete removes
-  the run's folder from the repo and leaves the tombstone, so every replica deletes its copy on its
-  next pull (a snapshot download would never delete it) and nobody pushes it back.
+- runs: a local run the runs table lacks is pushed; a live row the local root lacks is pulled: its
+  run.json (from the row) and its per-sample rows (from the shard the row names) are written as a
+  run folder through evaluator.store.runs.write_run, so they are checked as a local write is. A
+  row or shard that fails a check is skipped and listed in the report, never the end of the pull.
+- moderation: the local log (<submissions>/moderation.jsonl) against the runs table's
+  `moderation` / `moderated_at`; the later action wins. A delete leaves a tombstone row (no
+  content), so every replica deletes its copy on its next pull and nobody pushes it back.
 - benchmarks: by benchmark.json; when the two differ the later `ingested_at` wins.
 - reported tables: pulled when missing or different; pushed by `hub push` only.
-- submission records: terminal records, without the contact e-mail, pushed when the repo's copy
-  differs and pulled when missing. Raw uploads never leave the machine.
+- submission records: terminal records, without the contact e-mail, in the submissions table.
 - jobs: a local job the repo lacks is pushed (queued on this replica); jobs in the repo are
   mirrored into the local file queue so the Queue page shows their state. Job state in the repo
   changes only by conditional commits (evaluator/hub/queue.py).
 
-All writes of one push go into as few commits as possible (the Hub limits commits per hour).
+A push is one commit made on the head it was computed from (`parent_commit`): when another
+replica or a worker committed in between, the Hub answers 412 and the push is recomputed on the
+new head. Its new runs go into one new shard per benchmark and kind.
 """
 
 from __future__ import annotations
@@ -28,26 +31,40 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from evaluator.core.errors import FactBoardError
 from evaluator.hub import layout as H
-from evaluator.hub.client import HubClient, blob_oid
+from evaluator.hub import tables as T
+from evaluator.hub.client import HubClient, HubError, StaleHead, blob_oid
 from evaluator.store import layout, runs
 
-MAX_FILES_PER_COMMIT = 400
 DEMO = "demo"
+MAX_RACES = 20
+WRITERS = 4  # threads writing pulled run folders
 _TERMINAL_RECORDS = ("scored", "rejected", "abandoned", "deleted")
-_LOCK = threading.Lock()  # one pull or push at a time per process
+_LOCK = threading.RLock()  # one pull or push at a time per process
+
+
+class LayoutError(HubError):
+    """The results repo is in a layout this FactBoard does not read."""
 
 
 # --------------------------------------------------------------------------------------------
-# the two sides
+# the repo side
 
 
 @dataclass
@@ -73,51 +90,240 @@ class Remote:
                 out[parts[1][: -len(suffix)] if suffix else parts[1]] = oid
         return out
 
+    def layout(self) -> int:
+        """1: one folder per run (before the tables); 2: tables; 0: an empty repo."""
+        if H.MANIFEST in self.files:
+            return H.LAYOUT_VERSION
+        if any(p.split("/")[0] in (H.RUNS, H.MODERATION, H.SUBMISSIONS) for p in self.files):
+            return 1
+        return 0
+
 
 class Blobs:
-    """Small repo files by blob oid, fetched once per process."""
+    """Repo files by blob oid (content-addressed, so never stale): in memory up to a budget, and
+    on disk in a cache folder when one is given."""
+
+    MEMORY = 256 * 2**20
 
     def __init__(self) -> None:
         self._cache: dict[str, bytes] = {}
+        self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, client: HubClient, remote: Remote, paths: list[str]) -> dict[str, bytes]:
+    def _keep(self, oid: str, data: bytes) -> None:
+        with self._lock:
+            if oid in self._cache or len(data) > self.MEMORY // 4:
+                return
+            self._cache[oid] = data
+            self._size += len(data)
+            while self._size > self.MEMORY and self._cache:
+                old = next(iter(self._cache))
+                self._size -= len(self._cache.pop(old))
+
+    def get(
+        self, client: HubClient, remote: Remote, paths: list[str], disk: Path | None = None
+    ) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
         missing = []
-        with self._lock:
-            for p in paths:
-                oid = remote.files[p]
-                if oid in self._cache:
-                    out[p] = self._cache[oid]
-                else:
-                    missing.append(p)
-        if missing:
-            tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"factboard-hub-{secrets.token_hex(6)}"
-            try:
-                for p, f in zip(missing, client.download(missing, remote.head, tmp), strict=True):
-                    out[p] = f.read_bytes()
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+        for p in paths:
+            oid = remote.files[p]
+            if not _OID.match(oid):
+                disk = None  # an oid is used as a file name only when it looks like one
             with self._lock:
-                for p in missing:
-                    self._cache[remote.files[p]] = out[p]
+                hit = self._cache.get(oid)
+            if hit is None and disk is not None:
+                with contextlib.suppress(OSError):
+                    hit = (disk / oid).read_bytes()
+                    self._keep(oid, hit)
+            if hit is None:
+                missing.append(p)
+            else:
+                out[p] = hit
+        if missing:
+            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
+                got = list(pool.map(lambda p: client.fetch(p, remote.head), missing))
+            for p, data in zip(missing, got, strict=True):
+                out[p] = data
+                oid = remote.files[p]
+                self._keep(oid, data)
+                if disk is not None and _OID.match(oid):
+                    with contextlib.suppress(OSError):
+                        disk.mkdir(parents=True, exist_ok=True)
+                        _atomic(disk / oid, data)
         return out
 
 
 BLOBS = Blobs()
+_OID = re.compile(r"^[0-9a-f]{40,64}$")
+_TREES: dict[tuple[str, str], dict[str, str]] = {}
 
 
-def snapshot(client: HubClient, folder: str | None = None) -> Remote:
-    """The repo's head and its files (or one folder's: a worker polling the queue lists only
-    queue/, not every run)."""
+def snapshot(client: HubClient, folder: str | None = None, cache: Path | None = None) -> Remote:
+    """The repo's head and its files (or one folder's). The listing of a head is kept (in memory,
+    and in `cache` when given), so a repo that has not moved costs one request."""
     head = client.head()
-    return Remote(head, client.tree(head, folder))
+    files = _TREES.get((client.repo, head))
+    if files is None and cache is not None:
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            kept = json.loads((cache / "tree.json").read_text(encoding="utf-8"))
+            if kept.get("repo") == client.repo and kept.get("head") == head:
+                files = {str(k): str(v) for k, v in kept["files"].items()}
+    if files is None:
+        files = client.tree(head)
+        if cache is not None:
+            with contextlib.suppress(OSError):
+                cache.mkdir(parents=True, exist_ok=True)
+                body = {"repo": client.repo, "head": head, "files": files}
+                _atomic(cache / "tree.json", json.dumps(body).encode())
+    if len(_TREES) > 16:
+        _TREES.clear()
+    _TREES[(client.repo, head)] = files
+    if folder is not None:
+        pre = folder.rstrip("/") + "/"
+        return Remote(head, {p: o for p, o in files.items() if p.startswith(pre)})
+    return Remote(head, dict(files))
+
+
+@dataclass
+class RemoteTables:
+    """The repo's manifest, runs and submission records at one head, read defensively. `runs`
+    holds every row with a plain run id, without its run.json (`run_json(rid)` reads that)."""
+
+    manifest: T.Manifest
+    runs: dict[str, dict[str, Any]]  # run_id -> row (no run_json; has_json instead)
+    bad: dict[str, str]  # run_id -> why its row is not pulled
+    records: dict[str, str]  # submission id -> record JSON
+    problems: list[str]
+    runs_readable: bool = True
+    records_readable: bool = True
+    runs_table: pa.Table | None = None
+    pos: dict[str, int] = field(default_factory=dict)
+
+    def run_json(self, run_id: str) -> str | None:
+        if self.runs_table is None or run_id not in self.pos:
+            return None
+        value = self.runs_table["run_json"][self.pos[run_id]].as_py()
+        return str(value) if value else None
+
+
+def check_layout(client: HubClient, remote: Remote) -> None:
+    found = remote.layout()
+    if found == 1:
+        raise LayoutError(
+            f"the results repo {client.repo} is in the old folder layout (layout 1: one folder "
+            f"per run); this FactBoard reads layout {H.LAYOUT_VERSION} (tables). Run `python -m "
+            "evaluator hub migrate` once, with a write token, to convert it"
+        )
+
+
+_PARSED: dict[tuple[str, str], RemoteTables] = {}
+
+
+def load_tables(client: HubClient, remote: Remote, cache: Path | None = None) -> RemoteTables:
+    """The repo's tables at `remote.head`, parsed once per head and process (callers copy what
+    they change)."""
+    check_layout(client, remote)
+    key = (client.repo, remote.head)
+    if key not in _PARSED:
+        if len(_PARSED) > 4:
+            _PARSED.clear()
+        _PARSED[key] = _load_tables(client, remote, cache)
+    return _PARSED[key]
+
+
+def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> RemoteTables:
+    want = [p for p in (H.MANIFEST, H.RUNS_TABLE, H.SUBMISSIONS_TABLE) if p in remote.files]
+    blobs = BLOBS.get(client, remote, want, cache / "blobs" if cache else None)
+    problems: list[str] = []
+    manifest = T.Manifest()
+    if H.MANIFEST in blobs:
+        try:
+            manifest = T.Manifest.parse(blobs[H.MANIFEST])
+        except T.TableError as e:
+            raise LayoutError(f"{client.repo}: {e}") from None
+        if manifest.version > H.LAYOUT_VERSION:
+            raise LayoutError(
+                f"the results repo {client.repo} is in layout {manifest.version}, newer than "
+                f"this FactBoard reads ({H.LAYOUT_VERSION}): update FactBoard"
+            )
+        problems += manifest.problems
+    out = RemoteTables(manifest, {}, {}, {}, problems)
+    rows: list[dict[str, Any]] = []
+    try:
+        if H.RUNS_TABLE in blobs:
+            table = T.read_table(blobs[H.RUNS_TABLE], T.RUNS_SCHEMA, H.RUNS_TABLE)
+            out.runs_table = table
+            rows = table.drop_columns(["run_json"]).to_pylist()
+            for row, has in zip(rows, pc.is_valid(table["run_json"]).to_pylist(), strict=True):
+                row["has_json"] = bool(has)
+    except T.TableError as e:
+        problems.append(str(e))
+        out.runs_readable = False
+        rows = []
+    for i, row in enumerate(rows):
+        rid = str(row.get("run_id") or "")
+        if not H.safe(rid):
+            problems.append(f"runs table: a row with run id {rid!r} skipped (not a plain name)")
+            continue
+        if rid in out.runs:
+            problems.append(f"runs table: run {rid} listed twice; the first row is kept")
+            continue
+        out.runs[rid] = row
+        out.pos[rid] = i
+        if row.get("deleted"):
+            continue
+        why = _row_problem(row, manifest)
+        if why:
+            out.bad[rid] = why
+            problems.append(f"run {rid} skipped: {why}")
+    try:
+        recs = T.read_rows(blobs.get(H.SUBMISSIONS_TABLE), T.SUBMISSIONS_SCHEMA, "submissions")
+    except T.TableError as e:
+        problems.append(str(e))
+        out.records_readable = False
+        recs = []
+    for r in recs:
+        sid, body = r.get("submission_id"), r.get("record")
+        if not H.safe(sid or "") or not body:
+            problems.append(f"submissions table: record {sid!r} skipped")
+            continue
+        try:
+            ok = isinstance(json.loads(body), dict)
+        except (ValueError, RecursionError):
+            ok = False
+        if not ok:
+            problems.append(f"submissions table: record {sid} skipped (not a JSON object)")
+            continue
+        out.records[str(sid)] = str(body)
+    return out
+
+
+def _row_problem(row: dict[str, Any], manifest: T.Manifest) -> str | None:
+    """Why a live row cannot be pulled, or None (its run.json is checked when it is written)."""
+    bench = row.get("benchmark") or ""
+    if not H.safe(bench):
+        return f"benchmark {bench!r} is not a plain name"
+    if not row.get("has_json"):
+        return "no run.json in its row"
+    shard = row.get("shard") or ""
+    if shard not in manifest.shards.get(bench, {}):
+        return f"its shard {shard!r} is not in the manifest"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# the local side
 
 
 @dataclass
 class Local:
     data_root: Path
     sub_root: Path
+
+    @property
+    def cache(self) -> Path:
+        """What this replica keeps of the repo: the last tree listing and the tables."""
+        return self.data_root / "_hub"
 
     @classmethod
     def of(cls, data_root: Path | None = None, sub_root: Path | None = None) -> Local:
@@ -216,6 +422,8 @@ class Plan:
     push_records: dict[str, bytes] = field(default_factory=dict)
     pull_jobs: list[str] = field(default_factory=list)
     push_jobs: list[str] = field(default_factory=list)
+    tables: RemoteTables | None = None
+    problems: list[str] = field(default_factory=list)  # what the repo holds that was skipped
 
     def outbox(self) -> int:
         return (
@@ -283,41 +491,45 @@ def plan(
 ) -> Plan:
     """What differs between the local root and the repo at `remote.head`."""
     p = Plan(remote.head)
-    # names from the repo become local folder names: only plain ones are taken
-    r_runs = {k: v for k, v in remote.under(H.RUNS).items() if runs.RUN_FILE in v and H.safe(k)}
+    tabs = p.tables = load_tables(client, remote, local.cache)
+    p.problems = list(tabs.problems)
     l_runs = local.run_ids()
 
-    # moderation
-    r_mod_oids = {k: v for k, v in remote.flat(H.MODERATION, ".json").items() if H.safe(k)}
+    # moderation: the runs table carries each run's latest action
     r_mod: dict[str, dict[str, str]] = {}
-    blobs = BLOBS.get(client, remote, [H.moderation_file(rid) for rid in r_mod_oids])
-    for path, data in blobs.items():
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            entry = json.loads(data)
-            r_mod[path.split("/")[1][: -len(".json")]] = {
-                "action": str(entry["action"]),
-                "at": str(entry["at"]),
-            }
+    for rid, row in tabs.runs.items():
+        action, at = row.get("moderation"), row.get("moderated_at")
+        if row.get("deleted"):
+            action = "delete"
+        if action in ("hide", "show", "delete"):
+            r_mod[rid] = {"action": str(action), "at": str(at or "")}
     l_mod = local.moderation()
     for rid, entry in l_mod.items():
         theirs = r_mod.get(rid)
         if theirs is None or entry["at"] > theirs["at"]:
             if entry["action"] != "delete" and rid not in l_runs:
                 continue  # shown/hidden, then deleted by someone else: nothing to say
+            if theirs is not None and theirs["action"] == "delete":
+                continue  # a tombstone is final
             p.push_moderation[rid] = entry
     for rid, entry in r_mod.items():
         if rid in p.push_moderation:
             continue
         if _needs_apply(local, rid, entry["action"], rid in l_runs):
             p.apply_moderation[rid] = entry
-    deleted = {rid for rid, e in r_mod.items() if e["action"] == "delete"} - set(p.push_moderation)
+    deleted = {rid for rid, e in r_mod.items() if e["action"] == "delete"}
     deleted |= {rid for rid, e in p.push_moderation.items() if e["action"] == "delete"}
 
-    p.pull_runs = sorted(set(r_runs) - l_runs - deleted)
-    p.push_runs = sorted(
-        r
-        for r in l_runs - set(r_runs) - deleted
-        if H.safe(r) and (demo or not _is_demo_run(local, r))
+    live = {rid for rid, row in tabs.runs.items() if not row.get("deleted")}
+    p.pull_runs = sorted(live - set(tabs.bad) - l_runs - deleted)
+    p.push_runs = (
+        sorted(
+            r
+            for r in l_runs - set(tabs.runs) - deleted
+            if H.safe(r) and (demo or not _is_demo_run(local, r))
+        )
+        if tabs.runs_readable
+        else []
     )
 
     # benchmarks
@@ -356,14 +568,14 @@ def plan(
         p.pull_reported = [n for n in p.pull_reported if n not in p.push_reported]
 
     # submission records
-    r_rec = {k: v for k, v in remote.flat(H.SUBMISSIONS, ".json").items() if H.safe(k)}
     l_rec = local.records()
     rec_dir = local.sub_root / "records"
-    for sid, data in l_rec.items():
-        if r_rec.get(sid) != blob_oid(data) and H.safe(sid):
-            p.push_records[sid] = data
+    if tabs.records_readable:
+        for sid, data in l_rec.items():
+            if tabs.records.get(sid, "").encode() != data and H.safe(sid):
+                p.push_records[sid] = data
     p.pull_records = sorted(
-        sid for sid in r_rec if sid not in l_rec and not (rec_dir / f"{sid}.json").exists()
+        sid for sid in tabs.records if sid not in l_rec and not (rec_dir / f"{sid}.json").exists()
     )
 
     # jobs
@@ -415,9 +627,19 @@ class Report:
     pulled: dict[str, int] = field(default_factory=dict)
     pushed: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # what the repo holds that failed a check
 
     def summary(self) -> str:
-        parts = [f"{n} {k}" for k, n in {**self.pulled, **self.pushed}.items() if n]
+        from evaluator.core.formatting import plural
+
+        parts = []
+        for key, n in {**self.pulled, **self.pushed}.items():
+            if n:
+                base, pushed = key.removesuffix(" pushed"), key.endswith(" pushed")
+                one = base[:-1] if base.endswith("s") else base
+                parts.append(plural(n, one, base) + (" pushed" if pushed else ""))
+        if self.skipped:
+            parts.append(f"{plural(len(self.skipped), 'entry', 'entries')} skipped")
         return ", ".join(parts) if parts else "nothing to do"
 
 
@@ -430,33 +652,25 @@ def pull(
     """Bring the local root up to the repo's head (see the module doc); returns what changed."""
     with _LOCK:
         local = Local.of(data_root, sub_root)
-        remote = snapshot(client)
+        remote = snapshot(client, cache=local.cache)
         p = plan(client, remote, local, jobs=jobs)
         return _pull(client, remote, local, p)
 
 
 def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
-    rep = Report(remote.head)
+    rep = Report(remote.head, skipped=list(p.problems))
     _clear_stale_staging(local)
     wanted: list[str] = []
-    for rid in p.pull_runs:
-        wanted += [f"{H.RUNS}/{rid}/{f}" for f in remote.under(H.RUNS)[rid]]
     for name in p.pull_benchmarks:
         wanted += [f"{H.BENCHMARKS}/{name}/{f}" for f in remote.under(H.BENCHMARKS)[name]]
     wanted += [f"{H.REPORTED}/{n}.csv" for n in p.pull_reported]
     staging = layout.staging_dir(local.data_root) / f"hub-pull-{secrets.token_hex(4)}"
     try:
         if wanted:
-            client.download(wanted, remote.head, staging)
-        n = 0
-        runs_dir = layout.runs_dir(local.data_root)
-        runs_dir.mkdir(parents=True, exist_ok=True)
-        for rid in p.pull_runs:
-            with contextlib.suppress(FileExistsError, OSError):
-                if not (runs_dir / rid).exists():
-                    os.rename(staging / H.RUNS / rid, runs_dir / rid)
-                    n += 1
-        rep.pulled["runs"] = n
+            blobs = _fetch_all(client, remote.head, wanted)
+            for path, data in blobs.items():
+                (staging / path).parent.mkdir(parents=True, exist_ok=True)
+                (staging / path).write_bytes(data)
         bdir = layout.benchmarks_dir(local.data_root)
         bdir.mkdir(parents=True, exist_ok=True)
         n = 0
@@ -478,6 +692,9 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
+    assert p.tables is not None
+    rep.pulled["runs"] = _pull_runs(client, remote, local, p.tables, p.pull_runs, rep)
+
     for rid, entry in p.apply_moderation.items():
         with contextlib.suppress(Exception):
             if entry["action"] == "delete":
@@ -487,11 +704,10 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
     rep.pulled["moderation actions"] = len(p.apply_moderation)
 
     if p.pull_records:
-        blobs = BLOBS.get(client, remote, [H.record_file(s) for s in p.pull_records])
         rec_dir = local.sub_root / "records"
         rec_dir.mkdir(parents=True, exist_ok=True)
         for sid in p.pull_records:
-            _atomic(rec_dir / f"{sid}.json", blobs[H.record_file(sid)])
+            _atomic(rec_dir / f"{sid}.json", p.tables.records[sid].encode())
     rep.pulled["submission records"] = len(p.pull_records)
 
     if p.pull_jobs:
@@ -499,7 +715,116 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
         for j in p.pull_jobs:
             mirror_job(local.sub_root, j, blobs[H.job_file(j)])
     rep.pulled["jobs"] = len(p.pull_jobs)
+    _prune_cache(local, remote)
     return rep
+
+
+def _fetch_all(client: HubClient, head: str, paths: Iterable[str]) -> dict[str, bytes]:
+    items = list(paths)
+    if not items:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
+        return dict(zip(items, pool.map(lambda p: client.fetch(p, head), items), strict=True))
+
+
+def _pull_runs(
+    client: HubClient,
+    remote: Remote,
+    local: Local,
+    tabs: RemoteTables,
+    run_ids: list[str],
+    rep: Report,
+) -> int:
+    """Write the runs as local run folders from their rows and shards (one shard at a time: each
+    file downloaded once, in one request). Returns how many were written."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for rid in run_ids:
+        row = tabs.runs[rid]
+        groups.setdefault((str(row["benchmark"]), str(row["shard"])), []).append(rid)
+    n = 0
+    for (bench, shard), rids in sorted(groups.items()):
+        kinds = tabs.manifest.shards[bench][shard]
+        paths = {k: H.shard_file(bench, k, shard) for k in kinds}
+        try:
+            blobs = _fetch_all(client, remote.head, paths.values())
+        except HubError as e:
+            if "404" not in str(e):
+                raise
+            rep.skipped.append(f"shard {bench}/{shard}: {e}; its runs skipped")
+            continue
+        parts: dict[str, dict[str, pa.Table]] = {}
+        broken: str | None = None
+        for kind, path in paths.items():
+            try:
+                parts[kind] = T.read_shard(blobs[path], kind, set(rids), path)
+            except T.TableError as e:
+                if kind == "predictions":
+                    broken = str(e)
+                else:
+                    rep.skipped.append(f"{e}; left out of its runs")
+        if broken:
+            rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
+            continue
+
+        # run folders are independent; the store's Parquet and fsync work overlaps in threads
+        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+            rows = [tabs.runs[rid] for rid in rids]
+            texts = [tabs.run_json(rid) for rid in rids]
+            k = len(rids)
+            n += sum(pool.map(_write_pulled, [local] * k, rows, texts, [parts] * k, [rep] * k))
+    return n
+
+
+def _write_pulled(
+    local: Local,
+    row: dict[str, Any],
+    text: str | None,
+    parts: dict[str, dict[str, pa.Table]],
+    rep: Report,
+) -> bool:
+    """One pulled run, written through the store's own checks (validate_record, write_run)."""
+    rid = str(row["run_id"])
+    where = f"{H.RUNS_TABLE}:{rid}"
+    try:
+        if not text:
+            raise FactBoardError("no run.json in its row")
+        rec = runs.validate_record(json.loads(text), rid)
+        if rec.benchmark != row.get("benchmark"):
+            raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
+        rec = rec.model_copy(update={"hidden": bool(row.get("hidden"))})
+        preds = parts["predictions"].get(rid)
+        if preds is None:
+            raise FactBoardError("no predictions in its shard")
+
+        def frame(kind: str) -> Any:
+            t = parts.get(kind, {}).get(rid)
+            return None if t is None else t.to_pandas()
+
+        runs.write_run(
+            rec,
+            preds.to_pandas(),
+            grades=frame("grades"),
+            root=local.data_root,
+            labels=frame("labels"),
+            evidence=frame("evidence"),
+        )
+        return True
+    except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
+        if layout.run_dir(rid, local.data_root).exists():
+            return False  # another process wrote it meanwhile
+        rep.skipped.append(f"run {rid} skipped ({where}): {e}")
+        return False
+
+
+def _prune_cache(local: Local, remote: Remote) -> None:
+    """Drop cached tables that the head no longer has."""
+    d = local.cache / "blobs"
+    if not d.is_dir():
+        return
+    keep = set(remote.files.values())
+    for f in d.iterdir():
+        if f.name not in keep:
+            f.unlink(missing_ok=True)
 
 
 def _clear_stale_staging(local: Local, older_than: float = 3600.0) -> None:
@@ -555,108 +880,240 @@ def push(
     message: str = "FactBoard: publish",
     demo: bool = False,
 ) -> Report:
-    """Publish what the local root has and the repo lacks, in as few commits as possible (the
-    built-in demo benchmark and its runs only with demo=True)."""
+    """Publish what the local root has and the repo lacks, in one commit (the built-in demo
+    benchmark and its runs only with demo=True)."""
     with _LOCK:
         local = Local.of(data_root, sub_root)
-        remote = snapshot(client)
+        remote = snapshot(client, cache=local.cache)
         p = plan(client, remote, local, reported=reported, jobs=jobs, demo=demo)
-        return _push(client, remote, local, p, message)
+        return _push(client, remote, local, p, message, reported=reported, jobs=jobs, demo=demo)
 
 
-def _push(client: HubClient, remote: Remote, local: Local, p: Plan, message: str) -> Report:
-    rep = Report(remote.head)
+def _push(
+    client: HubClient,
+    remote: Remote,
+    local: Local,
+    p: Plan,
+    message: str,
+    reported: bool = False,
+    jobs: bool = True,
+    demo: bool = False,
+) -> Report:
+    """Commit the plan's outbox on the head it was made from; when the head moved (412), plan
+    again on the new head and retry."""
+    for _ in range(MAX_RACES):
+        rep = Report(remote.head)
+        adds = _outbox_files(client, remote, local, p, rep)
+        if adds:
+            try:
+                rep.head = client.commit(adds, message=message, parent=remote.head)
+            except StaleHead:
+                time.sleep(0.02 + secrets.randbelow(80) / 1000)
+                remote = snapshot(client, cache=local.cache)
+                p = plan(client, remote, local, reported=reported, jobs=jobs, demo=demo)
+                continue
+        rep.pushed = {
+            "runs pushed": len(p.push_runs),
+            "benchmarks pushed": len(p.push_benchmarks),
+            "reported tables pushed": len(p.push_reported),
+            "moderation actions pushed": len(p.push_moderation),
+            "submission records pushed": len(p.push_records),
+            "jobs pushed": len(p.push_jobs),
+        }
+        return rep
+    raise HubError(f"could not publish: the results repo kept moving ({MAX_RACES} tries)")
+
+
+def _outbox_files(
+    client: HubClient, remote: Remote, local: Local, p: Plan, rep: Report
+) -> dict[str, bytes | Path]:
+    """Every file the push writes: new shards, the changed tables and manifest, benchmarks,
+    reported tables and jobs."""
+    tabs = p.tables
+    assert tabs is not None
     adds: dict[str, bytes | Path] = {}
-    folders: list[str] = []
-    deletes: list[str] = []
-    if H.README not in remote.files:
-        adds[H.README] = H.CARD.replace("{repo}", client.repo).encode()
-    for rid in p.push_runs:
-        d = layout.run_dir(rid, local.data_root)
-        for f in (
-            runs.RUN_FILE,
-            runs.PREDICTIONS_FILE,
-            runs.GRADES_FILE,
-            layout.LABELS_FILE,
-            layout.EVIDENCE_FILE,
-        ):
-            if (d / f).is_file():
-                adds[H.run_file(rid, f)] = (d / f).read_bytes()
-        adds.update(_eee_files(rid, local, rep))
+    manifest = T.Manifest(H.LAYOUT_VERSION, {b: dict(s) for b, s in tabs.manifest.shards.items()})
+    runs_changed = False
+    new_rows: dict[str, dict[str, Any]] = {}  # runs the table lacks
+    updates: dict[str, dict[str, Any]] = {}  # run id -> changed cells of its row
+    new_results: list[dict[str, Any]] = []
+    drop: set[str] = set()
+    hidden: dict[str, bool] = {}
+
+    if p.push_runs:
+        if not tabs.runs_readable:
+            raise HubError(f"{H.RUNS_TABLE} cannot be read: not overwriting it ({tabs.problems})")
+        built = build_runs(local.data_root, p.push_runs, rep.notes)
+        adds.update(built.files)
+        for bench, sid_kinds in built.shards.items():
+            manifest.shards.setdefault(bench, {}).update(sid_kinds)
+        for row, rec in built.rows:
+            new_rows[row["run_id"]] = row
+            new_results += T.result_rows(rec)
+        p.push_runs = [r for r in p.push_runs if r in new_rows]
+        runs_changed = True
+
+    for rid, entry in p.push_moderation.items():
+        runs_changed = True
+        if entry["action"] == "delete":
+            drop.add(rid)
+            if rid in tabs.runs:
+                updates[rid] = T.tombstone({}, rid, entry["at"])
+            else:
+                new_rows[rid] = T.tombstone(new_rows.get(rid), rid, entry["at"])
+                new_results = [r for r in new_results if r["run_id"] != rid]
+            continue
+        change: dict[str, Any] = {
+            "moderation": entry["action"],
+            "moderated_at": entry["at"],
+            "hidden": entry["action"] == "hide",
+        }
+        with contextlib.suppress(OSError):
+            run_json = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
+            change["run_json"] = run_json.read_text(encoding="utf-8")
+        if rid in tabs.runs:
+            updates[rid] = change
+        elif rid in new_rows:
+            new_rows[rid].update(change)
+        else:
+            continue  # not published yet: its run goes out hidden or shown as it is here
+        hidden[rid] = change["hidden"]
+
+    if runs_changed:
+        table = T.update_runs(tabs.runs_table, updates, list(new_rows.values()))
+        adds[H.RUNS_TABLE] = T.parquet_bytes(table)
+        old = _old_results(client, remote, local, tabs)  # as the repo has it now
+        adds[H.RESULTS_TABLE] = T.parquet_bytes(T.merge_results(old, drop, hidden, new_results))
+    if runs_changed or H.MANIFEST not in remote.files:
+        adds[H.MANIFEST] = manifest.to_bytes()
+
+    if p.push_records:
+        merged = dict(tabs.records)
+        merged.update({k: v.decode() for k, v in p.push_records.items()})
+        adds[H.SUBMISSIONS_TABLE] = T.parquet_bytes(
+            T.rows_table(
+                [
+                    {"submission_id": k, "status": _status_of(v), "record": v}
+                    for k, v in sorted(merged.items())
+                ],
+                T.SUBMISSIONS_SCHEMA,
+            )
+        )
+
     for name in p.push_benchmarks:
         d = layout.benchmark_dir(name, local.data_root)
         for f in (layout.SAMPLES_FILE, layout.META_FILE):
             adds[H.benchmark_file(name, f)] = d / f
     for name in p.push_reported:
         adds[f"{H.REPORTED}/{name}.csv"] = layout.reported_dir() / f"{name}.csv"
-    for rid, entry in p.push_moderation.items():
-        body = {"run_id": rid, **entry}
-        adds[H.moderation_file(rid)] = (json.dumps(body, sort_keys=True) + "\n").encode()
-        if entry["action"] == "delete":
-            if any(path.startswith(f"{H.RUNS}/{rid}/") for path in remote.files):
-                folders.append(f"{H.RUNS}/{rid}")
-            deletes += H.eee_files_of(rid, remote.files)
-        else:
-            run_json = layout.run_dir(rid, local.data_root) / runs.RUN_FILE
-            if run_json.is_file():
-                adds[H.run_file(rid, runs.RUN_FILE)] = run_json.read_bytes()
-    for sid, data in p.push_records.items():
-        adds[H.record_file(sid)] = data
     l_jobs = local.jobs()
     for j in p.push_jobs:
         with contextlib.suppress(OSError):
             adds[H.job_file(j)] = l_jobs[j][1].read_bytes()
-    if list(adds) == [H.README] and not folders and not deletes and remote.files:
-        adds = {}
-    if adds or folders or deletes:
-        items = sorted(adds.items())
-        for i in range(0, max(1, len(items)), MAX_FILES_PER_COMMIT):
-            chunk = dict(items[i : i + MAX_FILES_PER_COMMIT])
-            rep.head = client.commit(
-                chunk,
-                deletes=deletes if i == 0 else (),
-                delete_folders=folders if i == 0 else (),
-                message=message,
-            )
-    rep.pushed = {
-        "runs pushed": len(p.push_runs),
-        "benchmarks pushed": len(p.push_benchmarks),
-        "reported tables pushed": len(p.push_reported),
-        "moderation actions pushed": len(p.push_moderation),
-        "submission records pushed": len(p.push_records),
-        "jobs pushed": len(p.push_jobs),
-    }
-    return rep
+
+    card = H.CARD.replace("{repo}", client.repo).encode()
+    if adds and remote.files.get(H.README) != blob_oid(card):
+        adds[H.README] = card
+    if list(adds) == [H.MANIFEST] and remote.layout() == 0 and not remote.files:
+        return {}  # an empty repo and nothing to say
+    return adds
 
 
-def _eee_files(run_id: str, local: Local, rep: Report) -> dict[str, bytes | Path]:
-    """The run's Every Eval Ever record and samples file, under eee/ in the datastore layout, so
-    the community datastore can take them as they are. A run whose record cannot be built here
-    (its benchmark is not ingested on this replica) is published without one, and said so."""
-    from evaluator.interop.export import run_files
+def _status_of(record: str) -> str | None:
+    with contextlib.suppress(ValueError, AttributeError):
+        return str(json.loads(record).get("status"))
+    return None
 
-    try:
-        files = run_files(run_id, local.data_root).files()
-    except FactBoardError as e:
-        rep.notes.append(f"run {run_id}: no Every Eval Ever record ({e})")
-        return {}
-    return {H.eee_file(path): body for path, body in files.items()}
+
+def _old_results(
+    client: HubClient, remote: Remote, local: Local, tabs: RemoteTables
+) -> pa.Table | None:
+    """The repo's results table; when it is missing or unreadable, rebuilt from the runs rows."""
+    if H.RESULTS_TABLE in remote.files:
+        data = BLOBS.get(client, remote, [H.RESULTS_TABLE], local.cache / "blobs")[H.RESULTS_TABLE]
+        try:
+            return T.read_table(data, T.RESULTS_SCHEMA, H.RESULTS_TABLE)
+        except T.TableError:
+            pass
+    return results_from_rows(tabs)
+
+
+def results_from_rows(tabs: RemoteTables) -> pa.Table:
+    """The results table rebuilt from the runs table's run.json texts."""
+    out: list[dict[str, Any]] = []
+    for rid, row in tabs.runs.items():
+        text = tabs.run_json(rid)
+        if row.get("deleted") or not text:
+            continue
+        with contextlib.suppress(ValueError, RecursionError, FactBoardError):
+            rec = runs.validate_record(json.loads(text), rid)
+            out += T.result_rows(rec.model_copy(update={"hidden": bool(row.get("hidden"))}))
+    return T.rows_table(out, T.RESULTS_SCHEMA)
+
+
+@dataclass
+class Built:
+    rows: list[tuple[dict[str, Any], Any]]  # (runs table row, RunRecord)
+    files: dict[str, bytes | Path]  # new shard files
+    shards: dict[str, dict[str, list[str]]]  # benchmark -> {shard id: kinds}
+
+
+def build_runs(data_root: Path, run_ids: Iterable[str], notes: list[str]) -> Built:
+    """The rows and new shards (one per benchmark and kind) of local run folders. A folder that
+    does not read back as a valid run is left out, and said so."""
+    by_bench: dict[str, list[tuple[str, Any, str, dict[str, pa.Table]]]] = {}
+    for rid in run_ids:
+        d = layout.run_dir(rid, data_root)
+        try:
+            rec = runs.read_record(d)
+            text = (d / runs.RUN_FILE).read_text(encoding="utf-8")
+            files: dict[str, pa.Table] = {}
+            for kind in H.SHARD_KINDS:
+                f = d / T.kind_file(kind)
+                if f.is_file():
+                    files[kind] = pq.read_table(f)
+        except (FactBoardError, OSError, pa.ArrowException) as e:
+            notes.append(f"run {rid} not published: {e}")
+            continue
+        by_bench.setdefault(rec.benchmark, []).append((rid, rec, text, files))
+    out = Built([], {}, {})
+    for bench, items in sorted(by_bench.items()):
+        sid = T.new_shard_id()
+        kinds_here: list[str] = []
+        for kind in H.SHARD_KINDS:
+            parts = [(rid, files[kind]) for rid, _, _, files in items if kind in files]
+            if not parts:
+                continue
+            try:
+                table = T.shard_table(kind, parts)
+            except (pa.ArrowException, KeyError) as e:
+                raise HubError(f"cannot build the {kind} shard of {bench}: {e}") from None
+            size = runs.EVIDENCE_ROW_GROUP if kind == "evidence" else None
+            out.files[H.shard_file(bench, kind, sid)] = T.parquet_bytes(table, size)
+            kinds_here.append(kind)
+        out.shards[bench] = {sid: kinds_here}
+        for _rid, rec, text, files in items:
+            row = T.run_row(rec, text, sid, [k for k in H.SHARD_KINDS if k in files])
+            out.rows.append((row, rec))
+    return out
 
 
 def status(client: HubClient, data_root: Path | None = None, sub_root: Path | None = None) -> Plan:
-    local = Local.of(data_root, sub_root)
-    remote = snapshot(client)
-    return plan(client, remote, local, reported=True)
+    with _LOCK:
+        local = Local.of(data_root, sub_root)
+        remote = snapshot(client, cache=local.cache)
+        return plan(client, remote, local, reported=True)
 
 
 def sync(
     client: HubClient, data_root: Path | None = None, sub_root: Path | None = None
 ) -> tuple[Report, Report | None]:
     """Pull, then push the outbox, from one snapshot of the repo (what the app does each poll).
-    The outbox is computed before the pull, which never adds to it."""
+    The outbox is computed before the pull, which never adds to it; a failed run or shard in
+    the pull is skipped and listed, and the push goes on."""
     with _LOCK:
         local = Local.of(data_root, sub_root)
-        remote = snapshot(client)
+        remote = snapshot(client, cache=local.cache)
         p = plan(client, remote, local)
         pulled = _pull(client, remote, local, p)
         pushed = _push(client, remote, local, p, "FactBoard: publish") if p.outbox() else None

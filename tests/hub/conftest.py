@@ -66,3 +66,39 @@ def replica(tmp_path: Path):
         return r
 
     return make
+
+
+def repo_table(hub: FakeHub, path: str) -> list[dict]:
+    """A table of the fake results repo, as rows (empty when the repo has none)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    data = (hub.repo(REPO_ID).files() or {}).get(path)
+    return [] if data is None else pq.read_table(io.BytesIO(data)).to_pylist()
+
+
+def repo_runs(hub: FakeHub, deleted: bool = False) -> dict[str, dict]:
+    """run id -> its runs table row (live runs; with deleted=True, tombstones too)."""
+    return {
+        r["run_id"]: r
+        for r in repo_table(hub, "tables/runs.parquet")
+        if deleted or not r["deleted"]
+    }
+
+
+def repo_run_records(hub: FakeHub) -> dict[str, dict]:
+    """run id -> its run.json as published, for every live run."""
+    import json
+
+    return {rid: json.loads(r["run_json"]) for rid, r in repo_runs(hub).items()}
+
+
+def repo_records(hub: FakeHub) -> dict[str, dict]:
+    """submission id -> its published record."""
+    import json
+
+    return {
+        r["submission_id"]: json.loads(r["record"])
+        for r in repo_table(hub, "tables/submissions.parquet")
+    }

@@ -19,7 +19,7 @@ from evaluator.hub.client import HubClient
 from evaluator.hub.queue import HubQueue
 from evaluator.jobs import queue
 from evaluator.store import runs
-from tests.hub.conftest import REPO_ID, Replica, hub_env
+from tests.hub.conftest import REPO_ID, Replica, hub_env, repo_run_records
 from tests.support.fake_hub import FakeHub
 from tests.support.submit import REPO, TESTS, wait_for
 from tests.support.testdata import add_run, build_demo_root
@@ -38,8 +38,7 @@ def repo_jobs(hub: FakeHub) -> dict[str, dict[str, Any]]:
 
 
 def repo_runs(hub: FakeHub) -> dict[str, dict[str, Any]]:
-    files = hub.repo(REPO_ID).files() or {}
-    return {p.split("/")[1]: json.loads(v) for p, v in files.items() if p.endswith("/run.json")}
+    return repo_run_records(hub)
 
 
 def enqueue_and_push(app: Replica, n: int, tmp: Path, gate: bool = True) -> list[str]:

@@ -7,15 +7,23 @@ import shutil
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evaluator.cli.main import main
 from evaluator.hub import background, sync
-from evaluator.hub import layout as H
 from evaluator.hub.client import HubAuthError, HubClient, HubUnavailable
 from evaluator.store import ingested, runs
 from evaluator.submissions import moderation, service
-from tests.hub.conftest import READ_TOKEN, REPO_ID, WRITE_TOKEN, Replica
+from tests.hub.conftest import (
+    READ_TOKEN,
+    REPO_ID,
+    WRITE_TOKEN,
+    Replica,
+    repo_records,
+    repo_runs,
+    repo_table,
+)
 from tests.support.fake_hub import FakeHub
 from tests.support.submit import predictions_csv
 from tests.support.testdata import add_run, build_demo_root
@@ -49,30 +57,42 @@ def test_boot_with_an_empty_disk_pulls_every_run(fake_hub: FakeHub, replica) -> 
     client = seed(a, extra=3)
     assert len(run_ids(a.data)) == 7
     files = repo_files(fake_hub)
-    assert {p.split("/")[1] for p in files if p.startswith("runs/")} == run_ids(a.data)
+    assert set(repo_runs(fake_hub)) == run_ids(a.data)
     assert "README.md" in files and "reported/qags_paper.csv" in files
+    # tables and shards, not a folder per run: files grow with benchmarks, not runs
+    assert not any(p.startswith("runs/") for p in files)
+    shards = sorted(p for p in files if p.startswith("shards/"))
+    assert [p.split("/")[2].split("-")[0] for p in shards] == ["labels", "predictions"]
+    assert json.loads(files["manifest.json"])["layout_version"] == 2
+    results = repo_table(fake_hub, "tables/results.parquet")
+    assert {r["run_id"] for r in results} == run_ids(a.data)
     # the Parquet files went up as LFS objects, as on the Hub
     assert fake_hub.count("POST", "/info/lfs/objects/batch") >= 1
     assert len(fake_hub.lfs) == sum(1 for p in files if p.endswith(".parquet"))
 
     shutil.rmtree(b.data)  # nothing at all on disk
+    before = len(fake_hub.requests)
     rep = sync.pull(client, b.data, b.subs)
-    assert rep.pulled["runs"] == 7 and rep.pulled["benchmarks"] == 1
+    assert rep.pulled["runs"] == 7 and rep.pulled["benchmarks"] == 1 and not rep.skipped
+    # head, tree, manifest, runs and submissions tables, the benchmark (2 files), 8 reported
+    # tables and the two shards: whatever the number of runs
+    assert len(fake_hub.requests) - before <= 20
     assert run_ids(b.data) == run_ids(a.data)
     assert ingested.names(b.data) == ["demo"]
     assert (b.data / "reported" / "qags_paper.csv").read_bytes() == files["reported/qags_paper.csv"]
     for rid in run_ids(a.data):
-        for f in ("run.json", "predictions.parquet"):
-            assert (b.data / "runs" / rid / f).read_bytes() == (
-                a.data / "runs" / rid / f
-            ).read_bytes()
+        da, db = a.data / "runs" / rid, b.data / "runs" / rid
+        assert runs.read_record(db) == runs.read_record(da)
+        for read in (runs.read_predictions, runs.read_labels):  # the same rows and values
+            pd.testing.assert_frame_equal(read(db), read(da), check_dtype=False)
     assert not (b.data / "_staging").exists() or not any((b.data / "_staging").iterdir())
 
-    # in step: a second pull downloads nothing, status says so
-    gets = fake_hub.count("GET", "/resolve/")
+    # in step: a second pull downloads nothing (one request: the head), status says so
+    gets, before = fake_hub.count("GET", "/resolve/"), len(fake_hub.requests)
     again = sync.pull(client, b.data, b.subs)
     assert again.summary() == "nothing to do"
     assert fake_hub.count("GET", "/resolve/") == gets
+    assert len(fake_hub.requests) - before == 1
     plan = sync.status(client, b.data, b.subs)
     assert plan.inbox() == 0 and plan.outbox() == 0
 
@@ -83,7 +103,8 @@ def test_the_built_in_demo_is_not_published_unless_asked(fake_hub: FakeHub, repl
     client = HubClient.from_env()
     rep = sync.push(client, a.data, a.subs)
     assert rep.pushed["runs pushed"] == 0 and rep.pushed["benchmarks pushed"] == 0
-    assert not any(p.startswith(("runs/", "benchmarks/")) for p in repo_files(fake_hub))
+    assert not any(p.startswith(("shards/", "benchmarks/")) for p in repo_files(fake_hub))
+    assert repo_runs(fake_hub) == {}
 
 
 def _submit(r: Replica, seed: int, monkeypatch: pytest.MonkeyPatch) -> service.SubmitResult:
@@ -117,9 +138,10 @@ def test_a_submission_survives_a_restart_with_a_wiped_root(
         assert res.run_id
         background.start(a.data, a.subs)  # the page reruns after the submission: push soon
         # the run and then the scored record (a push may fall between the two writes)
-        wanted = {f"runs/{res.run_id}/run.json", f"submissions/{res.submission_id}.json"}
         deadline = time.monotonic() + 20
-        while not wanted <= set(repo_files(fake_hub)):
+        while res.run_id not in repo_runs(fake_hub) or res.submission_id not in repo_records(
+            fake_hub
+        ):
             assert time.monotonic() < deadline, "the submission was not pushed"
             time.sleep(0.05)
     finally:
@@ -140,7 +162,7 @@ def test_a_submission_survives_a_restart_with_a_wiped_root(
     assert not any(b"private@example.org" in data for data in files.values())
     assert not any(b"0123456789abcdef01234567" in data for data in files.values())
     assert not any("upload" in p for p in files)
-    assert f"submissions/{res.submission_id}.json" in files
+    assert repo_records(fake_hub)[res.submission_id]["status"] == "scored"
     # and the same file submitted again on the new disk is still a duplicate
     again = service.submit(
         predictions_csv(1),
@@ -179,9 +201,13 @@ def test_hide_and_delete_propagate_to_a_second_replica(
     moderation.moderate("delete", delete, ADMIN, a.data, a.subs)
     rep = sync.push(client, a.data, a.subs)
     assert rep.pushed["moderation actions pushed"] == 2
-    files = repo_files(fake_hub)
-    assert not any(p.startswith(f"runs/{delete}/") for p in files)
-    assert json.loads(files[f"runs/{hide}/run.json"])["hidden"] is True
+    rows = repo_runs(fake_hub, deleted=True)
+    assert rows[delete]["deleted"] and rows[delete]["run_json"] is None
+    assert delete not in {r["run_id"] for r in repo_table(fake_hub, "tables/results.parquet")}
+    assert rows[hide]["hidden"] and json.loads(rows[hide]["run_json"])["hidden"] is True
+    assert {
+        r["hidden"] for r in repo_table(fake_hub, "tables/results.parquet") if r["run_id"] == hide
+    } == {True}
 
     sync.pull(client, b.data, b.subs)
     assert delete not in run_ids(b.data)
@@ -190,7 +216,7 @@ def test_hide_and_delete_propagate_to_a_second_replica(
     # b has nothing to push back: the deleted run stays deleted
     assert sync.status(client, b.data, b.subs).outbox() == 0
     sync.push(client, b.data, b.subs)
-    assert not any(p.startswith(f"runs/{delete}/") for p in repo_files(fake_hub))
+    assert delete not in repo_runs(fake_hub)
 
     # a later "show" on b wins over the earlier "hide" from a
     time.sleep(1.1)  # moderation times have one-second resolution
@@ -200,32 +226,28 @@ def test_hide_and_delete_propagate_to_a_second_replica(
     assert not runs.read_record(a.data / "runs" / hide).hidden
 
 
-def test_published_runs_carry_their_every_eval_ever_records(
-    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+def test_every_eval_ever_records_are_exported_on_demand_not_stored_per_run(
+    fake_hub: FakeHub,
+    replica,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from evaluator.interop import eee
 
-    a = replica("a")
+    a, b = replica("a"), replica("b")
     client = seed(a, extra=1)
-    files = repo_files(fake_hub)
-    ids = run_ids(a.data)
-    records = {
-        p: json.loads(b) for p, b in files.items() if p.startswith("eee/") and p.endswith(".json")
-    }
-    samples = [p for p in files if p.startswith("eee/") and p.endswith("_samples.jsonl")]
-    # one record and one samples file per run, in the datastore layout, each valid
-    assert len(records) == len(samples) == len(ids)
-    for path, rec in records.items():
-        assert path.startswith("eee/data/demo/")
-        assert eee.problems(eee.record_validator(), rec) == []
-    # a deleted run's record leaves the repo with the run
-    gone = sorted(ids)[0]
-    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
-    moderation.moderate("delete", gone, ADMIN, a.data, a.subs)
-    sync.push(client, a.data, a.subs)
-    left = repo_files(fake_hub)
-    assert H.eee_files_of(gone, left) == []
-    assert len([p for p in left if p.startswith("eee/") and p.endswith(".json")]) == len(ids) - 1
+    assert not any(p.startswith("eee/") for p in repo_files(fake_hub))
+    # a replica that pulled the repo exports valid records for every run
+    sync.pull(client, b.data, b.subs)
+    out = tmp_path / "eee"
+    monkeypatch.setenv("FACTBOARD_DATA", str(b.data))
+    rc = main(["export", "--format", "eee", "-o", str(out)])
+    capsys.readouterr()
+    assert rc == 0
+    records = [json.loads(f.read_text()) for f in out.rglob("*.json")]
+    assert len(records) == len(run_ids(b.data, hidden=False))
+    assert all(eee.problems(eee.record_validator(), r) == [] for r in records)
 
 
 def test_503s_are_retried_with_backoff(fake_hub: FakeHub, replica) -> None:
@@ -298,33 +320,56 @@ def test_cli_pull_push_status(
     assert "5 runs" in capsys.readouterr().out
     add_run(b.data, "demo", "From replica b", origin="submitted")
     assert main(["hub", "push"]) == 0
-    assert "1 runs pushed" in capsys.readouterr().out
+    assert "1 run pushed" in capsys.readouterr().out
     assert main(["hub", "status"]) == 0
     assert "in step" in capsys.readouterr().out
     assert WRITE_TOKEN not in json.dumps([p for p in repo_files(fake_hub)])
 
 
-def test_names_from_the_repo_that_are_not_plain_are_never_made_into_folders(
+def test_rows_and_names_from_the_repo_that_fail_a_check_are_skipped_and_listed(
     fake_hub: FakeHub, replica
 ) -> None:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evaluator.hub import tables as T
+
     a, b = replica("a"), replica("b")
     client = seed(a, extra=0)
-    good = sorted(run_ids(a.data))[0]
-    run_json = (a.data / "runs" / good / "run.json").read_bytes()
+    rows = list(repo_runs(fake_hub).values())
+    good = rows[0]
+    bad = [
+        {**good, "run_id": ".sneaky"},
+        {**good, "run_id": "../evil"},
+        {**good, "run_id": "demo-wrong-folder-name", "shard": good["shard"]},  # run_json's id
+        {**good, "run_id": "demo-no-shard-0000", "shard": "missing"},
+        {**good, "run_id": "demo-not-json-0000", "run_json": "{not json"},
+    ]
+    table = pa.Table.from_pylist(rows + bad, schema=T.RUNS_SCHEMA)
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
     fake_hub.put(
         REPO_ID,
         {
-            "runs/.sneaky/run.json": run_json,
-            "runs/.sneaky/predictions.parquet": b"x",
+            "tables/runs.parquet": sink.getvalue(),
             "queue/.job.json": b"{}",
             "benchmarks/.b/benchmark.json": b"{}",
             "benchmarks/.b/samples.parquet": b"x",
         },
     )
-    sync.pull(client, b.data, b.subs)
+    rep = sync.pull(client, b.data, b.subs)
     assert run_ids(b.data) == run_ids(a.data)
     assert not any(p.name.startswith(".") for p in (b.data / "runs").iterdir())
     assert not (b.data / "benchmarks" / ".b").exists()
+    said = "\n".join(rep.skipped)
+    for rid in (".sneaky", "../evil", "demo-wrong-folder-name", "demo-no-shard", "demo-not-json"):
+        assert rid in said, said
+    # the pull went on: b publishes its own run after the bad rows
+    add_run(b.data, "demo", "Published after bad rows", origin="submitted")
+    pulled, pushed = sync.sync(client, b.data, b.subs)
+    assert pushed is not None and pushed.pushed["runs pushed"] == 1
 
 
 def test_the_token_never_reaches_the_disk_or_the_repo(
@@ -382,7 +427,7 @@ def test_a_refused_push_backs_off_and_goes_through_once_the_token_is_fixed(
         assert 1 <= fake_hub.count("POST", f"/api/datasets/{REPO_ID}/", 403) <= 2
         fake_hub.tokens[READ_TOKEN] = "write"  # the maintainer fixes the token's rights
         deadline = time.monotonic() + 10
-        while f"runs/{made}/run.json" not in repo_files(fake_hub):
+        while made not in repo_runs(fake_hub):
             assert time.monotonic() < deadline, "never published after the fix"
             time.sleep(0.05)
         # the notice goes once the sync that published has finished (just after its commit)
@@ -400,7 +445,7 @@ def test_a_missing_repo_or_file_says_which(
 
     client = HubClient.from_env()
     with pytest.raises(HubError, match="not in factboard/results"):
-        client.read("runs/nope/run.json", client.head())
+        client.read("tables/nope.parquet", client.head())
     monkeypatch.setenv("FACTBOARD_HUB_REPO", "factboard/no-such-repo")
     with pytest.raises(HubError, match="is FACTBOARD_HUB_REPO right"):
         HubClient.from_env().head()

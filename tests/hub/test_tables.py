@@ -1,0 +1,244 @@
+"""The results repo as tables: one commit per push, compaction that loses no row wherever it is
+stopped, migration from the folder layout, and a replica that knows which layout it reads."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from evaluator.cli.main import main
+from evaluator.hub import sync
+from evaluator.hub.client import HubClient
+from evaluator.hub.compact import compact
+from evaluator.hub.migrate import migrate
+from evaluator.store import runs
+from evaluator.submissions import moderation
+from tests.hub.conftest import REPO_ID, Replica, repo_records, repo_runs
+from tests.support.fake_hub import FakeHub
+from tests.support.testdata import add_run, build_demo_root
+
+ADMIN = "a-maintainer-token-0123456789"
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
+
+
+def files_of(hub: FakeHub) -> dict[str, bytes]:
+    return dict(hub.repo(REPO_ID).files() or {})
+
+
+def live_ids(root: Path) -> set[str]:
+    return {r.run_id for r in runs.list_runs(root, include_hidden=True).runs}
+
+
+def same_rows(a: Path, b: Path, rid: str) -> None:
+    for read in (runs.read_predictions, runs.read_labels):
+        pd.testing.assert_frame_equal(
+            read(b / "runs" / rid), read(a / "runs" / rid), check_dtype=False
+        )
+
+
+def shards(hub: FakeHub) -> list[str]:
+    return sorted(p for p in files_of(hub) if p.startswith("shards/"))
+
+
+def test_a_push_of_many_runs_is_one_commit_with_one_shard_per_kind(
+    fake_hub: FakeHub, replica
+) -> None:
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    for i in range(5):
+        add_run(a.data, "demo", f"Batch model {i}", seed=i)
+    commits = len(fake_hub.repo(REPO_ID).commits)
+    rep = sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    assert rep.pushed["runs pushed"] == 9
+    assert len(fake_hub.repo(REPO_ID).commits) == commits + 1
+    assert [p.split("/")[2].split("-")[0] for p in shards(fake_hub)] == ["labels", "predictions"]
+    table = pq.read_table(io.BytesIO(files_of(fake_hub)[shards(fake_hub)[1]]))
+    assert set(table["run_id"].to_pylist()) == live_ids(a.data)
+
+
+def _three_pushes_and_a_delete(hub: FakeHub, a: Replica, monkeypatch: pytest.MonkeyPatch) -> str:
+    client = HubClient.from_env()
+    build_demo_root(a.data, reported=False)
+    sync.push(client, a.data, a.subs, demo=True)
+    for i in range(2):
+        add_run(a.data, "demo", f"Second push {i}", seed=i)
+    sync.push(client, a.data, a.subs)
+    add_run(a.data, "demo", "Third push", seed=7)
+    sync.push(client, a.data, a.subs)
+    gone = sorted(live_ids(a.data))[0]
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("delete", gone, ADMIN, a.data, a.subs)
+    sync.push(client, a.data, a.subs)
+    assert len(shards(hub)) == 6  # three pushes: predictions and labels each
+    return gone
+
+
+@pytest.mark.parametrize("stop_at", [0, 1])
+def test_compaction_stopped_at_any_commit_loses_no_row(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, stop_at: int
+) -> None:
+    a = replica("a")
+    gone = _three_pushes_and_a_delete(fake_hub, a, monkeypatch)
+    client = HubClient.from_env()
+    real = client.commit
+    calls = {"n": 0}
+
+    def dies_at(*args: Any, **kw: Any) -> str:
+        if calls["n"] == stop_at:
+            raise KeyboardInterrupt("killed")
+        calls["n"] += 1
+        return real(*args, **kw)
+
+    client.commit = dies_at  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        compact(client)
+    # whatever was committed, a new replica gets every live run, row for row
+    b = replica(f"b{stop_at}")
+    rep = sync.pull(HubClient.from_env(), b.data, b.subs)
+    assert not rep.skipped
+    assert live_ids(b.data) == live_ids(a.data) and gone not in live_ids(b.data)
+    for rid in live_ids(a.data):
+        same_rows(a.data, b.data, rid)
+
+    # a compaction that runs to the end leaves one shard per kind, without the deleted run
+    done = compact(HubClient.from_env())
+    assert len(shards(fake_hub)) == 2, shards(fake_hub)
+    assert done.removed_files >= 4 - 2 * stop_at
+    preds = pq.read_table(io.BytesIO(files_of(fake_hub)[shards(fake_hub)[1]]))
+    assert set(preds["run_id"].to_pylist()) == live_ids(a.data)
+    c = replica(f"c{stop_at}")
+    sync.pull(HubClient.from_env(), c.data, c.subs)
+    assert live_ids(c.data) == live_ids(a.data)
+    for rid in live_ids(a.data):
+        same_rows(a.data, c.data, rid)
+    # replicas that had the runs see nothing new to fetch, nothing to push
+    assert sync.status(HubClient.from_env(), b.data, b.subs).inbox() == 0
+    mine = sync.status(HubClient.from_env(), a.data, a.subs)
+    assert mine.push_runs == [] and mine.push_moderation == {} and mine.inbox() == 0
+    assert compact(HubClient.from_env()).summary() == "nothing to compact"
+
+
+# ------------------------------------------------------------------------------ migration
+
+
+def put_folder_layout(hub: FakeHub, root: Path, subs: Path, deleted: str, hidden: str) -> None:
+    """A repo as FactBoard wrote it before the tables: a folder per run, a file per moderation
+    action, submission record and Every Eval Ever record."""
+    files: dict[str, bytes] = {"README.md": b"# old\n"}
+    for d in sorted((root / "runs").iterdir()):
+        if d.name == deleted:
+            continue
+        for f in d.iterdir():
+            files[f"runs/{d.name}/{f.name}"] = f.read_bytes()
+        files[f"eee/data/demo/dev/model/{d.name}.json"] = b"{}"
+    for b in (root / "benchmarks").iterdir():
+        for f in b.iterdir():
+            files[f"benchmarks/{b.name}/{f.name}"] = f.read_bytes()
+    at = "2026-01-01T00:00:00+00:00"
+    files[f"moderation/{deleted}.json"] = json.dumps(
+        {"run_id": deleted, "action": "delete", "at": at}
+    ).encode()
+    files[f"moderation/{hidden}.json"] = json.dumps(
+        {"run_id": hidden, "action": "hide", "at": at}
+    ).encode()
+    files["submissions/sub-1.json"] = json.dumps(
+        {"id": "sub-1", "status": "scored", "email": "x@example.org"}
+    ).encode()
+    files["queue/job-1.json"] = json.dumps({"id": "job-1", "status": "done"}).encode()
+    hub.put(REPO_ID, files)
+
+
+def test_a_repo_of_the_folder_layout_is_refused_then_migrated_in_one_commit(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = replica("a"), replica("b")
+    build_demo_root(a.data, reported=False)
+    add_run(a.data, "demo", "Old layout model", seed=2)
+    ids = sorted(live_ids(a.data))
+    deleted, hidden = ids[0], ids[1]
+    runs.set_hidden(hidden, True, a.data)
+    put_folder_layout(fake_hub, a.data, a.subs, deleted, hidden)
+
+    # a replica says which layout it met and what to do
+    client = HubClient.from_env()
+    with pytest.raises(sync.LayoutError, match="old folder layout.*hub migrate"):
+        sync.pull(client, b.data, b.subs)
+    monkeypatch.setenv("FACTBOARD_DATA", str(b.data))
+    monkeypatch.setenv("FACTBOARD_SUBMISSIONS", str(b.subs))
+    assert main(["hub", "status"]) == 1
+    assert "hub migrate" in capsys.readouterr().err
+
+    commits = len(fake_hub.repo(REPO_ID).commits)
+    assert main(["hub", "migrate"]) == 0
+    out = capsys.readouterr().out
+    assert "4 runs and 1 submission record moved into tables, 1 deleted" in out
+    assert len(fake_hub.repo(REPO_ID).commits) == commits + 1
+    files = files_of(fake_hub)
+    assert not [p for p in files if p.split("/")[0] in ("runs", "moderation", "submissions", "eee")]
+    assert json.loads(files["manifest.json"])["layout_version"] == 2
+    assert "queue/job-1.json" in files and "configs:" in files["README.md"].decode()
+    rows = repo_runs(fake_hub, deleted=True)
+    assert rows[deleted]["deleted"] and rows[hidden]["hidden"]
+    assert "email" not in repo_records(fake_hub)["sub-1"]
+
+    rep = sync.pull(client, b.data, b.subs)
+    assert not rep.skipped
+    assert live_ids(b.data) == set(ids) - {deleted}
+    assert runs.read_record(b.data / "runs" / hidden).hidden
+    for rid in live_ids(b.data):
+        same_rows(a.data, b.data, rid)
+        assert runs.read_record(b.data / "runs" / rid) == runs.read_record(a.data / "runs" / rid)
+    assert migrate(client).already
+
+
+def test_a_repo_of_a_newer_layout_is_refused(fake_hub: FakeHub, replica) -> None:
+    b = replica("b")
+    fake_hub.put(REPO_ID, {"manifest.json": b'{"layout_version": 3, "shards": {}}'})
+    with pytest.raises(sync.LayoutError, match="layout 3.*update FactBoard"):
+        sync.pull(HubClient.from_env(), b.data, b.subs)
+
+
+def test_the_dataset_card_names_tables_that_pandas_and_duckdb_read(
+    fake_hub: FakeHub, replica, tmp_path: Path
+) -> None:
+    import fnmatch
+
+    import duckdb
+    import yaml
+
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    files = files_of(fake_hub)
+    card = files["README.md"].decode()
+    front = yaml.safe_load(card.split("---")[1])
+    configs = {c["config_name"]: c["data_files"] for c in front["configs"]}
+    assert {"results", "runs", "predictions", "labels"} <= set(configs)
+    for name, pattern in configs.items():
+        matched = [p for p in files if fnmatch.fnmatch(p, pattern)]
+        if name in ("results", "runs", "predictions", "labels"):
+            assert matched, name
+        for p in matched:  # each a table of its own
+            (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / p).write_bytes(files[p])
+    assert REPO_ID in card
+    results = pd.read_parquet(tmp_path / "tables" / "results.parquet")
+    assert set(results["run_id"]) == live_ids(a.data)
+    top = duckdb.sql(
+        f"select model_name, value from '{tmp_path}/tables/results.parquet' "
+        "where metric = 'balanced_accuracy' and slice_kind = 'overall' and split = 'test' "
+        "and unit = 'summary' "
+        "and not hidden order by value desc"
+    ).fetchall()
+    assert len(top) == 4
+    preds = duckdb.sql(
+        f"select run_id, count(*) from '{tmp_path}/shards/*/predictions-*.parquet' group by all"
+    ).fetchall()
+    assert {r[0] for r in preds} == live_ids(a.data)
