@@ -171,19 +171,14 @@ def evaluate(
         detector=det,
     )
     p.checkpoints.clear()  # a caller's detector is never resumed from checkpoints
-    preds = p.predictions
+    preds = p.predictions  # labels where the detector gave labels (predict_detector)
     opts = ScoreOptions(
         policy=p.options.policy,
         threshold=p.options.threshold,
         splits=p.options.splits,
         resamples=resamples,
     )
-    if det.returns == "labels":
-        preds = pd.DataFrame(
-            {"sample_id": preds["sample_id"], "label": preds["score"].round().astype("Int8")}
-        )
-        opts = ScoreOptions(policy="labels", splits=opts.splits, resamples=resamples)
-    extra = {**p.config.extra, "returns": det.returns, "interface": "evaluator.evaluate"}
+    extra = {**p.config.extra, "interface": "evaluator.evaluate"}
     config = p.config.model_copy(update={"extra": extra})
     info = model or p.model
     scored = score(p.inputs.spec, p.inputs.samples, preds, opts)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evaluator.core.errors import DetectorError
-from evaluator.detectors.base import Stats, check_pairs
+from evaluator.detectors.base import Opt, Stats, check_pairs
 
 RETURNS = ("scores", "labels")
 
@@ -53,6 +53,7 @@ class CallableDetector:
         self.description = getattr(detector, "description", None)
         self.paper = getattr(detector, "paper", "") or getattr(detector, "url", "")
         self.checkpoint = getattr(detector, "checkpoint", None)
+        self.kind = str(getattr(detector, "kind", None) or "non-llm")
         self.labels = labels  # None: tell from the values
         self.returned: set[str] = set()  # "labels" and/or "scores", from the values seen
         self.stats = Stats()
@@ -108,26 +109,68 @@ class CallableDetector:
         return "labels" if self.returned == {"labels"} else "scores"
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "checkpoint": self.checkpoint,
-            "options": {},
-            "returns": self.returns,
-            "stats": self.stats.as_dict(),
-        }
+        """What the run records; a wrapped object's own `describe()` first where it has one."""
+        own = getattr(self.target, "describe", None)
+        out: dict[str, Any] = dict(own()) if callable(own) else {}
+        out.setdefault("checkpoint", self.checkpoint)
+        out.setdefault("options", {})
+        out["returns"] = self.returns
+        out["stats"] = self.stats.as_dict()
+        return out
 
 
 def detector_factory(obj: Any, name: str) -> Callable[..., Any]:
-    """What the registry holds for an entry point: a class with `score` is kept (given a
-    `name` when it has none), anything else callable is wrapped (CallableDetector)."""
-    if inspect.isclass(obj):
-        if not callable(getattr(obj, "score", None)):
-            raise DetectorError(f"entry point {name}: class {obj.__name__} has no score method")
-        if isinstance(getattr(obj, "name", None), str) and getattr(obj, "name", ""):
-            return obj  # type: ignore[no-any-return]
-        return type(obj.__name__, (obj,), {"name": name, "__module__": obj.__module__})
-    _score_of(obj)  # refused now if it cannot score
+    """What the registry holds for an entry point: a builder taking FactBoard's detector
+    arguments (evaluator.detectors.build). A class is constructed with those of its parameters
+    it has and the run's options as keyword arguments (typed from the parameter's default:
+    `--option cap=0.5` gives a float where the default is one); a function, or an object with
+    `score`, is wrapped (CallableDetector)."""
+    if not inspect.isclass(obj):
+        _score_of(obj)  # refused now if it cannot score
 
-    def build() -> CallableDetector:
-        return CallableDetector(obj, name)
+        def wrap() -> CallableDetector:
+            return CallableDetector(obj, name)
+
+        return wrap
+    if not callable(getattr(obj, "score", None)):
+        raise DetectorError(f"entry point {name}: class {obj.__name__} has no score method")
+    params = inspect.signature(obj).parameters
+    takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+    def build(
+        checkpoint: str | None = None,
+        *,
+        device: str | None = None,
+        batch_size: int | None = None,
+        options: dict[str, Any] | None = None,
+        progress: bool = False,
+    ) -> Any:
+        kwargs: dict[str, Any] = {}
+        given = {
+            "checkpoint": checkpoint,
+            "device": device,
+            "batch_size": batch_size,
+            "progress": progress,
+        }
+        for key, value in given.items():
+            if key in params:
+                kwargs[key] = value
+            elif key == "device" and str(value or "cpu").lower() in ("cpu", "auto"):
+                continue
+            elif value not in (None, False):
+                raise DetectorError(f"detector {name} takes no {key}")
+        for key, value in (options or {}).items():
+            p = params.get(key)
+            if p is None and not takes_kwargs:
+                known = [k for k in params if k not in given]
+                raise DetectorError(
+                    f"unknown option {key!r} for detector {name}; known: "
+                    f"{', '.join(known) or '(none)'}"
+                )
+            default = p.default if p is not None else inspect.Parameter.empty
+            if isinstance(default, (bool, int, float, str)) and isinstance(value, str):
+                value = Opt(type(default), default, "").parse(name, key, value)
+            kwargs[key] = value
+        return CallableDetector(obj(**kwargs), name)
 
     return build

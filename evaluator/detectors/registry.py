@@ -62,6 +62,11 @@ class _Detectors(Registry[Callable[..., Detector]]):
                 "entry_point": f"{ep.name} = {ep.value}",
             }
 
+    def names(self) -> list[str]:
+        self.load()
+        self.scan_entry_points()
+        return super().names()
+
     def get(self, name: str) -> Callable[..., Detector]:
         self.load()
         if name not in self._entries:

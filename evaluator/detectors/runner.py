@@ -329,6 +329,16 @@ def predict_detector(
     package = detector_package(name) if detector is None else None
     if package is not None:  # a detector installed through an entry point: which release
         extra["package"] = package
+    policy = "fixed" if threshold is not None else "auto"
+    # a detector from outside FactBoard (evaluator.detectors.custom) may give labels: 1/True
+    # consistent, 0/False not, in every block; they are scored as labels, not thresholded
+    returns = [(m.get("describe") or {}).get("returns") for m in metas]
+    if any(returns):
+        extra["returns"] = "labels" if all(r == "labels" for r in returns) else "scores"
+        if extra["returns"] == "labels":
+            labels = preds["score"].round().astype("Int8")
+            preds = pd.DataFrame({"sample_id": preds["sample_id"], "label": labels})
+            policy, threshold = "labels", None
     config = RunConfig(detector=name, checkpoint=info.get("checkpoint"), extra=extra)
     cls = type(det)
     model = ModelInfo(
@@ -337,7 +347,6 @@ def predict_detector(
         url=getattr(cls, "paper", None) or None,
         description=getattr(det, "description", None) or None,
     )
-    policy = "fixed" if threshold is not None else "auto"
     opts = ScoreOptions(
         policy=policy,
         threshold=threshold,
