@@ -1,0 +1,393 @@
+"""Reproduce a stored run from what its run.json records, and say how close the new predictions
+come to the stored ones, sample by sample.
+
+`python -m evaluator reproduce RUN_ID` (evaluator/cli/verified.py) and `reproduce(run_id)`:
+
+- the recipe is read from the run's config (`recipe_of`): a detector run names the detector
+  (FactBoard's own, or an installed package's entry point, whose version is checked), its
+  checkpoint, options, unit, batch size, block size, splits and sample limit;
+- the detector runs again through the runner's own path (evaluator.detectors.runner.
+  predict_detector) and the predictions are scored with the settings the run was scored with
+  (evaluator.verify.options_of); nothing is written to the board;
+- the comparison (`Reproduction`): identical (every score bit for bit and every final label), or
+  how many final labels differ, the largest score difference, and the run's primary metric
+  reproduced minus stored with its paired-bootstrap 95% CI (evaluator.core.metrics.
+  paired_bootstrap on the same resamples of the same samples).
+
+Runs FactBoard did not make (submitted files, released and imported runs, a detector given to
+`evaluator.evaluate` as a Python function) have no recipe to follow: `recipe_of` says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator.core import metrics as M
+from evaluator.core import vocabulary as V
+from evaluator.core.errors import FactBoardError
+from evaluator.core.formatting import count, number, plural, signed, signed_ci
+from evaluator.core.scoring import MEAN_OVER_DOMAINS, Scored, score
+from evaluator.core.types import RunRecord
+from evaluator.store import runs
+
+
+class NotReproducible(FactBoardError):
+    """The run records no recipe FactBoard can follow."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a run's predictions were made, as its run.json records it."""
+
+    kind: str  # "detector"
+    detector: str
+    checkpoint: str | None
+    device: str | None
+    batch_size: int | None
+    block_size: int | None
+    options: dict[str, Any]
+    splits: list[str] | None
+    limit: int | None
+    package: dict[str, str] | None = None
+
+    def describe(self) -> str:
+        parts = [f"detector {self.detector}"]
+        if self.package:
+            parts.append(f"from {self.package.get('name')} {self.package.get('version')}")
+        if self.checkpoint:
+            parts.append(f"checkpoint {self.checkpoint}")
+        if self.options:
+            parts.append("options " + ", ".join(f"{k}={v}" for k, v in self.options.items()))
+        return ", ".join(parts)
+
+
+def recipe_of(rec: RunRecord) -> Recipe:
+    """The recipe a run records; NotReproducible when it records none FactBoard can follow."""
+    cfg = rec.config
+    extra = cfg.extra or {}
+    if cfg.detector and not cfg.detector.startswith("python:"):
+        options = dict(extra.get("options") or {})
+        if extra.get("unit"):
+            options["unit"] = extra["unit"]
+        if rec.threshold.policy == "fixed" and rec.threshold.threshold is not None:
+            options["threshold"] = rec.threshold.threshold
+        engine = extra.get("engine") or {}
+        return Recipe(
+            kind="detector",
+            detector=cfg.detector,
+            checkpoint=cfg.checkpoint,
+            device=extra.get("device"),
+            batch_size=extra.get("batch_size"),
+            block_size=engine.get("block_size"),
+            options=options,
+            splits=list(rec.splits) or None,
+            limit=extra.get("limit"),
+            package=extra.get("package"),
+        )
+    if cfg.detector:
+        raise NotReproducible(
+            f"run {rec.run_id} was scored by a Python function given to evaluator.evaluate "
+            f"({cfg.detector.removeprefix('python:')}); FactBoard cannot rebuild it. Publish it "
+            "as a package with a factboard.detectors entry point to make its runs reproducible"
+        )
+    if cfg.llm:
+        raise NotReproducible(
+            f"run {rec.run_id} is an LLM run ({cfg.llm}); reproducing LLM runs is not supported yet"
+        )
+    raise NotReproducible(
+        f"run {rec.run_id} ({V.ORIGIN_MEANINGS.get(rec.origin, rec.origin)}) records no recipe: "
+        "its predictions were not made by FactBoard"
+    )
+
+
+@dataclass
+class MetricDifference:
+    """The primary metric, reproduced minus stored, on the same samples."""
+
+    metric: str
+    stored: float
+    reproduced: float
+    paired: M.PairedComparison | None  # None where the metric does not apply to these samples
+
+
+@dataclass
+class Reproduction:
+    """How the reproduced predictions compare with the stored ones."""
+
+    run_id: str
+    recipe: Recipe
+    compared: int  # samples with a prediction in both
+    only_stored: int  # samples the stored run predicted and the reproduction did not
+    only_reproduced: int
+    scores_differ: int  # samples whose score is not bit for bit the stored one
+    max_score_difference: float | None  # the largest |reproduced - stored| score (None: none)
+    labels_compared: int
+    labels_differ: int  # final labels (threshold applied) that differ
+    metric: MetricDifference | None
+    predictions: pd.DataFrame  # the reproduced predictions
+    scored: Scored
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return (
+            self.only_stored == 0
+            and self.only_reproduced == 0
+            and self.scores_differ == 0
+            and self.labels_differ == 0
+        )
+
+    def lines(self) -> list[str]:
+        """What the command prints."""
+        out = [f"run {self.run_id}: {self.recipe.describe()}"]
+        if self.identical:
+            out.append(
+                f"reproduced: identical ({plural(self.compared, 'sample')}, every score bit for "
+                "bit and every label)"
+            )
+        else:
+            out.append(f"differs: on {plural(self.compared, 'sample')} predicted by both")
+            if self.only_stored or self.only_reproduced:
+                out.append(
+                    f"  samples predicted by the stored run only: {count(self.only_stored)}, "
+                    f"by the reproduction only: {count(self.only_reproduced)}"
+                )
+            out.append(
+                f"  labels that differ: {count(self.labels_differ)} of "
+                f"{count(self.labels_compared)}"
+            )
+            if self.max_score_difference is not None:
+                out.append(
+                    f"  scores that differ: {count(self.scores_differ)}; largest difference "
+                    f"{number(self.max_score_difference, 6)}"
+                )
+        m = self.metric
+        if m is not None:
+            label = V.metric_label(m.metric)
+            line = (
+                f"{label}: stored {number(m.stored)}, reproduced {number(m.reproduced)}, "
+                f"difference {signed(m.reproduced - m.stored)}"
+            )
+            if m.paired is not None:
+                line += f" (paired 95% CI {signed_ci(m.paired.ci_low, m.paired.ci_high)})"
+            out.append(line)
+        out.extend(f"note: {n}" for n in self.notes)
+        return out
+
+
+def reproduce(
+    run_id: str,
+    root: Path | None = None,
+    *,
+    device: str | None = None,
+    progress: bool = False,
+    resamples: int = 1000,
+) -> Reproduction:
+    """Re-run `run_id` from its recipe and compare (nothing is written to the board).
+
+    device: run on this device instead of the recorded one (a GPU run checked on a CPU)."""
+    from evaluator import runner
+    from evaluator.detectors.registry import detector_package
+    from evaluator.detectors.runner import predict_detector
+    from evaluator.verify import options_of
+
+    d = runs.find_run(run_id, root)
+    rec = runs.read_record(d)
+    recipe = recipe_of(rec)
+    notes: list[str] = []
+    from evaluator.detectors.registry import DETECTORS
+
+    if recipe.detector not in DETECTORS and recipe.package is None:
+        raise NotReproducible(
+            f"run {run_id} was made by detector {recipe.detector!r}, which is not a registered "
+            "detector here"
+        )
+    if recipe.package is not None:
+        here = detector_package(recipe.detector)
+        if here is None:
+            raise NotReproducible(
+                f"run {run_id} used detector {recipe.detector} from package "
+                f"{recipe.package.get('name')} {recipe.package.get('version')}, which is not "
+                "installed here"
+            )
+        if here.get("version") != recipe.package.get("version"):
+            notes.append(
+                f"the run used {recipe.package.get('name')} {recipe.package.get('version')}; "
+                f"{here.get('version')} is installed here"
+            )
+    engine = runner.Engine(block_size=recipe.block_size or runner.DEFAULT_BLOCK_SIZE)
+    p = predict_detector(
+        recipe.detector,
+        rec.benchmark,
+        checkpoint=recipe.checkpoint,
+        device=device or recipe.device,
+        batch_size=recipe.batch_size,
+        splits=recipe.splits,
+        limit=recipe.limit,
+        options=recipe.options,
+        progress=progress,
+        root=root,
+        engine=engine,
+    )
+    p.checkpoints.clear()
+    if p.inputs.version != rec.benchmark_version:
+        notes.append(
+            f"the run was made on {rec.benchmark} {rec.benchmark_version}; "
+            f"{p.inputs.version} is ingested here"
+        )
+    opts = options_of(rec)
+    opts = type(opts)(**{**opts.__dict__, "resamples": min(opts.resamples, resamples)})
+    new = score(p.inputs.spec, p.inputs.samples, p.predictions, opts)
+    stored_preds = runs.read_predictions(d)
+    stored_labels = runs.read_labels(d)
+    if stored_labels is None:  # a run stored before labels were: the scorer's rule
+        stored_labels = score(p.inputs.spec, p.inputs.samples, stored_preds, opts).final_labels
+    return _compare(
+        rec,
+        recipe,
+        p.inputs.spec,
+        p.inputs.samples,
+        stored_preds,
+        stored_labels,
+        p.predictions,
+        new,
+        notes,
+        resamples,
+    )
+
+
+def _compare(
+    rec: RunRecord,
+    recipe: Recipe,
+    spec: Any,
+    samples: pd.DataFrame,
+    stored: pd.DataFrame,
+    stored_labels: pd.DataFrame | None,
+    preds: pd.DataFrame,
+    new: Scored,
+    notes: list[str],
+    resamples: int,
+) -> Reproduction:
+    a = stored.set_index(stored["sample_id"].astype(str))
+    b = preds.set_index(preds["sample_id"].astype(str))
+    both = a.index.intersection(b.index)
+    differ, largest = 0, None
+    if "score" in a and "score" in b:
+        sa = a.loc[both, "score"].to_numpy(dtype=float)
+        sb = b.loc[both, "score"].to_numpy(dtype=float)
+        same = (sa == sb) | (np.isnan(sa) & np.isnan(sb))
+        differ = int((~same).sum())
+        gaps = np.abs(sa - sb)
+        gaps = gaps[~np.isnan(gaps)]
+        largest = float(gaps.max()) if gaps.size else 0.0
+        if differ and not gaps.size:
+            largest = None
+    elif "label" in a and "label" in b:
+        la, lb = a.loc[both, "label"], b.loc[both, "label"]
+        differ = int((la.astype("Int8") != lb.astype("Int8")).fillna(True).sum())
+
+    la_frame = _labels(stored_labels)
+    lb_frame = _labels(new.final_labels)
+    joined = la_frame.join(lb_frame.add_suffix("_b"), how="inner").rename(
+        columns={"final_label": "final_label_a", "score": "score_a"}
+    )
+    fa, fb = joined["final_label_a"], joined["final_label_b"]
+    label_differ = int(((fa != fb) | (fa.isna() != fb.isna())).fillna(True).sum())
+    metric = _metric_difference(rec, spec, samples, la_frame, lb_frame, new, resamples)
+    return Reproduction(
+        run_id=rec.run_id,
+        recipe=recipe,
+        compared=len(both),
+        only_stored=len(a.index.difference(b.index)),
+        only_reproduced=len(b.index.difference(a.index)),
+        scores_differ=differ,
+        max_score_difference=largest,
+        labels_compared=len(joined),
+        labels_differ=label_differ,
+        metric=metric,
+        predictions=preds,
+        scored=new,
+        notes=notes,
+    )
+
+
+def _labels(frame: pd.DataFrame | None) -> pd.DataFrame:
+    """Final labels by (sample_id, unit, rolled)."""
+    if frame is None or frame.empty:
+        return pd.DataFrame(columns=["final_label", "score"])
+    f = frame.copy()
+    f["sample_id"] = f["sample_id"].astype(str)
+    f["rolled"] = f["rolled"].fillna(False).astype(bool)
+    f["final_label"] = f["final_label"].astype("Int8")
+    return f.set_index(["sample_id", "unit", "rolled"])[["final_label", "score"]]
+
+
+def _metric_difference(
+    rec: RunRecord,
+    spec: Any,
+    samples: pd.DataFrame,
+    stored: pd.DataFrame,
+    new_labels: pd.DataFrame,
+    new: Scored,
+    resamples: int,
+) -> MetricDifference | None:
+    """The primary metric on the scored split(s), overall, both runs on the same samples, with
+    the paired bootstrap of the difference (stratified by domain, and averaged over domains,
+    where the benchmark's Overall is a mean over domains)."""
+    metric = spec.primary_metric
+    info = V.METRICS.find(metric)
+    if info is None or info.weighted is None:
+        return None
+    uses_labels = info.uses == "labels"
+    col = "final_label" if uses_labels else "score"
+    joined = stored.add_suffix("_a").join(new_labels.add_suffix("_b"), how="inner").reset_index()
+    joined = joined[~joined["rolled"]]
+    s = samples.assign(sample_id=samples["sample_id"].astype(str))
+    s = s[s["split"].isin(list(rec.splits))].drop_duplicates("sample_id")
+    f = joined.merge(s, on=["sample_id", "unit"], how="inner")
+    f = f.sort_values("sample_id", kind="stable").reset_index(drop=True)  # resampled in id order
+    target_col = "label" if uses_labels or "correlation" not in info.tasks else "human_score"
+    y = pd.to_numeric(f[target_col], errors="coerce").to_numpy(dtype=float)
+    x_a = pd.to_numeric(f[f"{col}_a"], errors="coerce").to_numpy(dtype=float)
+    x_b = pd.to_numeric(f[f"{col}_b"], errors="coerce").to_numpy(dtype=float)
+    ok = ~(np.isnan(y) | np.isnan(x_a) | np.isnan(x_b))
+    y, x_a, x_b = y[ok], x_a[ok], x_b[ok]
+    f = f[ok].reset_index(drop=True)
+    if len(y) < 2:
+        return None
+    if uses_labels:
+        y, x_a, x_b = (v.astype(np.int8) for v in (y, x_a, x_b))
+    fn = info.weighted
+    stratify = spec.overall == "mean_over_domains"
+    domains = f["domain"].fillna("").astype(str).to_numpy()
+    if stratify and metric in MEAN_OVER_DOMAINS:
+        groups = [domains == g for g in np.unique(domains)]
+
+        def over_domains(x: np.ndarray) -> Any:
+            return lambda W: np.mean(
+                np.stack([fn(W[:, g], y[g], x[g]) for g in groups], axis=1), axis=1
+            )
+
+        stat_a, stat_b = over_domains(x_a), over_domains(x_b)
+    else:
+        stat_a, stat_b = (lambda W: fn(W, y, x_a)), (lambda W: fn(W, y, x_b))
+    ones = np.ones((1, len(y)))
+    va, vb = float(np.asarray(stat_a(ones))[0]), float(np.asarray(stat_b(ones))[0])
+    if np.isnan(va) or np.isnan(vb):
+        return None
+    paired = M.paired_bootstrap(
+        stat_b,
+        stat_a,
+        len(y),
+        resamples=resamples,
+        strata=domains if stratify else None,
+    )
+    return MetricDifference(metric, va, vb, paired)
+
+
+__all__ = ["NotReproducible", "Recipe", "Reproduction", "recipe_of", "reproduce"]
