@@ -44,26 +44,37 @@ class NotReproducible(FactBoardError):
 class Recipe:
     """How a run's predictions were made, as its run.json records it."""
 
-    kind: str  # "detector"
-    detector: str
-    checkpoint: str | None
-    device: str | None
-    batch_size: int | None
-    block_size: int | None
-    options: dict[str, Any]
+    kind: str  # "detector" or "llm"
     splits: list[str] | None
     limit: int | None
+    options: dict[str, Any]
+    detector: str | None = None
+    checkpoint: str | None = None
+    device: str | None = None
+    batch_size: int | None = None
+    block_size: int | None = None
     package: dict[str, str] | None = None
+    llm: str | None = None  # provider:model
+    prompt_id: str | None = None
+    temperature: float | None = None
 
     def describe(self) -> str:
+        if self.kind == "llm":
+            return f"LLM {self.llm}, prompt {self.prompt_id}, temperature {self.temperature:g}" + (
+                f", options {_options_text(self.options)}" if self.options else ""
+            )
         parts = [f"detector {self.detector}"]
         if self.package:
             parts.append(f"from {self.package.get('name')} {self.package.get('version')}")
         if self.checkpoint:
             parts.append(f"checkpoint {self.checkpoint}")
         if self.options:
-            parts.append("options " + ", ".join(f"{k}={v}" for k, v in self.options.items()))
+            parts.append(f"options {_options_text(self.options)}")
         return ", ".join(parts)
+
+
+def _options_text(options: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in options.items())
 
 
 def recipe_of(rec: RunRecord) -> Recipe:
@@ -95,9 +106,21 @@ def recipe_of(rec: RunRecord) -> Recipe:
             f"({cfg.detector.removeprefix('python:')}); FactBoard cannot rebuild it. Publish it "
             "as a package with a factboard.detectors entry point to make its runs reproducible"
         )
-    if cfg.llm:
-        raise NotReproducible(
-            f"run {rec.run_id} is an LLM run ({cfg.llm}); reproducing LLM runs is not supported yet"
+    if cfg.llm and cfg.prompt_id:
+        client: dict[str, Any] = {}
+        base_url = (extra.get("client") or {}).get("base_url")
+        if base_url:
+            client["base_url"] = base_url
+        if extra.get("max_tokens") is not None:
+            client["max_tokens"] = extra["max_tokens"]
+        return Recipe(
+            kind="llm",
+            splits=list(rec.splits) or None,
+            limit=extra.get("limit"),
+            options=client,
+            llm=cfg.llm,
+            prompt_id=cfg.prompt_id,
+            temperature=cfg.temperature if cfg.temperature is not None else 0.0,
         )
     raise NotReproducible(
         f"run {rec.run_id} ({V.ORIGIN_MEANINGS.get(rec.origin, rec.origin)}) records no recipe: "
@@ -124,7 +147,7 @@ class Reproduction:
     compared: int  # samples with a prediction in both
     only_stored: int  # samples the stored run predicted and the reproduction did not
     only_reproduced: int
-    scores_differ: int  # samples whose score is not bit for bit the stored one
+    scores_differ: int  # samples whose score (labels only: label) is not bit for bit the stored
     max_score_difference: float | None  # the largest |reproduced - stored| score (None: none)
     labels_compared: int
     labels_differ: int  # final labels (threshold applied) that differ
@@ -185,33 +208,117 @@ def reproduce(
     root: Path | None = None,
     *,
     device: str | None = None,
+    options: dict[str, Any] | None = None,
     progress: bool = False,
     resamples: int = 1000,
+    retry: Any = None,
 ) -> Reproduction:
     """Re-run `run_id` from its recipe and compare (nothing is written to the board).
 
-    device: run on this device instead of the recorded one (a GPU run checked on a CPU)."""
-    from evaluator import runner
-    from evaluator.detectors.registry import detector_package
-    from evaluator.detectors.runner import predict_detector
+    device: run a detector on this device instead of the recorded one (a GPU run checked on a
+    CPU). options: an LLM run's client options over the recorded ones (base_url where the
+    server moved; keys come from the environment as for any LLM run); its replies are asked
+    for again, never taken from the response cache. retry: the LLM requests' RetryPolicy."""
     from evaluator.verify import options_of
 
     d = runs.find_run(run_id, root)
     rec = runs.read_record(d)
     recipe = recipe_of(rec)
     notes: list[str] = []
-    from evaluator.detectors.registry import DETECTORS
+    if recipe.kind == "llm":
+        inputs, preds = _rerun_llm(rec, recipe, root, options, progress, retry)
+    else:
+        inputs, preds = _rerun_detector(rec, recipe, root, device, progress, notes)
+    if inputs.version != rec.benchmark_version:
+        notes.append(
+            f"the run was made on {rec.benchmark} {rec.benchmark_version}; "
+            f"{inputs.version} is ingested here"
+        )
+    opts = options_of(rec)
+    opts = type(opts)(**{**opts.__dict__, "resamples": min(opts.resamples, resamples)})
+    new = score(inputs.spec, inputs.samples, preds, opts)
+    stored_preds = runs.read_predictions(d)
+    stored_labels = runs.read_labels(d)
+    if stored_labels is None:  # a run stored before labels were: the scorer's rule
+        stored_labels = score(inputs.spec, inputs.samples, stored_preds, opts).final_labels
+    return _compare(
+        rec,
+        recipe,
+        inputs.spec,
+        inputs.samples,
+        stored_preds,
+        stored_labels,
+        preds,
+        new,
+        notes,
+        resamples,
+    )
 
-    if recipe.detector not in DETECTORS and recipe.package is None:
+
+def _rerun_llm(
+    rec: RunRecord,
+    recipe: Recipe,
+    root: Path | None,
+    options: dict[str, Any] | None,
+    progress: bool,
+    retry: Any,
+) -> tuple[Any, pd.DataFrame]:
+    """The LLM's predictions made again: run_llm with the cache off, in a scratch data root that
+    sees the ingested benchmark (its run is read back and the scratch root removed)."""
+    import tempfile
+
+    from evaluator import runner
+    from evaluator.llm.runner import run_llm
+    from evaluator.store import layout
+
+    inputs = runner.load_inputs(rec.benchmark, root)
+    opts = {**recipe.options, **(options or {}), "cache": "off"}
+    with tempfile.TemporaryDirectory(prefix="factboard-reproduce-") as tmp:
+        scratch = Path(tmp)
+        layout.benchmarks_dir(scratch).mkdir(parents=True)
+        layout.runs_dir(scratch).mkdir()
+        src = layout.benchmark_dir(rec.benchmark, root).resolve()
+        layout.benchmark_dir(rec.benchmark, scratch).symlink_to(src, target_is_directory=True)
+        (path,) = run_llm(
+            str(recipe.llm),
+            rec.benchmark,
+            prompt_id=recipe.prompt_id,
+            temperature=float(recipe.temperature or 0.0),
+            splits=recipe.splits,
+            limit=recipe.limit,
+            options=opts,
+            progress=progress,
+            root=scratch,
+            retry=retry,
+        )
+        preds = runs.read_predictions(path)
+    return inputs, preds
+
+
+def _rerun_detector(
+    rec: RunRecord,
+    recipe: Recipe,
+    root: Path | None,
+    device: str | None,
+    progress: bool,
+    notes: list[str],
+) -> tuple[Any, pd.DataFrame]:
+    """The detector's predictions made again through the runner's own path."""
+    from evaluator import runner
+    from evaluator.detectors.registry import DETECTORS, detector_package
+    from evaluator.detectors.runner import predict_detector
+
+    run_id = rec.run_id
+    name = str(recipe.detector)
+    if name not in DETECTORS and recipe.package is None:
         raise NotReproducible(
-            f"run {run_id} was made by detector {recipe.detector!r}, which is not a registered "
-            "detector here"
+            f"run {run_id} was made by detector {name!r}, which is not a registered detector here"
         )
     if recipe.package is not None:
-        here = detector_package(recipe.detector)
+        here = detector_package(name)
         if here is None:
             raise NotReproducible(
-                f"run {run_id} used detector {recipe.detector} from package "
+                f"run {run_id} used detector {name} from package "
                 f"{recipe.package.get('name')} {recipe.package.get('version')}, which is not "
                 "installed here"
             )
@@ -222,7 +329,7 @@ def reproduce(
             )
     engine = runner.Engine(block_size=recipe.block_size or runner.DEFAULT_BLOCK_SIZE)
     p = predict_detector(
-        recipe.detector,
+        name,
         rec.benchmark,
         checkpoint=recipe.checkpoint,
         device=device or recipe.device,
@@ -235,30 +342,7 @@ def reproduce(
         engine=engine,
     )
     p.checkpoints.clear()
-    if p.inputs.version != rec.benchmark_version:
-        notes.append(
-            f"the run was made on {rec.benchmark} {rec.benchmark_version}; "
-            f"{p.inputs.version} is ingested here"
-        )
-    opts = options_of(rec)
-    opts = type(opts)(**{**opts.__dict__, "resamples": min(opts.resamples, resamples)})
-    new = score(p.inputs.spec, p.inputs.samples, p.predictions, opts)
-    stored_preds = runs.read_predictions(d)
-    stored_labels = runs.read_labels(d)
-    if stored_labels is None:  # a run stored before labels were: the scorer's rule
-        stored_labels = score(p.inputs.spec, p.inputs.samples, stored_preds, opts).final_labels
-    return _compare(
-        rec,
-        recipe,
-        p.inputs.spec,
-        p.inputs.samples,
-        stored_preds,
-        stored_labels,
-        p.predictions,
-        new,
-        notes,
-        resamples,
-    )
+    return p.inputs, p.predictions
 
 
 def _compare(
@@ -277,7 +361,8 @@ def _compare(
     b = preds.set_index(preds["sample_id"].astype(str))
     both = a.index.intersection(b.index)
     differ, largest = 0, None
-    if "score" in a and "score" in b:
+    has_scores = any("score" in f and bool(f["score"].notna().any()) for f in (a, b))
+    if has_scores and "score" in a and "score" in b:
         sa = a.loc[both, "score"].to_numpy(dtype=float)
         sb = b.loc[both, "score"].to_numpy(dtype=float)
         same = (sa == sb) | (np.isnan(sa) & np.isnan(sb))

@@ -27,6 +27,13 @@ def register(sub: Any) -> None:
     r.add_argument("run_id", help="the run to reproduce (python -m evaluator runs lists them)")
     r.add_argument("--device", help="run on this device instead of the recorded one (e.g. cpu)")
     r.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an LLM run's client option over the recorded one (e.g. base_url=URL)",
+    )
+    r.add_argument(
         "--resamples",
         type=int,
         default=1000,
@@ -37,10 +44,15 @@ def register(sub: Any) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from evaluator.cli.main import options
     from evaluator.reproduce import reproduce
 
     result = reproduce(
-        args.run_id, device=args.device, progress=sys.stderr.isatty(), resamples=args.resamples
+        args.run_id,
+        device=args.device,
+        options=options(args.option),
+        progress=sys.stderr.isatty(),
+        resamples=args.resamples,
     )
     if args.json:
         m = result.metric

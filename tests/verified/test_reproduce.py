@@ -193,3 +193,55 @@ def test_runs_without_a_recipe_say_so(demo_root: Path, capsys: pytest.CaptureFix
     assert result.run_id is not None
     with pytest.raises(NotReproducible, match="Python function given to evaluator.evaluate"):
         reproduce(result.run_id, demo_root)
+
+
+def test_an_llm_run_reproduces_against_the_same_server_and_differs_against_another(
+    tmp_path: Path, tmp_data_root: Path
+) -> None:
+    pytest.importorskip("openai")
+    from evaluator.llm.execute import RetryPolicy
+    from evaluator.llm.runner import run_llm
+    from tests.support.llm_data import ingest_summexecedit
+    from tests.support.llm_servers import FakeLLMServer, Recorded, Reply
+
+    no_wait = RetryPolicy(max_attempts=2, base=0.0, sleep=lambda s: None)
+
+    def flags_edits(req: Recorded) -> Reply:
+        summary = req.user.split("[Summary]\n")[-1]
+        if "museum" in summary or "council" in summary:
+            return Reply(text='{"consistent": "no", "explanation": "A detail is wrong."}')
+        return Reply(text='{"consistent": "yes", "explanation": ""}')
+
+    def always_yes(req: Recorded) -> Reply:
+        return Reply(text='{"consistent": "yes", "explanation": ""}')
+
+    ingest_summexecedit(tmp_path, tmp_data_root)
+    with FakeLLMServer("openai", responder=flags_edits) as s:
+        (path,) = run_llm(
+            "compatible:det",
+            "summexecedit",
+            prompt_id="summexecedit-de-v1",
+            options={"base_url": s.url},
+            root=tmp_data_root,
+            retry=no_wait,
+        )
+        rec = runs.read_record(path)
+        recipe = recipe_of(rec)
+        assert recipe.kind == "llm" and recipe.llm == "compatible:det"
+        assert recipe.prompt_id == "summexecedit-de-v1" and recipe.temperature == 0.0
+        sent = s.count
+        same = reproduce(rec.run_id, tmp_data_root, retry=no_wait)
+        assert s.count == 2 * sent  # asked again, not answered from the response cache
+    assert same.identical, same.lines()
+    assert same.compared == len(runs.read_predictions(path))
+    assert len(runs.list_runs(tmp_data_root).runs) == 1  # nothing written to the board
+
+    stored = runs.read_predictions(path)
+    saying_no = int((stored["label"] == 0).sum())
+    assert saying_no > 0
+    with FakeLLMServer("openai", responder=always_yes) as other:
+        diff = reproduce(rec.run_id, tmp_data_root, options={"base_url": other.url}, retry=no_wait)
+    assert not diff.identical
+    assert diff.labels_differ == saying_no
+    assert diff.max_score_difference is None  # labels only: no scores to compare
+    assert any(f"labels that differ: {saying_no} of" in line for line in diff.lines())
