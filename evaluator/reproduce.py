@@ -1,18 +1,22 @@
 """Reproduce a stored run from what its run.json records, and say how close the new predictions
 come to the stored ones, sample by sample.
 
-`python -m evaluator reproduce RUN_ID` (evaluator/cli/verified.py) and `reproduce(run_id)`:
+`python -m evaluator reproduce RUN_ID` (evaluator/cli/verified.py) and `reproduce(run_id)`.
+The recipe is read from the run's config (`recipe_of`), and nothing is written to the board:
 
-- the recipe is read from the run's config (`recipe_of`): a detector run names the detector
-  (FactBoard's own, or an installed package's entry point, whose version is checked), its
-  checkpoint, options, unit, batch size, block size, splits and sample limit;
-- the detector runs again through the runner's own path (evaluator.detectors.runner.
-  predict_detector) and the predictions are scored with the settings the run was scored with
-  (evaluator.verify.options_of); nothing is written to the board;
-- the comparison (`Reproduction`): identical (every score bit for bit and every final label), or
-  how many final labels differ, the largest score difference, and the run's primary metric
-  reproduced minus stored with its paired-bootstrap 95% CI (evaluator.core.metrics.
-  paired_bootstrap on the same resamples of the same samples).
+- a detector run: the detector (FactBoard's own, or an installed package's entry point, whose
+  version is checked), checkpoint, options, unit, batch and block size, splits and sample limit;
+  it runs again through the runner's own path (evaluator.detectors.runner.predict_detector);
+- an LLM run: provider:model, prompt, temperature, max_tokens and the server's public base URL;
+  the requests are sent again with the response cache off (run_llm in a scratch data root);
+- a judged run: the last judge and protocol, which grade the graded run's explanations again
+  (judge_run, cache off, on a copy of that run in a scratch data root).
+
+The new predictions are scored with the settings the run was scored with (evaluator.verify.
+options_of) and compared (`Reproduction`): identical (every score or grade bit for bit and every
+final label), or how many labels differ, the largest score (grade) difference, and the run's
+primary metric (a judge: the explanation score) reproduced minus stored, with its paired-
+bootstrap 95% CI (evaluator.core.metrics.paired_bootstrap on the same resamples).
 
 Runs FactBoard did not make (submitted files, released and imported runs, a detector given to
 `evaluator.evaluate` as a Python function) have no recipe to follow: `recipe_of` says so.
@@ -44,7 +48,7 @@ class NotReproducible(FactBoardError):
 class Recipe:
     """How a run's predictions were made, as its run.json records it."""
 
-    kind: str  # "detector" or "llm"
+    kind: str  # "detector", "llm" or "judge"
     splits: list[str] | None
     limit: int | None
     options: dict[str, Any]
@@ -57,8 +61,17 @@ class Recipe:
     llm: str | None = None  # provider:model
     prompt_id: str | None = None
     temperature: float | None = None
+    judge: str | None = None  # a judged run: the judge (provider:model) that graded it
+    protocol: str | None = None
+    graded_run: str | None = None  # the run whose explanations it graded
 
     def describe(self) -> str:
+        if self.kind == "judge":
+            return (
+                f"judge {self.judge} ({self.protocol}) grading the explanations of run "
+                f"{self.graded_run}"
+                + (f", options {_options_text(self.options)}" if self.options else "")
+            )
         if self.kind == "llm":
             return f"LLM {self.llm}, prompt {self.prompt_id}, temperature {self.temperature:g}" + (
                 f", options {_options_text(self.options)}" if self.options else ""
@@ -81,6 +94,22 @@ def recipe_of(rec: RunRecord) -> Recipe:
     """The recipe a run records; NotReproducible when it records none FactBoard can follow."""
     cfg = rec.config
     extra = cfg.extra or {}
+    judges = extra.get("judges") or []
+    if judges and rec.supersedes:
+        # a judged run: its grades are what the last judge added to the run it supersedes
+        last = judges[-1]
+        judge_client: dict[str, Any] = {}
+        if (last.get("client") or {}).get("base_url"):
+            judge_client["base_url"] = last["client"]["base_url"]
+        return Recipe(
+            kind="judge",
+            splits=list(rec.splits) or None,
+            limit=last.get("limit"),
+            options=judge_client,
+            judge=last.get("judge"),
+            protocol=last.get("protocol"),
+            graded_run=rec.supersedes,
+        )
     if cfg.detector and not cfg.detector.startswith("python:"):
         options = dict(extra.get("options") or {})
         if extra.get("unit"):
@@ -152,9 +181,10 @@ class Reproduction:
     labels_compared: int
     labels_differ: int  # final labels (threshold applied) that differ
     metric: MetricDifference | None
-    predictions: pd.DataFrame  # the reproduced predictions
-    scored: Scored
+    predictions: pd.DataFrame  # the reproduced predictions (a judged run: the grades)
+    scored: Scored | None
     notes: list[str] = field(default_factory=list)
+    what: str = "score"  # what was compared value by value: "score", or "grade" (a judge)
 
     @property
     def identical(self) -> bool:
@@ -170,8 +200,8 @@ class Reproduction:
         out = [f"run {self.run_id}: {self.recipe.describe()}"]
         if self.identical:
             out.append(
-                f"reproduced: identical ({plural(self.compared, 'sample')}, every score bit for "
-                "bit and every label)"
+                f"reproduced: identical ({plural(self.compared, 'sample')}, every "
+                f"{self.what} bit for bit and every label)"
             )
         else:
             out.append(f"differs: on {plural(self.compared, 'sample')} predicted by both")
@@ -186,7 +216,7 @@ class Reproduction:
             )
             if self.max_score_difference is not None:
                 out.append(
-                    f"  scores that differ: {count(self.scores_differ)}; largest difference "
+                    f"  {self.what}s that differ: {count(self.scores_differ)}; largest difference "
                     f"{number(self.max_score_difference, 6)}"
                 )
         m = self.metric
@@ -225,6 +255,8 @@ def reproduce(
     rec = runs.read_record(d)
     recipe = recipe_of(rec)
     notes: list[str] = []
+    if recipe.kind == "judge":
+        return _reproduce_grades(rec, d, recipe, root, options, progress, retry, resamples)
     if recipe.kind == "llm":
         inputs, preds = _rerun_llm(rec, recipe, root, options, progress, retry)
     else:
@@ -343,6 +375,87 @@ def _rerun_detector(
     )
     p.checkpoints.clear()
     return p.inputs, p.predictions
+
+
+def _reproduce_grades(
+    rec: RunRecord,
+    d: Path,
+    recipe: Recipe,
+    root: Path | None,
+    options: dict[str, Any] | None,
+    progress: bool,
+    retry: Any,
+    resamples: int,
+) -> Reproduction:
+    """A judged run: the recorded judge grades the graded run's explanations again (judge_run,
+    cache off, in a scratch data root holding the benchmark and a copy of that run), and the
+    grades are compared explanation by explanation; the metric is the explanation score (the
+    mean grade) on the explanations both graded, with its paired CI."""
+    import shutil
+    import tempfile
+
+    from evaluator.llm.judges import judge_run
+    from evaluator.store import layout
+
+    graded = runs.find_run(str(recipe.graded_run), root)
+    opts = {**recipe.options, **(options or {}), "cache": "off"}
+    with tempfile.TemporaryDirectory(prefix="factboard-reproduce-") as tmp:
+        scratch = Path(tmp)
+        layout.benchmarks_dir(scratch).mkdir(parents=True)
+        layout.runs_dir(scratch).mkdir()
+        src = layout.benchmark_dir(rec.benchmark, root).resolve()
+        layout.benchmark_dir(rec.benchmark, scratch).symlink_to(src, target_is_directory=True)
+        shutil.copytree(graded, layout.runs_dir(scratch) / graded.name)
+        path = judge_run(
+            graded.name,
+            str(recipe.judge),
+            str(recipe.protocol),
+            options=opts,
+            progress=progress,
+            root=scratch,
+            retry=retry,
+            limit=recipe.limit,
+        )
+        new = runs.read_grades(path)
+    stored = runs.read_grades(d)
+    key = ["sample_id"]
+
+    def mine(g: pd.DataFrame | None) -> pd.DataFrame:
+        if g is None:
+            return pd.DataFrame(columns=["sample_id", "grade"]).set_index(key)
+        g = g[(g["judge"] == recipe.judge) & (g["protocol"] == recipe.protocol)]
+        return g.assign(sample_id=g["sample_id"].astype(str)).set_index(key)[["grade"]]
+
+    a, b = mine(stored), mine(new)
+    both = a.index.intersection(b.index)
+    ga = a.loc[both, "grade"].to_numpy(dtype=float)
+    gb = b.loc[both, "grade"].to_numpy(dtype=float)
+    same = (ga == gb) | (np.isnan(ga) & np.isnan(gb))
+    gaps = np.abs(ga - gb)
+    gaps = gaps[~np.isnan(gaps)]
+    ok = ~(np.isnan(ga) | np.isnan(gb))
+    metric = None
+    if ok.sum() >= 2:
+        xa, xb = ga[ok], gb[ok]
+        paired = M.paired_bootstrap(
+            lambda W: M.mean_w(W, xb), lambda W: M.mean_w(W, xa), len(xa), resamples=resamples
+        )
+        metric = MetricDifference("explanation_score", float(xa.mean()), float(xb.mean()), paired)
+    return Reproduction(
+        run_id=rec.run_id,
+        recipe=recipe,
+        compared=len(both),
+        only_stored=len(a.index.difference(b.index)),
+        only_reproduced=len(b.index.difference(a.index)),
+        scores_differ=int((~same).sum()),
+        max_score_difference=float(gaps.max()) if gaps.size else None,
+        labels_compared=0,
+        labels_differ=0,
+        metric=metric,
+        predictions=b.reset_index(),
+        scored=None,
+        what="grade",
+    )
 
 
 def _compare(

@@ -245,3 +245,67 @@ def test_an_llm_run_reproduces_against_the_same_server_and_differs_against_anoth
     assert diff.labels_differ == saying_no
     assert diff.max_score_difference is None  # labels only: no scores to compare
     assert any(f"labels that differ: {saying_no} of" in line for line in diff.lines())
+
+
+def test_a_judged_run_regrades_the_same_and_says_how_far_another_judge_differs(
+    tmp_path: Path, tmp_data_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("openai")
+    from evaluator.llm.execute import RetryPolicy
+    from evaluator.llm.judges import judge_run
+    from evaluator.llm.runner import run_llm
+    from tests.llm.test_llm_judges import detector, fair_judge
+    from tests.support.llm_data import ingest_summexecedit
+    from tests.support.llm_servers import FakeLLMServer, Recorded, Reply
+
+    no_wait = RetryPolicy(max_attempts=2, base=0.0, sleep=lambda s: None)
+
+    def harsh_judge(req: Recorded) -> Reply:
+        return Reply(text=f"Not the reference.\nGRADE {req.judge_tag}: 0")
+
+    ingest_summexecedit(tmp_path, tmp_data_root)
+    with FakeLLMServer("openai", responder=detector) as s:
+        (llm_path,) = run_llm(
+            "compatible:det",
+            "summexecedit",
+            prompt_id="summexecedit-de-v1",
+            options={"base_url": s.url},
+            root=tmp_data_root,
+            retry=no_wait,
+        )
+    with FakeLLMServer("openai", responder=fair_judge) as j:
+        judged = judge_run(
+            llm_path.name,
+            "compatible:fake-judge",
+            "EvalV4",
+            options={"base_url": j.url},
+            root=tmp_data_root,
+            retry=no_wait,
+        )
+        rec = runs.read_record(judged)
+        recipe = recipe_of(rec)
+        assert recipe.kind == "judge" and recipe.judge == "compatible:fake-judge"
+        assert recipe.protocol == "EvalV4" and recipe.graded_run == llm_path.name
+        same = reproduce(rec.run_id, tmp_data_root, retry=no_wait)
+        assert j.count == 4  # graded twice: the run, and its reproduction (no cache)
+    assert same.identical, same.lines()
+    grades = runs.read_grades(judged)
+    assert grades is not None and same.compared == len(grades) == 2
+    assert "every grade bit for bit" in "\n".join(same.lines())
+    stored_mean = float(grades["grade"].mean())
+
+    with FakeLLMServer("openai", responder=harsh_judge) as other:
+        diff = reproduce(rec.run_id, tmp_data_root, options={"base_url": other.url}, retry=no_wait)
+    assert not diff.identical
+    assert diff.scores_differ == int((grades["grade"] != 0).sum())
+    assert diff.max_score_difference == float(grades["grade"].max())
+    m = diff.metric
+    assert m is not None and m.metric == "explanation_score"
+    assert m.stored == pytest.approx(stored_mean) and m.reproduced == 0.0
+    assert m.paired is not None and m.paired.difference == pytest.approx(-stored_mean)
+    assert any("grades that differ" in line for line in diff.lines())
+    # the command, for the same run: another server is named with --option
+    with FakeLLMServer("openai", responder=harsh_judge) as other:
+        code = main(["reproduce", rec.run_id, "--option", f"base_url={other.url}"])
+    assert code == 3
+    assert "grades that differ: 2" in capsys.readouterr().out
