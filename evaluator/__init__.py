@@ -12,6 +12,8 @@ so the ingest function is exposed as `ingest_benchmark`.)
     run_detector(name, benchmark, ...)             evaluator.detectors.runner.run_detector
     run_llm(provider_model, benchmark, ...)        evaluator.llm.runner.run_llm
     submit(source, filename, meta, ...)            evaluator.submissions.service.submit
+    evaluate(detector, benchmark, split="test", ...) evaluator.api.evaluate (your own detector)
+    Evaluation                                     evaluator.api.Evaluation
     SubmissionMeta                                 evaluator.submissions.service.SubmissionMeta
 """
 
@@ -32,11 +34,15 @@ _API: dict[str, tuple[str, str]] = {
     "run_llm": ("evaluator.llm.runner", "run_llm"),
     "submit": ("evaluator.submissions.service", "submit"),
     "SubmissionMeta": ("evaluator.submissions.service", "SubmissionMeta"),
+    "evaluate": ("evaluator.api", "evaluate"),
+    "Evaluation": ("evaluator.api", "Evaluation"),
 }
 
 __all__ = [
+    "Evaluation",
     "SubmissionMeta",
     "__version__",
+    "evaluate",
     "ingest_benchmark",
     "list_runs",
     "load_samples",
@@ -47,6 +53,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from evaluator.api import Evaluation, evaluate
     from evaluator.detectors.runner import run_detector
     from evaluator.ingest.pipeline import ingest as ingest_benchmark
     from evaluator.llm.runner import run_llm

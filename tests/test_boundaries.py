@@ -91,8 +91,8 @@ def test_the_public_api_resolves_and_import_evaluator_stays_light() -> None:
     assert p.returncode == 0, p.stderr
     first, heavy = p.stdout.strip().split("\n")
     assert first == (
-        "[] ['SubmissionMeta', 'ingest_benchmark', 'list_runs', 'load_samples', 'run_detector', "
-        "'run_llm', 'score_file_to_run', 'submit'] []"
+        "[] ['Evaluation', 'SubmissionMeta', 'evaluate', 'ingest_benchmark', 'list_runs', "
+        "'load_samples', 'run_detector', 'run_llm', 'score_file_to_run', 'submit'] []"
     )
     assert heavy == "HEAVY:"  # resolving every name imports no heavy package either
 

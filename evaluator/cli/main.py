@@ -37,7 +37,7 @@ DESCRIPTION = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole `python -m evaluator` parser."""
-    from evaluator.cli import hub, llm, submissions
+    from evaluator.cli import hub, llm, submissions, verified
     from evaluator.interop import cli as interop
 
     p = argparse.ArgumentParser(prog="python -m evaluator", description=DESCRIPTION)
@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     submissions.register(sub)
     hub.register(sub)
     interop.register(sub)
+    verified.register(sub)
     return p
 
 

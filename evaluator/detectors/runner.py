@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import math
 import time
+import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,18 @@ from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.build import build_detector, library_versions
-from evaluator.detectors.registry import get_detector
+from evaluator.detectors.registry import detector_package, get_detector
 from evaluator.distributed import blocks as B
 
 _versions = library_versions  # the name older callers import
-__all__ = ["build_detector", "default_model_name", "run_detector", "select_samples"]
+__all__ = [
+    "DetectorPredictions",
+    "build_detector",
+    "default_model_name",
+    "predict_detector",
+    "run_detector",
+    "select_samples",
+]
 
 # options the runner itself takes (the rest go to the detector)
 RUNNER_OPTIONS = {
@@ -84,6 +93,20 @@ def select_samples(
     return rows[~no_doc], int(no_doc.sum())
 
 
+@dataclass
+class DetectorPredictions:
+    """A detector's predictions on a benchmark, ready to score and store (`run_detector` stores
+    them; evaluator.evaluate and reproduction score them without storing)."""
+
+    inputs: runner.Inputs
+    predictions: pd.DataFrame
+    model: ModelInfo
+    config: RunConfig
+    options: ScoreOptions
+    evidence: pd.DataFrame
+    checkpoints: B.BlockStore
+
+
 def run_detector(
     name: str,
     benchmark: str,
@@ -107,10 +130,56 @@ def run_detector(
     engine: where to score (default: local, blocks of runner.DEFAULT_BLOCK_SIZE).
     factory: builds the detector that scores, in this process or in each Ray actor, instead of
     the registry (a test wraps a detector); the run is still described by the registry's."""
+    p = predict_detector(
+        name,
+        benchmark,
+        checkpoint=checkpoint,
+        device=device,
+        batch_size=batch_size,
+        splits=splits,
+        limit=limit,
+        model_name=model_name,
+        options=options,
+        progress=progress,
+        root=root,
+        engine=engine,
+        factory=factory,
+    )
+    path = runner.score_and_write(
+        p.inputs, p.predictions, p.model, p.config, p.options, root, run_id, evidence=p.evidence
+    )
+    p.checkpoints.clear()  # the run is written: its checkpoints have served
+    return path
+
+
+def predict_detector(
+    name: str,
+    benchmark: str,
+    *,
+    checkpoint: str | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+    splits: list[str] | None = None,
+    limit: int | None = None,
+    model_name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    root: Path | None = None,
+    engine: runner.Engine | None = None,
+    factory: Callable[[], Any] | None = None,
+    detector: Any = None,
+) -> DetectorPredictions:
+    """What `run_detector` scores and stores: the detector's predictions with the run's model,
+    config and scoring settings (arguments as `run_detector`'s).
+
+    detector: a built detector (any object with `score(documents, summaries)`) to score with
+    instead of building `name` from the registry (evaluator.evaluate); `name` then only names
+    it, and no earlier run's checkpointed blocks are reused."""
     t0 = time.perf_counter()
     engine = (engine or runner.Engine()).check(DetectorError)
     spec = registry.get(benchmark)
-    get_detector(name)  # unknown names fail before anything is read
+    if detector is None:
+        get_detector(name)  # unknown names fail before anything is read
     if spec.task == "explanation-grading":
         raise DetectorError(
             f"{benchmark} grades explanations; a detector has nothing to score there"
@@ -135,14 +204,18 @@ def run_detector(
         raise DetectorError(
             f"{benchmark} has no dev split to tune a threshold on; give --option threshold=T"
         )
-    det = build_detector(
-        name,
-        checkpoint=checkpoint,
-        device=device,
-        batch_size=batch_size,
-        options=det_options,
-        progress=progress,
-    )
+    det = detector
+    if det is None:
+        det = build_detector(
+            name,
+            checkpoint=checkpoint,
+            device=device,
+            batch_size=batch_size,
+            options=det_options,
+            progress=progress,
+        )
+    elif factory is None:
+        factory = lambda: det  # noqa: E731 (the one detector, in each Ray actor too)
     needs_fit = bool(getattr(det, "needs_fit", False))
     if needs_fit and not has_dev:
         raise DetectorError(
@@ -199,6 +272,7 @@ def run_detector(
             "unit": unit,
             "block_size": engine.block_size,
             "trained": getattr(det, "state", None) if needs_fit else None,
+            **({"built_by_caller": uuid.uuid4().hex} if detector is not None else {}),
         },
         root=root,
         progress=progress,
@@ -252,6 +326,19 @@ def run_detector(
         extra["fidelity"] = info["fidelity"]
     if info.get("summac_conv") is not None:
         extra["summac_conv"] = info["summac_conv"]
+    package = detector_package(name) if detector is None else None
+    if package is not None:  # a detector installed through an entry point: which release
+        extra["package"] = package
+    policy = "fixed" if threshold is not None else "auto"
+    # a detector from outside FactBoard (evaluator.detectors.custom) may give labels: 1/True
+    # consistent, 0/False not, in every block; they are scored as labels, not thresholded
+    returns = [(m.get("describe") or {}).get("returns") for m in metas]
+    if any(returns):
+        extra["returns"] = "labels" if all(r == "labels" for r in returns) else "scores"
+        if extra["returns"] == "labels":
+            labels = preds["score"].round().astype("Int8")
+            preds = pd.DataFrame({"sample_id": preds["sample_id"], "label": labels})
+            policy, threshold = "labels", None
     config = RunConfig(detector=name, checkpoint=info.get("checkpoint"), extra=extra)
     cls = type(det)
     model = ModelInfo(
@@ -260,17 +347,12 @@ def run_detector(
         url=getattr(cls, "paper", None) or None,
         description=getattr(det, "description", None) or None,
     )
-    policy = "fixed" if threshold is not None else "auto"
     opts = ScoreOptions(
         policy=policy,
         threshold=threshold,
         splits=tuple(requested) if requested else None,
     )
-    path = runner.score_and_write(
-        inputs, preds, model, config, opts, root, run_id, evidence=ev_frame
-    )
-    store.clear()  # the run is written: its checkpoints have served
-    return path
+    return DetectorPredictions(inputs, preds, model, config, opts, ev_frame, store)
 
 
 def _actor_spec(

@@ -1,0 +1,90 @@
+"""`python -m evaluator reproduce RUN_ID`: re-run a run FactBoard made from what its run.json
+records and compare the new predictions with the stored ones, sample by sample
+(evaluator.reproduce). Nothing is written to the board.
+
+Exit codes: 0 reproduced identically (every score bit for bit, every final label), 3 reproduced
+with differences (the figures say how much), 1 not reproducible or failed (the message says
+why), 2 bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+DIFFERS = 3
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser(
+        "reproduce",
+        help="re-run a run from its recorded recipe and compare it sample by sample",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("run_id", help="the run to reproduce (python -m evaluator runs lists them)")
+    r.add_argument("--device", help="run on this device instead of the recorded one (e.g. cpu)")
+    r.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an LLM run's client option over the recorded one (e.g. base_url=URL)",
+    )
+    r.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples for the metric's paired CI (default 1000)",
+    )
+    r.add_argument("--json", action="store_true", help="print the figures as JSON")
+    r.set_defaults(run=cmd_reproduce)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from evaluator.cli.main import options
+    from evaluator.reproduce import reproduce
+
+    result = reproduce(
+        args.run_id,
+        device=args.device,
+        options=options(args.option),
+        progress=sys.stderr.isatty(),
+        resamples=args.resamples,
+    )
+    if args.json:
+        m = result.metric
+        print(
+            json.dumps(
+                {
+                    "run_id": result.run_id,
+                    "identical": result.identical,
+                    "compared": result.compared,
+                    "only_stored": result.only_stored,
+                    "only_reproduced": result.only_reproduced,
+                    "scores_differ": result.scores_differ,
+                    "max_score_difference": result.max_score_difference,
+                    "labels_compared": result.labels_compared,
+                    "labels_differ": result.labels_differ,
+                    "metric": None
+                    if m is None
+                    else {
+                        "name": m.metric,
+                        "stored": m.stored,
+                        "reproduced": m.reproduced,
+                        "difference": m.reproduced - m.stored,
+                        "ci_low": m.paired.ci_low if m.paired else None,
+                        "ci_high": m.paired.ci_high if m.paired else None,
+                        "p_value": m.paired.p_value if m.paired else None,
+                    },
+                    "notes": result.notes,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for line in result.lines():
+            print(line)
+    return 0 if result.identical else DIFFERS
