@@ -114,9 +114,12 @@ SLICE_DEFINITIONS: dict[str, str] = {
 
 
 def metric_definition(name: str) -> str:
-    """One plain sentence on what a metric measures ('' for a name the vocabulary lacks)."""
+    """A metric's hover help: its full title, then one plain sentence on what it measures (a
+    name the vocabulary lacks comes back as it is)."""
     m = METRICS.find(name)
-    return m.definition if m else METRIC_DEFINITIONS.get(name, "")
+    if m is None:
+        return name
+    return f"{m.title}. {m.definition}" if m.definition else m.title
 
 
 def slice_definition(kind: str) -> str:

@@ -135,7 +135,7 @@ def test_benchmarks_page_speaks_plain_words(data: Path) -> None:
     )
     tags = at.caption[1]
     assert tags.value.startswith("Task: correlation with human scores")
-    assert "summarization systems are taken out" in tags.proto.help
+    assert "system alone explains is taken out" in tags.proto.help
     assert overview.loc["TofuEval", "levels"] == "sentence level, summary level"
     assert overview.loc["FRANK", "task"] == "correlation with human scores"
     assert (overview["samples"] == "—").sum() == len(overview) - 1  # never "None"

@@ -173,7 +173,7 @@ def test_unreadable_run_folders_are_noticed_not_fatal(
     for page in (PAGE, "views/leaderboard.py"):
         at = open_app_page(page, {"benchmark": "demo"})
         notice = next(e for e in at.expander if "could not be read" in e.label)
-        assert notice.label.startswith("⚠️ 2 file(s)")
+        assert notice.label.startswith("⚠️ 2 files")
         listed = notice.dataframe[0].value
         assert set(listed["folder"]) == {"demo-truncated-000000", "demo-bad-value-000000"}
         assert any("results.0.value" in p for p in listed["problem"])

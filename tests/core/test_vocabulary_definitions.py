@@ -11,5 +11,5 @@ def test_every_metric_is_defined_in_one_plain_sentence() -> None:
         assert d and d[0].isupper() and d.endswith("."), name
         assert "_" not in d and "  " not in d, name
         assert V.metric_definition(name).startswith(f"{m.title}. "), name
-    assert V.metric("partial_pearson").definition.startswith("The Pearson correlation")
+    assert "system" in V.metric("partial_pearson").definition
     assert V.metric_definition("not_a_metric") == "not_a_metric"

@@ -119,7 +119,7 @@ def test_a_stored_ci_of_1e308_is_left_off_the_board_and_named_by_the_doctor(root
         s.cursor(), L.BoardQuery("demo", "summary"), registry.get("demo"), s.version("demo"), 200
     )
     assert HOSTILE not in set(board.rows["run_id"].dropna())
-    assert len(L.ci_bars(board.rows)) == len(board.rows)
+    assert len(L.ci_images(board.rows)) == len(board.rows)
     found = [p for p in doctor.run_problems(root) if HOSTILE in p.path]
     assert found and "outside the metric's range" in found[0].problem
 
