@@ -4,7 +4,7 @@ Run: python scripts/screenshots.py --root DATA_ROOT [--out docs/screenshots] [--
 
 The data root should hold what a reader of README expects to see: the demo, the shared
 benchmarks ingested (python -m evaluator ingest all --from ../shared/benchmarks) and a few
-runs on them. Each page is opened in a fresh tab at 1400 x 900, left to finish (Streamlit's
+runs on them. Each page is opened in a fresh tab at 1400 x 1600, left to finish (Streamlit's
 running indicator gone), and captured whole.
 """
 
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 CHROMIUM = "/usr/bin/chromium"
-MAX_HEIGHT = 1800  # a picture in README shows the top of a long page
+HEIGHT = 1600  # the window's height: a picture in README shows the top of a long page
 # file name -> (address, what the picture shows)
 PAGES: dict[str, str] = {
     "front.png": "",
@@ -30,6 +30,7 @@ PAGES: dict[str, str] = {
     "samples.png": "samples?benchmark=summedits",
     "samples-tofueval.png": "samples?benchmark=tofueval&unit=sentence",
     "samples-correlation.png": "samples?benchmark=qags",
+    "samples-faithbench.png": "samples?benchmark=faithbench&sample=b01-008",
     "compare.png": "compare?benchmark=summedits",
     "benchmarks.png": "benchmarks",
     "explanations.png": "explanations",
@@ -66,14 +67,20 @@ def main() -> int:
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
         )
         for name, url in wanted.items():
-            ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+            ctx = browser.new_context(viewport={"width": 1400, "height": HEIGHT})
             page = ctx.new_page()
             page.goto(f"{app.url}/{url}")
             page.wait_for_function(DONE, timeout=180_000, polling=100)
-            page.wait_for_timeout(800)  # charts draw after the script ends
-            height = page.evaluate("() => document.documentElement.scrollHeight")
-            clip = {"x": 0, "y": 0, "width": 1400, "height": min(int(height), MAX_HEIGHT)}
-            page.screenshot(path=str(args.out / name), full_page=True, clip=clip)
+            # a grid draws its canvas once it has been in view: show each, then the top again
+            for grid in page.get_by_test_id("stDataFrame").all():
+                grid.scroll_into_view_if_needed()
+                page.wait_for_timeout(300)
+            page.evaluate(
+                "() => { for (const e of document.querySelectorAll('*')) "
+                "if (e.scrollTop) e.scrollTop = 0; }"
+            )
+            page.wait_for_timeout(1500)
+            page.screenshot(path=str(args.out / name))
             print(f"{name}: {url or '/'}")
             ctx.close()
         browser.close()

@@ -219,7 +219,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for n in rep.notes:
         print(f"  note: {n}")
     if rep.released_runs:
-        print(f"  {len(rep.released_runs)} released run(s) written")
+        from evaluator.core.formatting import plural
+
+        print(f"  {plural(len(rep.released_runs), 'released run')} written")
     return 0
 
 
