@@ -8,13 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from evaluator import scorer
-from evaluator.benchmarks import registry
-from evaluator.core.scoring import ScoreOptions
-from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.ingest import pipeline
 from evaluator.store import ingested
 from explorer import compare as C
@@ -24,21 +19,6 @@ from tests.support import testdata
 from tests.support.apptest import open_app_page
 
 PAGE = "views/compare.py"
-
-
-def _metric_run(root: Path, name: str, score: np.ndarray, s: pd.DataFrame) -> None:
-    scorer.score_to_run(
-        registry.get("qags"),
-        ingested.load_meta("qags", root)["version"],
-        s,
-        pd.DataFrame({"sample_id": s["sample_id"], "score": score}),
-        ModelInfo(name=name, kind="non-llm"),
-        "submitted",
-        RunConfig(detector="synthetic"),
-        ScoreOptions(policy="none", resamples=50),
-        None,
-        root,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +31,8 @@ def root(shared_benchmarks: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     a = human + rng.normal(0, 0.2, len(s))
     b = human + rng.normal(0, 0.2, len(s))
     a[0], b[0] = 5.0, -5.0  # the first sample: A ranks it top, B bottom
-    _metric_run(r, "Metric Alpha", a, s)
-    _metric_run(r, "Metric Beta", b, s)
+    testdata.add_metric_run(r, "qags", "Metric Alpha", a, s)
+    testdata.add_metric_run(r, "qags", "Metric Beta", b, s)
     return r
 
 

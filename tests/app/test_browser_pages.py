@@ -10,13 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from evaluator import scorer
-from evaluator.benchmarks import registry
-from evaluator.core.scoring import ScoreOptions
-from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.ingest import pipeline
 from evaluator.store import ingested
 from tests.app.test_browser_app import ARGS, CHROMIUM, choose, settle, table
@@ -24,21 +19,6 @@ from tests.support import testdata
 from tests.support.server import running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _metric_run(root: Path, name: str, score: np.ndarray, s: pd.DataFrame) -> None:
-    scorer.score_to_run(
-        registry.get("qags"),
-        ingested.load_meta("qags", root)["version"],
-        s,
-        pd.DataFrame({"sample_id": s["sample_id"], "score": score}),
-        ModelInfo(name=name, kind="non-llm"),
-        "submitted",
-        RunConfig(detector="synthetic"),
-        ScoreOptions(policy="none", resamples=50),
-        None,
-        root,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +32,8 @@ def server(
     s = ingested.load_samples("qags", root)
     rng = np.random.default_rng(0)
     human = s["human_score"].to_numpy(float)
-    _metric_run(root, "Metric Alpha", human + rng.normal(0, 0.3, len(s)), s)
-    _metric_run(root, "Metric Beta", human + rng.normal(0, 0.3, len(s)), s)
+    testdata.add_metric_run(root, "qags", "Metric Alpha", human + rng.normal(0, 0.3, len(s)), s)
+    testdata.add_metric_run(root, "qags", "Metric Beta", human + rng.normal(0, 0.3, len(s)), s)
     log = tmp_path_factory.mktemp("pages-log") / "streamlit.log"
     with running_app({"FACTBOARD_DATA": str(root), "HF_HUB_OFFLINE": "1"}, log) as app:
         yield app.url, root

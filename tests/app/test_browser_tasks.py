@@ -21,10 +21,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator import scorer
-from evaluator.benchmarks import registry
-from evaluator.core.scoring import ScoreOptions
-from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.ingest import pipeline
 from evaluator.store import ingested
 from tests.app.test_browser_app import ARGS, CHROMIUM, choose, settle, table
@@ -39,18 +35,7 @@ def _frank_metric(root: Path, name: str, noise: float, seed: int) -> None:
     s = s[s["human_score"].notna()]
     rng = np.random.default_rng(seed)
     score = s["human_score"].to_numpy(float) + rng.normal(0, noise, len(s))
-    scorer.score_to_run(
-        registry.get("frank"),
-        ingested.load_meta("frank", root)["version"],
-        s,
-        pd.DataFrame({"sample_id": s["sample_id"], "score": score}),
-        ModelInfo(name=name, kind="non-llm"),
-        "submitted",
-        RunConfig(detector="synthetic"),
-        ScoreOptions(policy="none", resamples=50),
-        None,
-        root,
-    )
+    testdata.add_metric_run(root, "frank", name, score, s)
 
 
 @pytest.fixture(scope="module")

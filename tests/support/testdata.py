@@ -153,3 +153,27 @@ def judge_grades(
             "rationale": "judge says so",
         }
     )
+
+
+def add_metric_run(
+    root: Path,
+    benchmark: str,
+    name: str,
+    score: np.ndarray,
+    samples: pd.DataFrame,
+    resamples: int = 50,
+) -> Path:
+    """A metric's run on a correlation benchmark: `score` for each of `samples` (the
+    benchmark's rows it scores), stored like a submission. Returns the run folder."""
+    return scorer.score_to_run(
+        registry.get(benchmark),
+        ingested.load_meta(benchmark, root)["version"],
+        samples,
+        pd.DataFrame({"sample_id": samples["sample_id"], "score": score}),
+        ModelInfo(name=name, kind="non-llm"),
+        "submitted",
+        RunConfig(detector="synthetic"),
+        ScoreOptions(policy="none", resamples=resamples),
+        None,
+        root,
+    )
