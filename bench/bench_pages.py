@@ -6,7 +6,7 @@ Builds (or reuses) a data root with bench_app.build_root (the demo, SummEdits an
 ../shared/benchmarks, and synthetic runs scored by the engine), starts `streamlit run app.py`
 on it, opens each page once to warm the server (that cold load is printed beside), then opens
 each page `--repeats` times in a new browser tab and times navigation until the page is
-complete: its title drawn, Streamlit's running indicator gone and no placeholder left. The
+complete: its title drawn, Streamlit's running indicator gone and no loading skeleton left. The
 figure per page is the median; the goal is GOAL_S for every page, printed as a ratio (figure /
 goal, below 1.0 meets it). The exit code is 1 if a page misses the goal.
 """

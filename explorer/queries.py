@@ -784,28 +784,8 @@ def label_matrix(
     """(len(run_ids), len(sample_ix)) int8 matrix of final labels; -1 where there is none.
 
     sample_ix: the samples' `ix` (their position in the benchmark, by sample_id)."""
-    ids = list(run_ids)
-    ix = np.asarray(sample_ix, dtype=np.int64)
-    out = np.full((len(ids), len(ix)), -1, dtype=np.int8)
-    if not ids or not len(ix):
-        return out
-    got = con.execute(
-        """
-        WITH r AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(range(?)) AS i)
-        SELECT r.i, l.ix, l.pred
-        FROM labels l JOIN r ON r.run_id = l.run_id
-        WHERE l.unit = ? AND l.pred IS NOT NULL
-        """,
-        [ids, len(ids), unit],
-    ).fetchnumpy()
-    col = np.full(int(max(ix.max(), np.max(got["ix"], initial=0))) + 1, -1, dtype=np.int64)
-    col[ix] = np.arange(len(ix))
-    j = col[np.asarray(got["ix"], dtype=np.int64)]
-    keep = j >= 0
-    out[np.asarray(got["i"], dtype=np.int64)[keep], j[keep]] = np.asarray(got["pred"]).astype(
-        np.int8
-    )[keep]
-    return out
+    out = _run_sample_matrix(con, run_ids, unit, sample_ix, "pred", -1.0)
+    return out.astype(np.int8)
 
 
 def score_matrix(
@@ -813,17 +793,31 @@ def score_matrix(
 ) -> np.ndarray:
     """(len(run_ids), len(sample_ix)) float matrix of the scores the runs' final labels were
     made from (the labels table); NaN where a run has none. sample_ix as in label_matrix."""
+    return _run_sample_matrix(con, run_ids, unit, sample_ix, "score", np.nan)
+
+
+def _run_sample_matrix(
+    con: Con,
+    run_ids: Sequence[str],
+    unit: str,
+    sample_ix: Sequence[int] | np.ndarray,
+    column: str,
+    fill: float,
+) -> np.ndarray:
+    """(runs x samples) float matrix of one labels-table column ("pred" or "score"), `fill`
+    where a run has no value for a sample."""
+    assert column in ("pred", "score")  # a fixed column name, never text from a caller
     ids = list(run_ids)
     ix = np.asarray(sample_ix, dtype=np.int64)
-    out = np.full((len(ids), len(ix)), np.nan)
+    out = np.full((len(ids), len(ix)), fill)
     if not ids or not len(ix):
         return out
     got = con.execute(
-        """
+        f"""
         WITH r AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(range(?)) AS i)
-        SELECT r.i, l.ix, l.score
+        SELECT r.i, l.ix, l.{column} AS v
         FROM labels l JOIN r ON r.run_id = l.run_id
-        WHERE l.unit = ? AND l.score IS NOT NULL
+        WHERE l.unit = ? AND l.{column} IS NOT NULL
         """,
         [ids, len(ids), unit],
     ).fetchnumpy()
@@ -831,9 +825,9 @@ def score_matrix(
     col[ix] = np.arange(len(ix))
     j = col[np.asarray(got["ix"], dtype=np.int64)]
     keep = j >= 0
-    out[np.asarray(got["i"], dtype=np.int64)[keep], j[keep]] = np.asarray(
-        got["score"], dtype=float
-    )[keep]
+    out[np.asarray(got["i"], dtype=np.int64)[keep], j[keep]] = np.asarray(got["v"], dtype=float)[
+        keep
+    ]
     return out
 
 
