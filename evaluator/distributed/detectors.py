@@ -181,11 +181,12 @@ def score_on_ray(
         # Ray 2.60 warns that extra remote arguments move elsewhere in 2.64: bounded retries
         # matter more than the warning (Ray Data's default retries an actor forever)
         warnings.simplefilter("ignore", DeprecationWarning)
-        # one item per Ray Data block, so that a batch holds whole blocks
+        # one item per Ray Data block and one item per batch: a batch is one whole block of
+        # pairs (Ray Data refuses a GPU request without an explicit batch size)
         ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             ScoreBlocks,
             fn_constructor_kwargs={"spec": spec, "factory": factory},
-            batch_size=None,
+            batch_size=1,
             batch_format="pandas",
             compute=ActorPoolStrategy(
                 size=min(workers, len(items)), max_tasks_in_flight_per_actor=1

@@ -1,4 +1,4 @@
-"""One local Ray per test module (2 CPUs, no dashboard), shut down after the module; the tiny
+"""One local Ray per test module (2 CPUs, one logical GPU, no dashboard), shut down after the module; the tiny
 random-weight detector models, built once per module."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def ray_local() -> Iterator[Any]:
 
     ray.init(
         num_cpus=2,
+        num_gpus=1,  # a logical GPU: a run asking for GPUs is scheduled here (the CPU scores)
         include_dashboard=False,
         namespace="factboard",
         logging_level=logging.WARNING,

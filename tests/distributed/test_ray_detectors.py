@@ -64,6 +64,20 @@ def test_ray_scores_equal_local_scores_bit_for_bit(
     assert [p.name for p in B.checkpoint_root().glob("*")] == []  # checkpoints removed
 
 
+def test_actors_that_ask_for_a_gpu_share_it_and_score_as_local(
+    ray_local: Any, tiny: dict[str, str], demo: Path
+) -> None:
+    """`--gpus-per-worker 0.5`: two actors on one GPU. Ray Data refuses a GPU request without a
+    batch size (found on a real GPU, where the CLI run failed before scoring); the module's Ray
+    declares one GPU, so the request is scheduled here and the CPU scores."""
+    kw = {"device": "cpu", "batch_size": 4, "limit": LIMIT, **_configs(tiny)["summac-zs"]}
+    local = run_detector("summac-zs", "demo", engine=LOCAL, **kw)
+    shared = Engine("ray", workers=2, block_size=8, gpus_per_worker=0.5)
+    on_ray = run_detector("summac-zs", "demo", engine=shared, **kw)
+    assert np.array_equal(_scores(local).to_numpy(), _scores(on_ray).to_numpy())
+    assert runs.read_record(on_ray).config.extra["engine"]["gpus_per_worker"] == 0.5
+
+
 def test_ray_stores_the_same_evidence_as_local(ray_local: Any, demo: Path) -> None:
     """Evidence goes through the blocks, the actors and the driver unchanged: the two engines
     store the same evidence.parquet rows, and the pairs without evidence are left out by both."""
