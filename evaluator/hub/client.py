@@ -234,26 +234,19 @@ class HubClient:
     def download(
         self, paths: Iterable[str], revision: str, dest: Path, workers: int = 8
     ) -> list[Path]:
-        """Download files at `revision` into dest/<path> (parallel, each retried)."""
-        from huggingface_hub import hf_hub_download
-
+        """Download files at `revision` into dest/<path> (parallel, each retried and capped in
+        size as `fetch` is; a path that would leave `dest` is refused)."""
         dest.mkdir(parents=True, exist_ok=True)
+        top = dest.resolve()
 
         def one(path: str) -> Path:
-            return Path(
-                self._retrying(
-                    f"download {path}",
-                    lambda: hf_hub_download(
-                        self.repo,
-                        path,
-                        repo_type="dataset",
-                        revision=revision,
-                        local_dir=dest,
-                        endpoint=self.config.endpoint,
-                        token=self.config.token or False,
-                    ),
-                )
-            )
+            target = (dest / path).resolve()
+            if not target.is_relative_to(top) or target == top:
+                raise HubError(f"download {path!r}: not a path inside the repo")
+            data = self.fetch(path, revision)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            return target
 
         items = list(paths)
         if len(items) <= 1:

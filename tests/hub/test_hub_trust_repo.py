@@ -176,6 +176,10 @@ def test_every_download_has_a_size_cap_named_in_the_error(
     monkeypatch.setenv("FACTBOARD_HUB_MAX_BYTES", "200000")
     with pytest.raises(HubError, match=r"evidence-.*larger than.*200,000 bytes"):
         client.fetch(f"shards/demo/evidence-{sid}.parquet", client.head())
+    with pytest.raises(HubError, match=r"evidence-.*larger than.*200,000 bytes"):
+        client.download([f"shards/demo/evidence-{sid}.parquet"], client.head(), b.data / "dl")
+    with pytest.raises(HubError, match="not a path inside the repo"):
+        client.download(["../outside.json"], client.head(), b.data / "dl")
     rep = sync.pull(client, b.data, b.subs)
     # the runs come without the evidence that is too large; the error says which file and cap
     assert run_ids(b.data) == run_ids(a.data)
