@@ -49,6 +49,7 @@ JSON_MAX_BYTES = 16 * 2**20  # the manifest, a job, a benchmark.json
 CSV_MAX_BYTES = 64 * 2**20  # a reported table
 REJECTED_FILE = "rejected.json"  # under <data root>/_hub/: what failed, by content
 AGAIN = "tried again on the next pull"  # the words of a skip that is not remembered
+KINDS = ("runs", "benchmarks", "jobs")  # what is remembered when it fails
 
 
 class TooLarge(HubError):
@@ -147,12 +148,12 @@ def _rejected_path(cache: Path) -> Path:
 
 
 def load_rejected(cache: Path) -> dict[str, dict[str, dict[str, str]]]:
-    """{"runs": {id: {"key", "why"}}, "benchmarks": {name: {"key", "why"}}} (empty when none)."""
+    """{kind: {name: {"key", "why"}}} for kind in KINDS (empty when none)."""
     try:
         data = json.loads(_rejected_path(cache).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {"runs": {}, "benchmarks": {}}
-    out: dict[str, dict[str, dict[str, str]]] = {"runs": {}, "benchmarks": {}}
+        return {k: {} for k in KINDS}
+    out: dict[str, dict[str, dict[str, str]]] = {k: {} for k in KINDS}
     if isinstance(data, dict):
         for kind in out:
             items = data.get(kind)
@@ -241,9 +242,47 @@ def rejected_problems(data_root: Path) -> list[tuple[str, str]]:
     data = load_rejected(data_root / "_hub")
     return [
         (f"{kind[:-1]} {name}", v["why"])
-        for kind in ("runs", "benchmarks")
+        for kind in KINDS
         for name, v in sorted(data[kind].items())
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# submission records and jobs
+
+_PUBLISHED_RECORDS = ("scored", "rejected", "abandoned", "deleted")
+
+
+def record_problem(sid: str, body: str) -> str | None:
+    """Why a submission record of the repo is not pulled (None when it may be)."""
+    try:
+        rec = json.loads(body)
+    except (ValueError, RecursionError):
+        return "not JSON"
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    if rec.get("id") != sid:
+        return "its id is not its row's"
+    if rec.get("status") not in _PUBLISHED_RECORDS:
+        return f"status {str(rec.get('status'))[:40]!r} is not one a published record has"
+    if not isinstance(rec.get("meta"), dict):
+        return "no metadata"
+    return None
+
+
+def job_problem(job_id: str, data: bytes) -> str | None:
+    """Why a job file of the repo is not mirrored here (None when it may be)."""
+    from evaluator.jobs import queue
+
+    try:
+        job = queue.Job.from_dict(json.loads(data), f"queue/{job_id}.json")
+    except (ValueError, RecursionError, TypeError, FactBoardError) as e:
+        return str(e).splitlines()[0][:300] if str(e) else "not a job"
+    if job.id != job_id:
+        return "its id is not its file name"
+    if job.status not in queue.STATES:
+        return f"status {str(job.status)[:40]!r} is not a queue state"
+    return None
 
 
 # --------------------------------------------------------------------------------------------

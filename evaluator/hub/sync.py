@@ -292,12 +292,9 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
         if not H.safe(sid or "") or not body:
             problems.append(f"submissions table: record {sid!r} skipped")
             continue
-        try:
-            ok = isinstance(json.loads(body), dict)
-        except (ValueError, RecursionError):
-            ok = False
-        if not ok:
-            problems.append(f"submissions table: record {sid} skipped (not a JSON object)")
+        why = checks.record_problem(str(sid), str(body))
+        if why:
+            problems.append(f"submissions table: record {sid} skipped ({why})")
             continue
         out.records[str(sid)] = str(body)
     return out
@@ -589,6 +586,9 @@ def plan(
         )
         from evaluator.hub import queue as hub_queue
 
+        p.pull_jobs = checks.drop_rejected(
+            local.cache, "jobs", p.pull_jobs, lambda j: r_jobs[j], p.problems
+        )
         changed = hub_queue.maintainer_changes(local.sub_root, r_jobs, l_jobs)
         p.push_jobs = sorted({*p.push_jobs, *changed})
         p.pull_jobs = [j for j in p.pull_jobs if j not in changed]
@@ -726,11 +726,18 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
             _atomic(rec_dir / f"{sid}.json", p.tables.records[sid].encode())
     rep.pulled["submission records"] = len(p.pull_records)
 
+    bad: dict[str, tuple[str, str]] = {}
     if p.pull_jobs:
         blobs = BLOBS.get(client, remote, [H.job_file(j) for j in p.pull_jobs])
         for j in p.pull_jobs:
+            why = checks.job_problem(j, blobs[H.job_file(j)])
+            if why:
+                bad[j] = (remote.files[H.job_file(j)], f"job {j} skipped: {why}")
+                rep.skipped.append(bad[j][1])
+                continue
             mirror_job(local.sub_root, j, blobs[H.job_file(j)])
-    rep.pulled["jobs"] = len(p.pull_jobs)
+        checks.remember(local.cache, "jobs", bad, set(remote.flat(H.QUEUE, ".json")))
+    rep.pulled["jobs"] = len(p.pull_jobs) - len(bad)
     _prune_cache(local, remote)
     return rep
 

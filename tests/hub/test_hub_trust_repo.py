@@ -397,3 +397,52 @@ def test_a_run_whose_numbers_do_not_follow_from_its_predictions_is_not_pulled(
     # doctor names what the last pull skipped
     rc, out = cli(["doctor", "--quick"], b, monkeypatch, capsys)
     assert rc == 1 and target["run_id"] in out and "results repo" in out, out
+
+
+# records and jobs: what is mirrored here is checked as the local queue and records are
+
+
+def test_records_and_jobs_that_fail_a_check_are_skipped_and_listed(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=0)
+    good = {"id": "20260101T000000-0000aaaa", "status": "scored", "meta": {"benchmark": "demo"}}
+    recs = [
+        {
+            "submission_id": good["id"],
+            "status": "scored",
+            "record": sync.public_record(good).decode(),
+        },
+        {
+            "submission_id": "20260101T000000-0000bbbb",
+            "status": "scored",
+            "record": json.dumps({**good, "id": "20260101T000000-0000cccc"}),
+        },
+        {
+            "submission_id": "20260101T000000-0000dddd",
+            "status": "accepted",
+            "record": json.dumps({**good, "id": "20260101T000000-0000dddd", "status": "x"}),
+        },
+    ]
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(recs, schema=T.SUBMISSIONS_SCHEMA), sink)
+    job = {"id": "job-ok", "kind": "noop", "payload": {}, "status": "pending"}
+    fake_hub.put(
+        REPO_ID,
+        {
+            "tables/submissions.parquet": sink.getvalue(),
+            "queue/job-ok.json": json.dumps(job).encode(),
+            "queue/job-renamed.json": json.dumps(job).encode(),
+            "queue/job-odd.json": json.dumps({**job, "id": "job-odd", "lease": 5}).encode(),
+        },
+    )
+    rep = sync.pull(client, b.data, b.subs)
+    assert sorted(p.stem for p in (b.subs / "records").glob("*.json")) == [good["id"]]
+    jobs = sorted(p.name for p in (b.subs / "queue").rglob("*.json") if p.parent.name != "queue")
+    assert jobs == ["job-ok.json"]
+    said = "\n".join(rep.skipped)
+    for what in ("0000bbbb", "0000dddd", "job job-renamed", "job job-odd"):
+        assert what in said, said
+    rc, out = cli(["hub", "status"], b, monkeypatch, capsys)
+    assert "in step" in out and "job-renamed" in out, out
