@@ -237,14 +237,38 @@ def remember_runs(
     remember(cache, "runs", failed, set(tabs.runs))
 
 
-def rejected_problems(data_root: Path) -> list[tuple[str, str]]:
-    """What the last pull skipped and remembers (for the doctor): (what, why)."""
-    data = load_rejected(data_root / "_hub")
-    return [
-        (f"{kind[:-1]} {name}", v["why"])
-        for kind in KINDS
-        for name, v in sorted(data[kind].items())
-    ]
+LAST_PULL_FILE = "last-pull.json"  # under <data root>/_hub/: what the last pull skipped
+MAX_LISTED = 1000
+
+
+def save_last_pull(cache: Path, head: str, skipped: list[str]) -> None:
+    """What the last pull skipped (every entry that failed a check, remembered or not), for the
+    doctor."""
+    from evaluator.store import atomic
+
+    body = {
+        "head": head,
+        "skipped": skipped[:MAX_LISTED],
+        "more": max(0, len(skipped) - MAX_LISTED),
+    }
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads((cache / LAST_PULL_FILE).read_text(encoding="utf-8")) == body:
+            return  # a pull that found nothing new writes nothing
+    with contextlib.suppress(OSError):
+        cache.mkdir(parents=True, exist_ok=True)
+        atomic.write_json(cache / LAST_PULL_FILE, body, fsync=False)
+
+
+def rejected_problems(data_root: Path) -> list[str]:
+    """What the last pull skipped from the results repo (for the doctor), one line each."""
+    try:
+        body = json.loads((data_root / "_hub" / LAST_PULL_FILE).read_text(encoding="utf-8"))
+        lines = [str(x) for x in body.get("skipped") or []]
+        more = int(body.get("more") or 0)
+    except (OSError, ValueError, AttributeError, TypeError):
+        data = load_rejected(data_root / "_hub")
+        return [v["why"] for kind in KINDS for _, v in sorted(data[kind].items())]
+    return lines + ([f"and {more:,} more"] if more else [])
 
 
 # --------------------------------------------------------------------------------------------

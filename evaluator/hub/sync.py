@@ -738,6 +738,7 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
             mirror_job(local.sub_root, j, blobs[H.job_file(j)])
         checks.remember(local.cache, "jobs", bad, set(remote.flat(H.QUEUE, ".json")))
     rep.pulled["jobs"] = len(p.pull_jobs) - len(bad)
+    checks.save_last_pull(local.cache, remote.head, rep.skipped)
     _prune_cache(local, remote)
     return rep
 

@@ -331,7 +331,7 @@ def hub_problems(root: Path | None = None) -> list[StoreProblem]:
 
     d = root or layout.data_root()
     where = f"{d / '_hub'} (the results repo, as last pulled)"
-    return [StoreProblem("hub", where, f"{what}: {why}") for what, why in rejected_problems(d)]
+    return [StoreProblem("hub", where, why) for why in rejected_problems(d)]
 
 
 def find_problems(

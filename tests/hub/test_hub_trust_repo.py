@@ -384,7 +384,7 @@ def test_a_run_whose_numbers_do_not_follow_from_its_predictions_is_not_pulled(
         if res["metric"] == "balanced_accuracy":
             res.update(value=0.99, ci_low=0.98, ci_high=0.995)
     lie = {**target, "run_json": json.dumps(body)}
-    put_runs(fake_hub, [lie if r is target else r for r in rows])
+    put_runs(fake_hub, [lie if r is target else r for r in rows] + [forged(target, "../evil")])
 
     rep = sync.pull(client, b.data, b.subs)
     assert target["run_id"] not in run_ids(b.data)
@@ -397,6 +397,7 @@ def test_a_run_whose_numbers_do_not_follow_from_its_predictions_is_not_pulled(
     # doctor names what the last pull skipped
     rc, out = cli(["doctor", "--quick"], b, monkeypatch, capsys)
     assert rc == 1 and target["run_id"] in out and "results repo" in out, out
+    assert "'../evil'" in out, out
 
 
 # records and jobs: what is mirrored here is checked as the local queue and records are
