@@ -589,7 +589,8 @@ def plan(
         p.pull_jobs = checks.drop_rejected(
             local.cache, "jobs", p.pull_jobs, lambda j: r_jobs[j], p.problems
         )
-        changed = hub_queue.maintainer_changes(local.sub_root, r_jobs, l_jobs)
+        mirrors = {j: l_jobs[j] for j in p.pull_jobs if j in l_jobs}
+        changed = hub_queue.maintainer_changes(local.sub_root, r_jobs, mirrors)
         p.push_jobs = sorted({*p.push_jobs, *changed})
         p.pull_jobs = [j for j in p.pull_jobs if j not in changed]
     return p
@@ -708,8 +709,9 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
     assert p.tables is not None
     checks.withdraw(local.data_root, local.sub_root, p.withdraw, rep.notes)
     rep.pulled["runs"] = _pull_runs(client, remote, local, p.tables, p.pull_runs, rep)
-    have = local.run_ids()
-    checks.remember_runs(local.cache, p.tables, remote, p.pull_runs, have, rep.skipped)
+    if p.pull_runs:  # what failed is remembered by content, not downloaded again
+        have = local.run_ids()
+        checks.remember_runs(local.cache, p.tables, remote, p.pull_runs, have, rep.skipped)
 
     for rid, entry in p.apply_moderation.items():
         with contextlib.suppress(Exception):
