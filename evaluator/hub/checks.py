@@ -49,7 +49,7 @@ JSON_MAX_BYTES = 16 * 2**20  # the manifest, a job, a benchmark.json
 CSV_MAX_BYTES = 64 * 2**20  # a reported table
 REJECTED_FILE = "rejected.json"  # under <data root>/_hub/: what failed, by content
 AGAIN = "tried again on the next pull"  # the words of a skip that is not remembered
-KINDS = ("runs", "benchmarks", "jobs")  # what is remembered when it fails
+KINDS = ("runs", "benchmarks", "jobs", "reported")  # what is remembered when it fails
 
 
 class TooLarge(HubError):
@@ -307,6 +307,16 @@ def job_problem(job_id: str, data: bytes) -> str | None:
     if job.status not in queue.STATES:
         return f"status {str(job.status)[:40]!r} is not a queue state"
     return None
+
+
+def reported_problem(path: Path) -> str | None:
+    """Why a pulled reported table is not written here (None when it may be): missing (too
+    large), unreadable, without the required columns, or with values that are not numbers."""
+    from evaluator.store.doctor import reported_problem as problem
+
+    if not path.is_file():
+        return "not downloaded"
+    return problem(path)
 
 
 # --------------------------------------------------------------------------------------------

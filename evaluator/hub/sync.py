@@ -559,6 +559,9 @@ def plan(
                 if r_rep.get(f.stem) != _local_oid(f) and H.safe(f.name):
                     p.push_reported.append(f.stem)
         p.pull_reported = [n for n in p.pull_reported if n not in p.push_reported]
+    p.pull_reported = checks.drop_rejected(
+        local.cache, "reported", p.pull_reported, lambda n: r_rep[n], p.problems
+    )
 
     # submission records
     l_rec = local.records()
@@ -681,6 +684,7 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
         bdir.mkdir(parents=True, exist_ok=True)
         n = 0
         failed: dict[str, tuple[str, str]] = {}
+        bad_csv: dict[str, tuple[str, str]] = {}
         for name in p.pull_benchmarks:
             target = bdir / name
             why = checks.benchmark_problem(name, staging / H.BENCHMARKS / name)
@@ -700,9 +704,15 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
             into = layout.reported_dir(local.data_root)
             into.mkdir(parents=True, exist_ok=True)
             for n_ in p.pull_reported:
-                with contextlib.suppress(FileNotFoundError):  # skipped: too large
-                    os.replace(staging / H.REPORTED / f"{n_}.csv", into / f"{n_}.csv")
-        rep.pulled["reported tables"] = len(p.pull_reported)
+                why = checks.reported_problem(staging / H.REPORTED / f"{n_}.csv")
+                if why:
+                    oid = remote.files[f"{H.REPORTED}/{n_}.csv"]
+                    bad_csv[n_] = (oid, f"reported table {n_} skipped: {why}")
+                    rep.skipped.append(bad_csv[n_][1])
+                    continue
+                os.replace(staging / H.REPORTED / f"{n_}.csv", into / f"{n_}.csv")
+            checks.remember(local.cache, "reported", bad_csv, set(remote.flat(H.REPORTED, ".csv")))
+        rep.pulled["reported tables"] = len(p.pull_reported) - len(bad_csv)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

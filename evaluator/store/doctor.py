@@ -188,30 +188,30 @@ def submission_problems(submissions_root: Path | None = None) -> list[StoreProbl
     return out
 
 
+def reported_problem(f: Path) -> str | None:
+    """What is wrong with a reported CSV (None when nothing is): readable, the required columns,
+    numeric values."""
+    try:
+        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
+        return f"unreadable CSV ({_first_line(e)})"
+    missing = [c for c in layout.REPORTED_REQUIRED if c not in df.columns]
+    if missing:
+        return f"no column(s) {', '.join(missing)}"
+    values = df["value"].str.strip()
+    bad = values[(values != "") & pd.to_numeric(values, errors="coerce").isna()]
+    if len(bad):
+        line = int(bad.index[0]) + 2  # the header is line 1
+        return f"{len(bad)} value(s) are not numbers, e.g. {bad.iloc[0][:40]!r} on line {line}"
+    return None
+
+
 def reported_problems(root: Path | None = None) -> list[StoreProblem]:
     out: list[StoreProblem] = []
     for f in layout.reported_files(root):  # the tables the board reads
-        try:
-            df = pd.read_csv(f, dtype=str, keep_default_na=False)
-        except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
-            out.append(StoreProblem("reported", str(f), f"unreadable CSV ({_first_line(e)})"))
-            continue
-        missing = [c for c in layout.REPORTED_REQUIRED if c not in df.columns]
-        if missing:
-            out.append(StoreProblem("reported", str(f), f"no column(s) {', '.join(missing)}"))
-            continue
-        values = df["value"].str.strip()
-        bad = values[(values != "") & pd.to_numeric(values, errors="coerce").isna()]
-        if len(bad):
-            line = int(bad.index[0]) + 2  # the header is line 1
-            out.append(
-                StoreProblem(
-                    "reported",
-                    str(f),
-                    f"{len(bad)} value(s) are not numbers, e.g. {bad.iloc[0][:40]!r} "
-                    f"on line {line}",
-                )
-            )
+        why = reported_problem(f)
+        if why:
+            out.append(StoreProblem("reported", str(f), why))
     return out
 
 

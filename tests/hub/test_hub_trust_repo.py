@@ -400,7 +400,7 @@ def test_a_run_whose_numbers_do_not_follow_from_its_predictions_is_not_pulled(
     assert "'../evil'" in out, out
 
 
-# records and jobs: what is mirrored here is checked as the local queue and records are
+# records, jobs and reported tables: checked as the local queue, records and CSVs are
 
 
 def test_records_and_jobs_that_fail_a_check_are_skipped_and_listed(
@@ -436,6 +436,7 @@ def test_records_and_jobs_that_fail_a_check_are_skipped_and_listed(
             "queue/job-ok.json": json.dumps(job).encode(),
             "queue/job-renamed.json": json.dumps(job).encode(),
             "queue/job-odd.json": json.dumps({**job, "id": "job-odd", "lease": 5}).encode(),
+            "reported/broken.csv": b"model,value\nM,high\n",
         },
     )
     rep = sync.pull(client, b.data, b.subs)
@@ -443,7 +444,11 @@ def test_records_and_jobs_that_fail_a_check_are_skipped_and_listed(
     jobs = sorted(p.name for p in (b.subs / "queue").rglob("*.json") if p.parent.name != "queue")
     assert jobs == ["job-ok.json"]
     said = "\n".join(rep.skipped)
-    for what in ("0000bbbb", "0000dddd", "job job-renamed", "job job-odd"):
+    for what in ("0000bbbb", "0000dddd", "job job-renamed", "job job-odd", "table broken"):
         assert what in said, said
+    assert not (b.data / "reported" / "broken.csv").exists()
+    gets = fake_hub.count("GET", "/resolve/")
+    sync.pull(client, b.data, b.subs)
+    assert fake_hub.count("GET", "/resolve/") == gets  # none of them is downloaded again
     rc, out = cli(["hub", "status"], b, monkeypatch, capsys)
     assert "in step" in out and "job-renamed" in out, out
