@@ -423,6 +423,25 @@ def run_problem(
 # duplicates across replicas
 
 
+_FINGERPRINTS = ("file_sha256", "predictions_sha", "labels_sha", "scores_sha")
+
+
+def _rows_containing(tabs: RemoteTables, needles: set[str]) -> set[str]:
+    """Run ids whose run.json text contains one of `needles` (in Arrow: no text is parsed)."""
+    import pyarrow.compute as pc
+
+    table = tabs.runs_table
+    if table is None or not needles or not len(table):
+        return set()
+    col = table["run_json"]
+    mask = None
+    for n in sorted(needles):
+        m = pc.fill_null(pc.match_substring(col, n), False)
+        mask = m if mask is None else pc.or_(mask, m)
+    ids = table["run_id"].filter(mask).to_pylist() if mask is not None else []
+    return {str(i) for i in ids if i is not None}
+
+
 def duplicates(tabs: RemoteTables, data_root: Path, push_runs: list[str]) -> dict[str, str]:
     """Local submitted runs about to be published that repeat a run the repo already has (the
     same file or predictions, the same scored labels or scores, or the same model name, on the
@@ -440,9 +459,19 @@ def duplicates(tabs: RemoteTables, data_root: Path, push_runs: list[str]) -> dic
     if not mine:
         return {}
     benches = {r.benchmark for r in mine.values()}
+    names = {model_key(r.model.name) for r in mine.values()}
+    needles = {
+        str(v)
+        for r in mine.values()
+        for k in _FINGERPRINTS
+        if (v := (r.submission or {}).get(k)) and len(str(v)) >= 16
+    }
+    hits = _rows_containing(tabs, needles)  # only these run.json texts are parsed
     theirs: list[tuple[str, dict[str, Any]]] = []
     for rid, row in tabs.runs.items():
         if row.get("deleted") or row.get("benchmark") not in benches or rid in mine:
+            continue
+        if rid not in hits and model_key(str(row.get("model_name") or "")) not in names:
             continue
         with contextlib.suppress(ValueError, RecursionError, TypeError):
             body = json.loads(tabs.run_json(rid) or "null")
