@@ -109,6 +109,20 @@ def fetch_each(
     return out
 
 
+def manifest_from_rows(manifest: Any, rows: list[dict[str, Any]], remote: Remote) -> None:
+    """Fill an empty manifest (one that could not be read) with the shards the runs table's rows
+    name and the repo has: what a pull needs; a push then writes it again."""
+    from evaluator.hub import layout as H
+
+    for row in rows:
+        bench, shard = str(row.get("benchmark") or ""), str(row.get("shard") or "")
+        if not (H.safe(bench) and H.safe(shard)):
+            continue
+        kinds = [k for k in H.SHARD_KINDS if H.shard_file(bench, k, shard) in remote.files]
+        if "predictions" in kinds:
+            manifest.shards.setdefault(bench, {})[shard] = kinds
+
+
 # --------------------------------------------------------------------------------------------
 # what failed, remembered by content
 
@@ -289,8 +303,8 @@ def record_problem(sid: str, body: str) -> str | None:
         return "its id is not its row's"
     if rec.get("status") not in _PUBLISHED_RECORDS:
         return f"status {str(rec.get('status'))[:40]!r} is not one a published record has"
-    if not isinstance(rec.get("meta"), dict):
-        return "no metadata"
+    if not isinstance(rec.get("meta", {}), dict):
+        return "its metadata is not an object"
     return None
 
 

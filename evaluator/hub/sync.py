@@ -241,11 +241,13 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
     blobs = BLOBS.get(client, remote, want, cache / "blobs" if cache else None)
     problems: list[str] = []
     manifest = T.Manifest()
+    rebuild = False
     if H.MANIFEST in blobs:
         try:
             manifest = T.Manifest.parse(blobs[H.MANIFEST])
-        except T.TableError as e:
-            raise LayoutError(f"{client.repo}: {e}") from None
+        except T.TableError as e:  # the runs' own shards are read instead; a push rewrites it
+            problems.append(f"{e}; the shards the runs table names are read instead")
+            rebuild = True
         if manifest.version > H.LAYOUT_VERSION:
             raise LayoutError(
                 f"the results repo {client.repo} is in layout {manifest.version}, newer than "
@@ -265,6 +267,8 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
         problems.append(str(e))
         out.runs_readable = False
         rows = []
+    if rebuild:
+        checks.manifest_from_rows(manifest, rows, remote)
     for i, row in enumerate(rows):
         rid = str(row.get("run_id") or "")
         if not H.safe(rid):

@@ -106,12 +106,9 @@ def test_odd_paths_and_ids_are_skipped_and_a_failed_pull_still_pushes(
         },
     )
     # a second shard the Hub cannot serve (every try fails)
-    add_run(a.data, "demo", "Behind a broken shard", origin="submitted")
+    behind = add_run(a.data, "demo", "Behind a broken shard", origin="submitted").name
     sync.push(client, a.data, a.subs)
-    broken = [p for p in files(fake_hub) if p.startswith("shards/") and p not in set(manifest)]
-    newest = max(
-        (p for p in broken if "/predictions-" in p), key=lambda p: p.split("predictions-")[1]
-    )
+    newest = f"shards/demo/predictions-{repo_runs(fake_hub)[behind]['shard']}.parquet"
     fake_hub.fail_next(10_000, 503, newest)
 
     shutil.copytree(a.data / "benchmarks" / "demo", b.data / "benchmarks" / "demo")
@@ -120,12 +117,31 @@ def test_odd_paths_and_ids_are_skipped_and_a_failed_pull_still_pushes(
     said = "\n".join(pulled.skipped)
     for rid in ("evilrun/..", "/etc/passwd", "two\\nlines", "demo-up-0000", "demo-dotdot"):
         assert rid in said, said
-    assert "demo-bench-0000" in said and newest.split("/")[-1].split("-", 1)[1][:15] in said
+    assert "demo-bench-0000" in said and repo_runs(fake_hub)[behind]["shard"] in said
     assert pushed is not None and pushed.pushed["runs pushed"] == 1
     assert mine in repo_runs(fake_hub)
-    assert run_ids(b.data) >= {r["run_id"] for r in rows}
+    assert run_ids(b.data) == {r["run_id"] for r in rows} | {mine}, pulled.skipped
     assert not (b.data / "etc").exists() and not (b.data.parent / "etc").exists()
     assert sorted(p.name for p in (b.data / "runs").iterdir() if p.name.startswith(".")) == []
+
+
+def test_an_unreadable_manifest_does_not_stop_the_pull_or_the_push(
+    fake_hub: FakeHub, replica
+) -> None:
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=1)
+    fake_hub.put(REPO_ID, {"manifest.json": b"{not json"})
+    shutil.copytree(a.data / "benchmarks" / "demo", b.data / "benchmarks" / "demo")
+    mine = add_run(b.data, "demo", "Written on b", origin="submitted").name
+    pulled, pushed = sync.sync(client, b.data, b.subs)
+    assert run_ids(b.data) == run_ids(a.data) | {mine}
+    assert any("manifest.json is not JSON" in s for s in pulled.skipped), pulled.skipped
+    assert pushed is not None and mine in repo_runs(fake_hub)
+    # the push wrote a manifest again: a third replica reads it as usual
+    assert json.loads(files(fake_hub)["manifest.json"])["layout_version"] == 2
+    c = replica("c")
+    assert sync.pull(client, c.data, c.subs).skipped == []
+    assert run_ids(c.data) == run_ids(b.data)
 
 
 # 3. files outside the layout, and a row that fails: neither downloaded again; status in step
