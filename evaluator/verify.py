@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evaluator.benchmarks import registry
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import ScoreOptions, score
 from evaluator.core.types import RunRecord, SliceResult
 from evaluator.store import ingested, runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluator.benchmarks.registry import BenchmarkSpec
 
 TOLERANCE = 1e-9
 SHOW_FIRST = 3
@@ -62,13 +68,33 @@ def verify_run(run_dir: Path, root: Path | None = None, full: bool = False) -> l
     except FactBoardError as e:
         return [f"cannot be checked: {e}"]
     if meta.get("version") != rec.benchmark_version:
-        return [
-            f"cannot be checked: scored against {rec.benchmark} version "
-            f"{rec.benchmark_version}; this store has version {meta.get('version')}"
-        ]
+        return [_other_version(rec, meta)]
     samples = ingested.load_samples(rec.benchmark, root)
     preds = runs.read_predictions(run_dir)
     grades = runs.read_grades(run_dir)
+    return verify_record(rec, preds, grades, (spec, meta, samples), full)
+
+
+def _other_version(rec: RunRecord, meta: dict[str, Any]) -> str:
+    return (
+        f"cannot be checked: scored against {rec.benchmark} version "
+        f"{rec.benchmark_version}; this store has version {meta.get('version')}"
+    )
+
+
+def verify_record(
+    rec: RunRecord,
+    preds: pd.DataFrame,
+    grades: pd.DataFrame | None,
+    benchmark: tuple[BenchmarkSpec, dict[str, Any], pd.DataFrame],
+    full: bool = False,
+) -> list[str]:
+    """What in `rec` does not follow from `preds` (and `grades`) scored on `benchmark` (its
+    spec, benchmark.json and samples): the check of a run before it is written, as a pulled run
+    is, or of a stored one (`verify_run`)."""
+    spec, meta, samples = benchmark
+    if meta.get("version") != rec.benchmark_version:
+        return [_other_version(rec, meta)]
     try:
         scored = score(spec, samples, preds, options_of(rec, full), grades)
     except FactBoardError as e:

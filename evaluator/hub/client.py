@@ -234,26 +234,19 @@ class HubClient:
     def download(
         self, paths: Iterable[str], revision: str, dest: Path, workers: int = 8
     ) -> list[Path]:
-        """Download files at `revision` into dest/<path> (parallel, each retried)."""
-        from huggingface_hub import hf_hub_download
-
+        """Download files at `revision` into dest/<path> (parallel, each retried and capped in
+        size as `fetch` is; a path that would leave `dest` is refused)."""
         dest.mkdir(parents=True, exist_ok=True)
+        top = dest.resolve()
 
         def one(path: str) -> Path:
-            return Path(
-                self._retrying(
-                    f"download {path}",
-                    lambda: hf_hub_download(
-                        self.repo,
-                        path,
-                        repo_type="dataset",
-                        revision=revision,
-                        local_dir=dest,
-                        endpoint=self.config.endpoint,
-                        token=self.config.token or False,
-                    ),
-                )
-            )
+            target = (dest / path).resolve()
+            if not target.is_relative_to(top) or target == top:
+                raise HubError(f"download {path!r}: not a path inside the repo")
+            data = self.fetch(path, revision)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            return target
 
         items = list(paths)
         if len(items) <= 1:
@@ -263,7 +256,9 @@ class HubClient:
 
     def fetch(self, path: str, revision: str) -> bytes:
         """One file's bytes at `revision` in one request (a GET on the resolver URL, no metadata
-        call first): how the tables, the manifest and the shards are read."""
+        call first): how the tables, the manifest and the shards are read. A file larger than
+        evaluator.hub.checks.max_bytes is refused (TooLarge, naming it and the cap) without
+        being read."""
         from huggingface_hub import hf_hub_url
         from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
@@ -271,12 +266,25 @@ class HubClient:
             self.repo, path, repo_type="dataset", revision=revision, endpoint=self.config.endpoint
         )
 
+        from evaluator.hub.checks import max_bytes, too_large
+
+        cap = max_bytes(path)  # what a replica reads of one file (named in the error)
+
         def get() -> bytes:
-            r = get_session().get(
-                url, headers=build_hf_headers(token=self.config.token or False), timeout=120
-            )
-            hf_raise_for_status(r)
-            return bytes(r.content)
+            headers = build_hf_headers(token=self.config.token or False)
+            with get_session().stream("GET", url, headers=headers, timeout=120) as r:
+                if r.status_code >= 400:
+                    r.read()
+                    hf_raise_for_status(r)
+                size = r.headers.get("Content-Length") or ""
+                if size.isdigit() and int(size) > cap:
+                    raise too_large(path, cap, int(size))
+                body = bytearray()
+                for chunk in r.iter_bytes():
+                    body += chunk
+                    if len(body) > cap:
+                        raise too_large(path, cap)
+                return bytes(body)
 
         return self._retrying(f"download {path}", get)
 

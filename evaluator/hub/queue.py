@@ -291,3 +291,72 @@ def run_hub_worker(
             + ("" if kept else " (not recorded: the lease was lost)")
         )
     return n
+
+
+# --------------------------------------------------------------------------------------------
+# a replica's copy of the repo's jobs (evaluator/hub/sync.py mirrors them into the local file
+# queue so that the Queue page shows them)
+#
+# A maintainer's cancel or requeue on a replica changes the local copy. It is published when the
+# repo still holds the copy it was made on (the push is a commit on the head it was computed
+# from, so a worker's claim in between wins: a running job cannot be cancelled); otherwise the
+# repo's copy is pulled over it. `hub-mirror.json` in the local queue folder records the blob id
+# of each job as last mirrored.
+
+MIRROR_FILE = "hub-mirror.json"
+MAINTAINER = "by a maintainer"  # the words the file queue's cancel and requeue leave
+
+
+def _mirror_path(sub_root: Path) -> Path:
+    return queue.queue_dir(sub_root) / MIRROR_FILE
+
+
+def mirrored(sub_root: Path) -> dict[str, str]:
+    """job id -> blob id of the repo's copy as last mirrored here."""
+    try:
+        data = json.loads(_mirror_path(sub_root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def remember_mirror(sub_root: Path, job_id: str, data: bytes) -> None:
+    from evaluator.hub.client import blob_oid
+    from evaluator.store import atomic
+
+    with _MIRROR_LOCK:
+        seen = mirrored(sub_root)
+        seen[job_id] = blob_oid(data)
+        with contextlib.suppress(OSError):
+            atomic.write_json(_mirror_path(sub_root), seen, fsync=False)
+
+
+_MIRROR_LOCK = threading.Lock()
+
+
+def maintainer_changes(
+    sub_root: Path, repo_jobs: dict[str, str], local_jobs: dict[str, tuple[str, Path]]
+) -> list[str]:
+    """Jobs whose local copy a maintainer changed (cancelled, requeued) since it was mirrored,
+    on a repo copy that has not changed since: to publish, not to pull over."""
+    from evaluator.hub.client import blob_oid
+
+    seen = mirrored(sub_root)
+    out = []
+    for j, (state, path) in sorted(local_jobs.items()):
+        base = seen.get(j)
+        if j not in repo_jobs or base is None or repo_jobs[j] != base:
+            continue
+        if state not in ("pending", "failed"):
+            continue
+        try:
+            data = path.read_bytes()
+            job = json.loads(data)
+        except (OSError, ValueError):
+            continue
+        if blob_oid(data) == base or not isinstance(job, dict):
+            continue
+        last = (job.get("messages") or [{}])[-1]
+        if isinstance(last, dict) and MAINTAINER in str(last.get("text", "")):
+            out.append(j)
+    return out

@@ -12,9 +12,13 @@ under <data root>/_hub/). The comparison, per kind:
   run folder through evaluator.store.runs.write_run, so they are checked as a local write is. A
   row or shard that fails a check is skipped and listed in the report, never the end of the pull.
 - moderation: the local log (<submissions>/moderation.jsonl) against the runs table's
-  `moderation` / `moderated_at`; the later action wins. A delete leaves a tombstone row (no
-  content), so every replica deletes its copy on its next pull and nobody pushes it back.
-- benchmarks: by benchmark.json; when the two differ the later `ingested_at` wins.
+  `moderation`; the later action in the repo's commit order wins, never a date a replica wrote
+  (evaluator.submissions.moderation.plan_sync). A delete leaves a tombstone row (no content), so
+  every replica deletes its copy on its next pull and nobody pushes it back.
+- benchmarks: by benchmark.json; when the two differ the later `ingested_at` wins, and a pulled
+  one replaces the local copy only if it passes evaluator.hub.checks.benchmark_problem.
+- what fails a check (evaluator/hub/checks.py) is skipped, listed and remembered by content in
+  <data root>/_hub/rejected.json, so it is not downloaded again while the repo holds it.
 - reported tables: pulled when missing or different; pushed by `hub push` only.
 - submission records: terminal records, without the contact e-mail, in the submissions table.
 - jobs: a local job the repo lacks is pushed (queued on this replica); jobs in the repo are
@@ -47,9 +51,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evaluator.core.errors import FactBoardError
+from evaluator.hub import checks
 from evaluator.hub import layout as H
 from evaluator.hub import tables as T
-from evaluator.hub.client import HubClient, HubError, StaleHead, blob_oid
+from evaluator.hub.client import HubAuthError, HubClient, HubError, StaleHead, blob_oid
 from evaluator.store import layout, runs
 
 DEMO = "demo"
@@ -236,11 +241,13 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
     blobs = BLOBS.get(client, remote, want, cache / "blobs" if cache else None)
     problems: list[str] = []
     manifest = T.Manifest()
+    rebuild = False
     if H.MANIFEST in blobs:
         try:
             manifest = T.Manifest.parse(blobs[H.MANIFEST])
-        except T.TableError as e:
-            raise LayoutError(f"{client.repo}: {e}") from None
+        except T.TableError as e:  # the runs' own shards are read instead; a push rewrites it
+            problems.append(f"{e}; the shards the runs table names are read instead")
+            rebuild = True
         if manifest.version > H.LAYOUT_VERSION:
             raise LayoutError(
                 f"the results repo {client.repo} is in layout {manifest.version}, newer than "
@@ -260,6 +267,8 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
         problems.append(str(e))
         out.runs_readable = False
         rows = []
+    if rebuild:
+        checks.manifest_from_rows(manifest, rows, remote)
     for i, row in enumerate(rows):
         rid = str(row.get("run_id") or "")
         if not H.safe(rid):
@@ -287,12 +296,9 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
         if not H.safe(sid or "") or not body:
             problems.append(f"submissions table: record {sid!r} skipped")
             continue
-        try:
-            ok = isinstance(json.loads(body), dict)
-        except (ValueError, RecursionError):
-            ok = False
-        if not ok:
-            problems.append(f"submissions table: record {sid} skipped (not a JSON object)")
+        why = checks.record_problem(str(sid), str(body))
+        if why:
+            problems.append(f"submissions table: record {sid} skipped ({why})")
             continue
         out.records[str(sid)] = str(body)
     return out
@@ -348,21 +354,6 @@ class Local:
             for p in d.iterdir()
             if (p / layout.META_FILE).is_file() and (p / layout.SAMPLES_FILE).is_file()
         }
-
-    def moderation(self) -> dict[str, dict[str, str]]:
-        """run id -> the latest local moderation action {"action", "at"}."""
-        f = self.sub_root / "moderation.jsonl"
-        out: dict[str, dict[str, str]] = {}
-        if not f.is_file():
-            return out
-        for line in f.read_text(encoding="utf-8").splitlines():
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                entry = json.loads(line)
-                for rid in entry["runs"]:
-                    prev = out.get(rid)
-                    if prev is None or entry["at"] >= prev["at"]:
-                        out[rid] = {"action": entry["action"], "at": entry["at"]}
-        return out
 
     def records(self) -> dict[str, bytes]:
         """submission id -> the record as published (terminal records, no private fields)."""
@@ -422,6 +413,7 @@ class Plan:
     push_records: dict[str, bytes] = field(default_factory=dict)
     pull_jobs: list[str] = field(default_factory=list)
     push_jobs: list[str] = field(default_factory=list)
+    withdraw: dict[str, str] = field(default_factory=dict)  # local duplicates -> why
     tables: RemoteTables | None = None
     problems: list[str] = field(default_factory=list)  # what the repo holds that was skipped
 
@@ -443,6 +435,7 @@ class Plan:
             + len(self.apply_moderation)
             + len(self.pull_records)
             + len(self.pull_jobs)
+            + len(self.withdraw)
         )
 
     def lines(self) -> list[str]:
@@ -460,6 +453,7 @@ class Plan:
             ("submission records to push", sorted(self.push_records)),
             ("jobs to pull", self.pull_jobs),
             ("jobs to push", self.push_jobs),
+            ("duplicates to withdraw here", sorted(self.withdraw)),
         ):
             if items:
                 shown = ", ".join(list(items)[:8]) + (" ..." if len(items) > 8 else "")
@@ -503,25 +497,19 @@ def plan(
             action = "delete"
         if action in ("hide", "show", "delete"):
             r_mod[rid] = {"action": str(action), "at": str(at or "")}
-    l_mod = local.moderation()
-    for rid, entry in l_mod.items():
-        theirs = r_mod.get(rid)
-        if theirs is None or entry["at"] > theirs["at"]:
-            if entry["action"] != "delete" and rid not in l_runs:
-                continue  # shown/hidden, then deleted by someone else: nothing to say
-            if theirs is not None and theirs["action"] == "delete":
-                continue  # a tombstone is final
-            p.push_moderation[rid] = entry
-    for rid, entry in r_mod.items():
-        if rid in p.push_moderation:
-            continue
-        if _needs_apply(local, rid, entry["action"], rid in l_runs):
-            p.apply_moderation[rid] = entry
+    from evaluator.submissions import moderation
+
+    p.push_moderation, p.apply_moderation = moderation.plan_sync(
+        r_mod, local.sub_root, l_runs, lambda rid, a: _needs_apply(local, rid, a, rid in l_runs)
+    )
     deleted = {rid for rid, e in r_mod.items() if e["action"] == "delete"}
     deleted |= {rid for rid, e in p.push_moderation.items() if e["action"] == "delete"}
 
     live = {rid for rid, row in tabs.runs.items() if not row.get("deleted")}
     p.pull_runs = sorted(live - set(tabs.bad) - l_runs - deleted)
+    p.pull_runs = checks.drop_rejected(  # what failed a check is not downloaded again
+        local.cache, "runs", p.pull_runs, lambda r: checks.run_key(tabs, remote, r), p.problems
+    )
     p.push_runs = (
         sorted(
             r
@@ -531,6 +519,8 @@ def plan(
         if tabs.runs_readable
         else []
     )
+    p.withdraw = checks.duplicates(tabs, local.data_root, p.push_runs)
+    p.push_runs = [r for r in p.push_runs if r not in p.withdraw]
 
     # benchmarks
     r_bench = {
@@ -552,6 +542,13 @@ def plan(
     p.pull_benchmarks += sorted(set(r_bench) - set(l_bench))
     p.push_benchmarks += sorted(n for n in set(l_bench) - set(r_bench) if H.safe(n))
     p.push_benchmarks = [n for n in p.push_benchmarks if demo or n != DEMO]
+    p.pull_benchmarks = checks.drop_rejected(
+        local.cache,
+        "benchmarks",
+        p.pull_benchmarks,
+        lambda n: checks.benchmark_key(remote, n),
+        p.problems,
+    )
 
     # reported tables
     r_rep = {k: v for k, v in remote.flat(H.REPORTED, ".csv").items() if H.safe(k)}
@@ -566,6 +563,9 @@ def plan(
                 if r_rep.get(f.stem) != _local_oid(f) and H.safe(f.name):
                     p.push_reported.append(f.stem)
         p.pull_reported = [n for n in p.pull_reported if n not in p.push_reported]
+    p.pull_reported = checks.drop_rejected(
+        local.cache, "reported", p.pull_reported, lambda n: r_rep[n], p.problems
+    )
 
     # submission records
     l_rec = local.records()
@@ -574,6 +574,10 @@ def plan(
         for sid, data in l_rec.items():
             if tabs.records.get(sid, "").encode() != data and H.safe(sid):
                 p.push_records[sid] = data
+    for rid in p.withdraw:  # its record is published once it says why it was withdrawn
+        with contextlib.suppress(FactBoardError, OSError):
+            sub = runs.read_record(layout.run_dir(rid, local.data_root)).submission or {}
+            p.push_records.pop(str(sub.get("submission_id")), None)
     p.pull_records = sorted(
         sid for sid in tabs.records if sid not in l_rec and not (rec_dir / f"{sid}.json").exists()
     )
@@ -587,6 +591,15 @@ def plan(
         p.pull_jobs = sorted(
             j for j, oid in r_jobs.items() if j not in l_jobs or _local_oid(l_jobs[j][1]) != oid
         )
+        from evaluator.hub import queue as hub_queue
+
+        p.pull_jobs = checks.drop_rejected(
+            local.cache, "jobs", p.pull_jobs, lambda j: r_jobs[j], p.problems
+        )
+        mirrors = {j: l_jobs[j] for j in p.pull_jobs if j in l_jobs}
+        changed = hub_queue.maintainer_changes(local.sub_root, r_jobs, mirrors)
+        p.push_jobs = sorted({*p.push_jobs, *changed})
+        p.pull_jobs = [j for j in p.pull_jobs if j not in changed]
     return p
 
 
@@ -667,15 +680,22 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
     staging = layout.staging_dir(local.data_root) / f"hub-pull-{secrets.token_hex(4)}"
     try:
         if wanted:
-            blobs = _fetch_all(client, remote.head, wanted)
+            blobs = checks.fetch_each(client, remote.head, wanted, rep.skipped)
             for path, data in blobs.items():
                 (staging / path).parent.mkdir(parents=True, exist_ok=True)
                 (staging / path).write_bytes(data)
         bdir = layout.benchmarks_dir(local.data_root)
         bdir.mkdir(parents=True, exist_ok=True)
         n = 0
+        failed: dict[str, tuple[str, str]] = {}
+        bad_csv: dict[str, tuple[str, str]] = {}
         for name in p.pull_benchmarks:
             target = bdir / name
+            why = checks.benchmark_problem(name, staging / H.BENCHMARKS / name)
+            if why:  # never replaces the local copy; not downloaded again while the same
+                failed[name] = (checks.benchmark_key(remote, name), f"benchmark {name}: {why}")
+                rep.skipped.append(failed[name][1])
+                continue
             # another process (the worker beside the app) may be swapping the same benchmark
             with contextlib.suppress(OSError):
                 if target.exists():
@@ -683,17 +703,29 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
                 os.rename(staging / H.BENCHMARKS / name, target)
                 n += 1
         rep.pulled["benchmarks"] = n
+        checks.remember(local.cache, "benchmarks", failed, set(remote.under(H.BENCHMARKS)))
         if p.pull_reported:
             into = layout.reported_dir(local.data_root)
             into.mkdir(parents=True, exist_ok=True)
             for n_ in p.pull_reported:
+                why = checks.reported_problem(staging / H.REPORTED / f"{n_}.csv")
+                if why:
+                    oid = remote.files[f"{H.REPORTED}/{n_}.csv"]
+                    bad_csv[n_] = (oid, f"reported table {n_} skipped: {why}")
+                    rep.skipped.append(bad_csv[n_][1])
+                    continue
                 os.replace(staging / H.REPORTED / f"{n_}.csv", into / f"{n_}.csv")
-        rep.pulled["reported tables"] = len(p.pull_reported)
+            checks.remember(local.cache, "reported", bad_csv, set(remote.flat(H.REPORTED, ".csv")))
+        rep.pulled["reported tables"] = len(p.pull_reported) - len(bad_csv)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
     assert p.tables is not None
+    checks.withdraw(local.data_root, local.sub_root, p.withdraw, rep.notes)
     rep.pulled["runs"] = _pull_runs(client, remote, local, p.tables, p.pull_runs, rep)
+    if p.pull_runs:  # what failed is remembered by content, not downloaded again
+        have = local.run_ids()
+        checks.remember_runs(local.cache, p.tables, remote, p.pull_runs, have, rep.skipped)
 
     for rid, entry in p.apply_moderation.items():
         with contextlib.suppress(Exception):
@@ -710,11 +742,19 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
             _atomic(rec_dir / f"{sid}.json", p.tables.records[sid].encode())
     rep.pulled["submission records"] = len(p.pull_records)
 
+    bad: dict[str, tuple[str, str]] = {}
     if p.pull_jobs:
         blobs = BLOBS.get(client, remote, [H.job_file(j) for j in p.pull_jobs])
         for j in p.pull_jobs:
+            why = checks.job_problem(j, blobs[H.job_file(j)])
+            if why:
+                bad[j] = (remote.files[H.job_file(j)], f"job {j} skipped: {why}")
+                rep.skipped.append(bad[j][1])
+                continue
             mirror_job(local.sub_root, j, blobs[H.job_file(j)])
-    rep.pulled["jobs"] = len(p.pull_jobs)
+        checks.remember(local.cache, "jobs", bad, set(remote.flat(H.QUEUE, ".json")))
+    rep.pulled["jobs"] = len(p.pull_jobs) - len(bad)
+    checks.save_last_pull(local.cache, remote.head, rep.skipped)
     _prune_cache(local, remote)
     return rep
 
@@ -746,15 +786,18 @@ def _pull_runs(
         kinds = tabs.manifest.shards[bench][shard]
         paths = {k: H.shard_file(bench, k, shard) for k in kinds}
         try:
-            blobs = _fetch_all(client, remote.head, paths.values())
-        except HubError as e:
-            if "404" not in str(e):
-                raise
-            rep.skipped.append(f"shard {bench}/{shard}: {e}; its runs skipped")
+            blobs = checks.fetch_each(client, remote.head, paths.values(), rep.skipped)
+        except HubError as e:  # the Hub could not serve it now: the other shards go on
+            rep.skipped.append(f"shard {bench}/{shard}: {e}; its runs {checks.AGAIN}")
+            continue
+        if paths["predictions"] not in blobs:
+            rep.skipped.append(f"shard {bench}/{shard} cannot be read; its runs skipped")
             continue
         parts: dict[str, dict[str, pa.Table]] = {}
         broken: str | None = None
         for kind, path in paths.items():
+            if path not in blobs:
+                continue  # too large: listed, and left out of its runs
             try:
                 parts[kind] = T.read_shard(blobs[path], kind, set(rids), path)
             except T.TableError as e:
@@ -800,10 +843,14 @@ def _write_pulled(
             t = parts.get(kind, {}).get(rid)
             return None if t is None else t.to_pandas()
 
+        predictions, grades = preds.to_pandas(), frame("grades")
+        why = checks.run_problem(rec, predictions, grades, local.data_root)
+        if why:
+            raise FactBoardError(why)
         runs.write_run(
             rec,
-            preds.to_pandas(),
-            grades=frame("grades"),
+            predictions,
+            grades=grades,
             root=local.data_root,
             labels=frame("labels"),
             evidence=frame("evidence"),
@@ -862,6 +909,9 @@ def mirror_job(sub_root: Path, job_id: str, data: bytes) -> None:
     tmp = q / "tmp" / f"{job_id}.{secrets.token_hex(4)}.json"
     tmp.write_bytes(data)
     os.replace(tmp, q / state / f"{job_id}.json")
+    from evaluator.hub import queue as hub_queue
+
+    hub_queue.remember_mirror(sub_root, job_id, data)
     for other in queue.STATES:
         if other != state:
             (q / other / f"{job_id}.json").unlink(missing_ok=True)
@@ -912,6 +962,7 @@ def _push(
                 remote = snapshot(client, cache=local.cache)
                 p = plan(client, remote, local, reported=reported, jobs=jobs, demo=demo)
                 continue
+            _published(local, p)
         rep.pushed = {
             "runs pushed": len(p.push_runs),
             "benchmarks pushed": len(p.push_benchmarks),
@@ -1019,6 +1070,28 @@ def _outbox_files(
     return adds
 
 
+def _published(local: Local, p: Plan) -> None:
+    """After a commit: what it published is in step here too (the moderation actions, in the
+    local log's order; the jobs, as the repo's copies; the reported tables, as a pull would
+    write them)."""
+    from evaluator.submissions import moderation
+
+    moderation.mark_published(local.sub_root, p.push_moderation)
+    if p.push_jobs:
+        from evaluator.hub import queue as hub_queue
+
+        l_jobs = local.jobs()
+        for j in p.push_jobs:
+            with contextlib.suppress(OSError, KeyError):
+                hub_queue.remember_mirror(local.sub_root, j, l_jobs[j][1].read_bytes())
+    if p.push_reported:
+        into = layout.reported_dir(local.data_root)
+        into.mkdir(parents=True, exist_ok=True)
+        for name in p.push_reported:
+            with contextlib.suppress(OSError):
+                _atomic(into / f"{name}.csv", (layout.reported_dir() / f"{name}.csv").read_bytes())
+
+
 def _status_of(record: str) -> str | None:
     with contextlib.suppress(ValueError, AttributeError):
         return str(json.loads(record).get("status"))
@@ -1115,6 +1188,11 @@ def sync(
         local = Local.of(data_root, sub_root)
         remote = snapshot(client, cache=local.cache)
         p = plan(client, remote, local)
-        pulled = _pull(client, remote, local, p)
+        try:
+            pulled = _pull(client, remote, local, p)
+        except HubError as e:  # what is local is published all the same
+            if isinstance(e, HubAuthError):
+                raise
+            pulled = Report(remote.head, skipped=[*p.problems, f"the pull stopped: {e}"])
         pushed = _push(client, remote, local, p, "FactBoard: publish") if p.outbox() else None
         return pulled, pushed

@@ -14,7 +14,13 @@ is, and what is wrong, so a maintainer can remove or restore it. What is checked
 - reported CSVs (leaderboard_data/reported/*.csv): readable, the required columns, numeric
   values;
 - LLM cache entries (<data root>/.cache/llm/): JSON with the key of their file name and a
-  reply.
+  reply;
+- submitted runs that repeat one another (the same predictions on one benchmark: the same file
+  submitted on two replicas);
+- the moderation log (<submissions root>/moderation.jsonl): unreadable lines and dates in the
+  future (moderation between replicas follows the repo's commit order, never these dates);
+- what the last pull from the results repo skipped (<data root>/_hub/rejected.json, written by
+  evaluator.hub.checks): rows, shards and benchmarks that failed a check, with why.
 
 A page calls it behind the maintainer token; it never raises on a bad file (that is a problem
 in the list), so a corrupt file cannot take the page down. See docs/ARCHITECTURE.md.
@@ -34,7 +40,17 @@ from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import GRADE_SCHEMA, LABEL_SCHEMA, PREDICTION_SCHEMA, SAMPLE_SCHEMA
 from evaluator.store import ingested, layout, runs
 
-KINDS: tuple[str, ...] = ("run", "benchmark", "job", "submission", "reported", "llm-cache")
+KINDS: tuple[str, ...] = (
+    "run",
+    "benchmark",
+    "job",
+    "submission",
+    "moderation",
+    "reported",
+    "llm-cache",
+    "hub",
+)
+FUTURE_S = 86_400  # a moderation entry dated further ahead than this is named
 MAX_CACHE_ENTRIES = 200_000  # a scan stops (and says so) after this many cache files
 
 
@@ -172,30 +188,30 @@ def submission_problems(submissions_root: Path | None = None) -> list[StoreProbl
     return out
 
 
+def reported_problem(f: Path) -> str | None:
+    """What is wrong with a reported CSV (None when nothing is): readable, the required columns,
+    numeric values."""
+    try:
+        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
+        return f"unreadable CSV ({_first_line(e)})"
+    missing = [c for c in layout.REPORTED_REQUIRED if c not in df.columns]
+    if missing:
+        return f"no column(s) {', '.join(missing)}"
+    values = df["value"].str.strip()
+    bad = values[(values != "") & pd.to_numeric(values, errors="coerce").isna()]
+    if len(bad):
+        line = int(bad.index[0]) + 2  # the header is line 1
+        return f"{len(bad)} value(s) are not numbers, e.g. {bad.iloc[0][:40]!r} on line {line}"
+    return None
+
+
 def reported_problems(root: Path | None = None) -> list[StoreProblem]:
     out: list[StoreProblem] = []
     for f in layout.reported_files(root):  # the tables the board reads
-        try:
-            df = pd.read_csv(f, dtype=str, keep_default_na=False)
-        except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as e:
-            out.append(StoreProblem("reported", str(f), f"unreadable CSV ({_first_line(e)})"))
-            continue
-        missing = [c for c in layout.REPORTED_REQUIRED if c not in df.columns]
-        if missing:
-            out.append(StoreProblem("reported", str(f), f"no column(s) {', '.join(missing)}"))
-            continue
-        values = df["value"].str.strip()
-        bad = values[(values != "") & pd.to_numeric(values, errors="coerce").isna()]
-        if len(bad):
-            line = int(bad.index[0]) + 2  # the header is line 1
-            out.append(
-                StoreProblem(
-                    "reported",
-                    str(f),
-                    f"{len(bad)} value(s) are not numbers, e.g. {bad.iloc[0][:40]!r} "
-                    f"on line {line}",
-                )
-            )
+        why = reported_problem(f)
+        if why:
+            out.append(StoreProblem("reported", str(f), why))
     return out
 
 
@@ -245,6 +261,79 @@ def verify_problems(root: Path | None = None, full: bool = False) -> list[StoreP
     return out
 
 
+def duplicate_problems(root: Path | None = None) -> list[StoreProblem]:
+    """Submitted runs of one benchmark made from the same predictions (the first, by creation
+    time, is the original)."""
+    listing = runs.list_runs(root, include_hidden=True, include_superseded=True).runs
+    first: dict[tuple[str, str, str], str] = {}
+    out: list[StoreProblem] = []
+    for r in sorted(listing, key=lambda r: (r.created_at, r.run_id)):
+        sub = r.submission or {}
+        if r.origin != "submitted" or r.supersedes:
+            continue  # a judged copy carries its original's submission
+        keys = [
+            (r.benchmark, k, str(sub[k])) for k in ("file_sha256", "predictions_sha") if sub.get(k)
+        ]
+        seen = next((first[k] for k in keys if k in first), None)
+        if seen is not None:
+            where = str(layout.run_dir(r.run_id, root))
+            out.append(
+                StoreProblem("run", where, f"a duplicate of run {seen} (the same predictions)")
+            )
+            continue
+        for k in keys:
+            first[k] = r.run_id
+    return out
+
+
+def moderation_problems(submissions_root: Path | None = None) -> list[StoreProblem]:
+    from datetime import UTC, datetime
+
+    f = (submissions_root or layout.submissions_root()) / "moderation.jsonl"
+    out: list[StoreProblem] = []
+    if not f.is_file():
+        return out
+    now = datetime.now(UTC).timestamp()
+    for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            at = datetime.fromisoformat(str(entry["at"]))
+            if at.tzinfo is None:
+                at = at.replace(tzinfo=UTC)
+            if not isinstance(entry["runs"], list) or entry["action"] not in (
+                "hide",
+                "show",
+                "delete",
+            ):
+                raise ValueError("no action or no runs")
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
+            out.append(
+                StoreProblem("moderation", f"{f}:{n}", f"unreadable entry ({_first_line(e)})")
+            )
+            continue
+        if at.timestamp() - now > FUTURE_S:
+            out.append(
+                StoreProblem(
+                    "moderation",
+                    f"{f}:{n}",
+                    f"dated {entry['at']}, in the future (a wrong clock; the order between "
+                    "replicas is the results repo's commit order, not this date)",
+                )
+            )
+    return out
+
+
+def hub_problems(root: Path | None = None) -> list[StoreProblem]:
+    """What the last pull skipped from the results repo, with why (evaluator.hub.checks)."""
+    from evaluator.hub.checks import rejected_problems
+
+    d = root or layout.data_root()
+    where = f"{d / '_hub'} (the results repo, as last pulled)"
+    return [StoreProblem("hub", where, why) for why in rejected_problems(d)]
+
+
 def find_problems(
     data_root: Path | None = None, submissions_root: Path | None = None, verify: bool = False
 ) -> list[StoreProblem]:
@@ -255,7 +344,10 @@ def find_problems(
         *(verify_problems(data_root) if verify else []),
         *benchmark_problems(data_root),
         *job_problems(submissions_root),
+        *duplicate_problems(data_root),
         *submission_problems(submissions_root),
+        *moderation_problems(submissions_root),
         *reported_problems(data_root),
         *llm_cache_problems(data_root),
+        *hub_problems(data_root),
     ]

@@ -11,7 +11,9 @@ import contextlib
 import hmac
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import RunRecord
@@ -88,7 +90,8 @@ def moderate(
             runs.set_hidden(rid, action == "hide", data_root)
     root.mkdir(parents=True, exist_ok=True)
     with open(root / "moderation.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"at": runs.now_iso(), "action": action, "runs": chain}) + "\n")
+        entry = {"at": runs.now_iso(), "action": action, "runs": chain, "order": ORDER}
+        fh.write(json.dumps(entry) + "\n")
     return chain
 
 
@@ -96,3 +99,100 @@ def submitted_runs(data_root: Path | None = None) -> list[RunRecord]:
     """Every submitted run, hidden ones included (for the maintainers)."""
     listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True)
     return [r for r in listing.runs if r.origin == "submitted"]
+
+
+# --------------------------------------------------------------------------------------------
+# moderation between replicas (evaluator/hub/sync.py)
+#
+# The results repo's runs table holds each run's latest action. Which action is the latest is the
+# repo's commit order, never a date a replica wrote (a clock can be wrong, or set to 2099): a
+# local action that this replica has not published yet is newer than anything the repo holds, and
+# is published (a tombstone excepted: a delete is final); once published, or when the replica
+# acts on a run the repo has since changed, the repo's state is the one to follow. The local log
+# stays append-only; `moderation.synced.json` beside it records, per run, the last line of the
+# log that has been published. (Entries written before this rule carry no "order": for them, what
+# the repo holds with a later date is taken as published after them.)
+
+LOG = "moderation.jsonl"
+SYNCED = "moderation.synced.json"
+ORDER = "commit"
+
+
+def log_entries(submissions_root: Path) -> dict[str, dict[str, Any]]:
+    """run id -> its latest local action {"action", "at", "line"}, in the log's order."""
+    f = submissions_root / LOG
+    out: dict[str, dict[str, Any]] = {}
+    if not f.is_file():
+        return out
+    for n, line in enumerate(f.read_text(encoding="utf-8").splitlines()):
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            entry = json.loads(line)
+            if entry["action"] not in ("hide", "show", "delete"):
+                continue
+            for rid in entry["runs"]:
+                out[str(rid)] = {
+                    "action": entry["action"],
+                    "at": str(entry["at"]),
+                    "line": n,
+                    "ordered": entry.get("order") == ORDER,
+                }
+    return out
+
+
+def _synced(submissions_root: Path) -> dict[str, int]:
+    try:
+        data = json.loads((submissions_root / SYNCED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): int(v) for k, v in data.items() if isinstance(v, int)}
+
+
+def mark_published(submissions_root: Path, entries: dict[str, dict[str, Any]]) -> None:
+    """Record that these local actions (from `log_entries`) are in the repo now."""
+    from evaluator.store import atomic
+
+    if not entries:
+        return
+    synced = _synced(submissions_root)
+    for rid, e in entries.items():
+        if isinstance(e.get("line"), int):
+            synced[rid] = max(synced.get(rid, -1), int(e["line"]))
+    submissions_root.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(submissions_root / SYNCED, synced)
+
+
+def plan_sync(
+    repo: dict[str, dict[str, str]],
+    submissions_root: Path,
+    local_runs: set[str],
+    needs_apply: Callable[[str, str], bool],
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
+    """(actions to publish, actions to apply here) from the repo's latest action per run
+    (`repo`: run id -> {"action", "at"}) and the local log."""
+    mine = log_entries(submissions_root)
+    synced = _synced(submissions_root)
+    push: dict[str, dict[str, Any]] = {}
+    for rid, entry in mine.items():
+        theirs = repo.get(rid)
+        if entry["line"] <= synced.get(rid, -1):
+            continue  # published already: the repo's state is the later one
+        if not entry["ordered"] and theirs is not None and entry["at"] <= theirs["at"]:
+            continue  # an entry older than this rule, taken as published
+        if theirs is not None and theirs["action"] == "delete":
+            continue  # a tombstone is final
+        if theirs is not None and (theirs["action"], theirs["at"]) == (
+            entry["action"],
+            entry["at"],
+        ):
+            continue  # in the repo already (its publication was not recorded)
+        if entry["action"] != "delete" and rid not in local_runs:
+            continue  # shown/hidden here, deleted by someone else: nothing to say
+        push[rid] = entry
+    apply = {
+        rid: entry
+        for rid, entry in repo.items()
+        if rid not in push and needs_apply(rid, entry["action"])
+    }
+    return push, apply

@@ -151,7 +151,9 @@ def put_folder_layout(hub: FakeHub, root: Path, subs: Path, deleted: str, hidden
     files["submissions/sub-1.json"] = json.dumps(
         {"id": "sub-1", "status": "scored", "email": "x@example.org"}
     ).encode()
-    files["queue/job-1.json"] = json.dumps({"id": "job-1", "status": "done"}).encode()
+    files["queue/job-1.json"] = json.dumps(
+        {"id": "job-1", "kind": "noop", "payload": {}, "status": "done"}
+    ).encode()
     hub.put(REPO_ID, files)
 
 

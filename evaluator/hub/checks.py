@@ -1,0 +1,543 @@
+"""What a replica checks in what it reads from the results repo, and what it does with what fails.
+
+The results repo is written by every replica with a write token (the Space, maintainers' machines,
+remote workers), so a replica trusts nothing it reads there: a row, a shard, a benchmark or a job
+could come from an older FactBoard, a bug, a clock that is wrong, or a token in the wrong hands.
+Each is checked before it reaches the local data root; what fails is skipped, listed (the pull's
+`skipped`, `hub status`, `python -m evaluator doctor`) and remembered by its content, so it is not
+downloaded again until the repo changes it. Nothing that fails a check stops the rest of the pull
+or the push that follows it.
+
+- sizes: every download is capped (`max_bytes`; `$FACTBOARD_HUB_MAX_BYTES` for tables, shards
+  and samples, smaller fixed caps for JSON and CSV files); the error names the file and the cap;
+- names: every path segment is a plain name (evaluator.hub.layout.safe), checked where the rows
+  and the manifest are read (evaluator.hub.sync);
+- runs: run.json through the store's record check, then `run_problem`: its numbers must follow
+  from its predictions and the benchmark's samples (evaluator.verify), before anything is written;
+- benchmarks: `benchmark_problem`: a registered name, a valid benchmark.json, samples with the
+  sample schema whose content hash is the version claimed; a local benchmark is replaced only by
+  one that passes;
+- duplicates: `duplicates` finds a local submission that repeats a run the repo already has (the
+  same file, the same scored predictions, or the same model name on the same benchmark version):
+  the run already in the repo wins (commit order), the local one is withdrawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evaluator.core.errors import FactBoardError
+from evaluator.hub.client import HubClient, HubError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluator.core.types import RunRecord
+    from evaluator.hub.sync import Remote, RemoteTables
+
+MAX_BYTES_ENV = "FACTBOARD_HUB_MAX_BYTES"
+DEFAULT_MAX_BYTES = 2**30  # a table, a shard or a benchmark's samples
+JSON_MAX_BYTES = 16 * 2**20  # the manifest, a job, a benchmark.json
+CSV_MAX_BYTES = 64 * 2**20  # a reported table
+REJECTED_FILE = "rejected.json"  # under <data root>/_hub/: what failed, by content
+AGAIN = "tried again on the next pull"  # the words of a skip that is not remembered
+KINDS = ("runs", "benchmarks", "jobs", "reported")  # what is remembered when it fails
+
+
+class TooLarge(HubError):
+    """A file of the results repo is larger than a replica reads."""
+
+
+def max_bytes(path: str) -> int:
+    """The most bytes a replica downloads of `path`."""
+    try:
+        big = int(os.environ.get(MAX_BYTES_ENV, "") or DEFAULT_MAX_BYTES)
+    except ValueError:
+        raise HubError(f"{MAX_BYTES_ENV} must be a whole number of bytes") from None
+    if path.endswith(".json"):
+        return min(big, JSON_MAX_BYTES)
+    if path.endswith(".csv"):
+        return min(big, CSV_MAX_BYTES)
+    return big
+
+
+def too_large(path: str, cap: int, size: int | None = None) -> TooLarge:
+    from evaluator.core.formatting import count
+
+    what = f" ({count(size)} bytes)" if size is not None else ""
+    return TooLarge(
+        f"{path}{what} is larger than a replica reads from the results repo ({count(cap)} "
+        f"bytes; {MAX_BYTES_ENV} sets the cap for tables, shards and samples)"
+    )
+
+
+def fetch_each(
+    client: HubClient, head: str, paths: Iterable[str], skipped: list[str]
+) -> dict[str, bytes]:
+    """The files that can be read, each on its own: one that is too large or missing is left
+    out and listed (`skipped`), and the others are still read."""
+    items = list(paths)
+    if not items:
+        return {}
+
+    def one(path: str) -> bytes | str:
+        try:
+            return client.fetch(path, head)
+        except TooLarge as e:
+            return str(e)
+        except HubError as e:
+            if "404" in str(e):
+                return str(e)
+            raise
+
+    with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
+        got = list(pool.map(one, items))
+    out = {}
+    for path, data in zip(items, got, strict=True):
+        if isinstance(data, bytes):
+            out[path] = data
+        else:
+            skipped.append(f"{path} skipped: {data}")
+    return out
+
+
+def manifest_from_rows(manifest: Any, rows: list[dict[str, Any]], remote: Remote) -> None:
+    """Fill an empty manifest (one that could not be read) with the shards the runs table's rows
+    name and the repo has: what a pull needs; a push then writes it again."""
+    from evaluator.hub import layout as H
+
+    for row in rows:
+        bench, shard = str(row.get("benchmark") or ""), str(row.get("shard") or "")
+        if not (H.safe(bench) and H.safe(shard)):
+            continue
+        kinds = [k for k in H.SHARD_KINDS if H.shard_file(bench, k, shard) in remote.files]
+        if "predictions" in kinds:
+            manifest.shards.setdefault(bench, {})[shard] = kinds
+
+
+# --------------------------------------------------------------------------------------------
+# what failed, remembered by content
+
+
+def _digest(*parts: object) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(str(p).encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def run_key(tabs: RemoteTables, remote: Remote, run_id: str) -> str:
+    """A run's content in the repo: its row, its run.json and its shard files."""
+    from evaluator.hub import layout as H
+
+    row = tabs.runs.get(run_id) or {}
+    bench, shard = str(row.get("benchmark")), str(row.get("shard"))
+    kinds = tabs.manifest.shards.get(bench, {}).get(shard, [])
+    oids = [remote.files.get(H.shard_file(bench, k, shard), "") for k in kinds]
+    cells = [row.get(k) for k in ("benchmark", "shard", "kinds", "hidden", "deleted")]
+    return _digest(*cells, tabs.run_json(run_id), *oids)
+
+
+def benchmark_key(remote: Remote, name: str) -> str:
+    from evaluator.hub import layout as H
+
+    files = remote.under(H.BENCHMARKS).get(name, {})
+    return _digest(*sorted(files.items()))
+
+
+_FILE_LOCK = threading.Lock()
+
+
+def _rejected_path(cache: Path) -> Path:
+    return cache / REJECTED_FILE
+
+
+def load_rejected(cache: Path) -> dict[str, dict[str, dict[str, str]]]:
+    """{kind: {name: {"key", "why"}}} for kind in KINDS (empty when none)."""
+    try:
+        data = json.loads(_rejected_path(cache).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {k: {} for k in KINDS}
+    out: dict[str, dict[str, dict[str, str]]] = {k: {} for k in KINDS}
+    if isinstance(data, dict):
+        for kind in out:
+            items = data.get(kind)
+            if isinstance(items, dict):
+                out[kind] = {
+                    str(k): {"key": str(v.get("key")), "why": str(v.get("why"))}
+                    for k, v in items.items()
+                    if isinstance(v, dict)
+                }
+    return out
+
+
+def _save_rejected(cache: Path, data: dict[str, Any]) -> None:
+    from evaluator.store import atomic
+
+    with contextlib.suppress(OSError):
+        cache.mkdir(parents=True, exist_ok=True)
+        atomic.write_json(_rejected_path(cache), data, fsync=False)
+
+
+def drop_rejected(
+    cache: Path,
+    kind: str,
+    names: list[str],
+    key: Any,
+    problems: list[str],
+) -> list[str]:
+    """`names` without those that failed a check with the content the repo still has (listed in
+    `problems` instead): what failed is not downloaded again until the repo changes it."""
+    known = load_rejected(cache)[kind]
+    if not known:
+        return names
+    out = []
+    for n in names:
+        seen = known.get(n)
+        if seen is not None and seen["key"] == key(n):
+            problems.append(seen["why"])
+        else:
+            out.append(n)
+    return out
+
+
+def remember(cache: Path, kind: str, failed: dict[str, tuple[str, str]], live: set[str]) -> None:
+    """Record what failed a check (name -> (content key, why)); entries for names the repo no
+    longer has are dropped."""
+    with _FILE_LOCK:
+        data = load_rejected(cache)
+        before = json.dumps(data, sort_keys=True)
+        items = {k: v for k, v in data[kind].items() if k in live}
+        for name, (key, why) in failed.items():
+            items[name] = {"key": key, "why": why}
+        data[kind] = items
+        if json.dumps(data, sort_keys=True) != before:
+            _save_rejected(cache, data)
+
+
+def remember_runs(
+    cache: Path,
+    tabs: RemoteTables,
+    remote: Remote,
+    tried: list[str],
+    have: set[str],
+    skipped: list[str],
+) -> None:
+    """After a pull: the runs it tried and did not write, with the line that says why (a skip
+    that will be tried again, such as a shard the Hub could not serve, is not remembered)."""
+    failed = {}
+    for rid in tried:
+        if rid in have:
+            continue
+        row = tabs.runs.get(rid) or {}
+        shard = f"{row.get('benchmark')}/{row.get('shard')}"
+        why = next((s for s in skipped if f"run {rid} " in s), None)
+        if why is None:
+            why = next((s for s in skipped if shard in s or str(row.get("shard")) in s), None)
+        if why is None or AGAIN in why:
+            continue
+        if f"run {rid} " not in why:
+            why = f"run {rid} skipped: {why}"
+        failed[rid] = (run_key(tabs, remote, rid), why)
+    remember(cache, "runs", failed, set(tabs.runs))
+
+
+LAST_PULL_FILE = "last-pull.json"  # under <data root>/_hub/: what the last pull skipped
+MAX_LISTED = 1000
+
+
+def save_last_pull(cache: Path, head: str, skipped: list[str]) -> None:
+    """What the last pull skipped (every entry that failed a check, remembered or not), for the
+    doctor."""
+    from evaluator.store import atomic
+
+    body = {
+        "head": head,
+        "skipped": skipped[:MAX_LISTED],
+        "more": max(0, len(skipped) - MAX_LISTED),
+    }
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads((cache / LAST_PULL_FILE).read_text(encoding="utf-8")) == body:
+            return  # a pull that found nothing new writes nothing
+    with contextlib.suppress(OSError):
+        cache.mkdir(parents=True, exist_ok=True)
+        atomic.write_json(cache / LAST_PULL_FILE, body, fsync=False)
+
+
+def rejected_problems(data_root: Path) -> list[str]:
+    """What the last pull skipped from the results repo (for the doctor), one line each."""
+    try:
+        body = json.loads((data_root / "_hub" / LAST_PULL_FILE).read_text(encoding="utf-8"))
+        lines = [str(x) for x in body.get("skipped") or []]
+        more = int(body.get("more") or 0)
+    except (OSError, ValueError, AttributeError, TypeError):
+        data = load_rejected(data_root / "_hub")
+        return [v["why"] for kind in KINDS for _, v in sorted(data[kind].items())]
+    return lines + ([f"and {more:,} more"] if more else [])
+
+
+# --------------------------------------------------------------------------------------------
+# submission records and jobs
+
+_PUBLISHED_RECORDS = ("scored", "rejected", "abandoned", "deleted")
+
+
+def record_problem(sid: str, body: str) -> str | None:
+    """Why a submission record of the repo is not pulled (None when it may be)."""
+    try:
+        rec = json.loads(body)
+    except (ValueError, RecursionError):
+        return "not JSON"
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    if rec.get("id") != sid:
+        return "its id is not its row's"
+    if rec.get("status") not in _PUBLISHED_RECORDS:
+        return f"status {str(rec.get('status'))[:40]!r} is not one a published record has"
+    if not isinstance(rec.get("meta", {}), dict):
+        return "its metadata is not an object"
+    return None
+
+
+def job_problem(job_id: str, data: bytes) -> str | None:
+    """Why a job file of the repo is not mirrored here (None when it may be)."""
+    from evaluator.jobs import queue
+
+    try:
+        job = queue.Job.from_dict(json.loads(data), f"queue/{job_id}.json")
+    except (ValueError, RecursionError, TypeError, FactBoardError) as e:
+        return str(e).splitlines()[0][:300] if str(e) else "not a job"
+    if job.id != job_id:
+        return "its id is not its file name"
+    if job.status not in queue.STATES:
+        return f"status {str(job.status)[:40]!r} is not a queue state"
+    return None
+
+
+def reported_problem(path: Path) -> str | None:
+    """Why a pulled reported table is not written here (None when it may be): missing (too
+    large), unreadable, without the required columns, or with values that are not numbers."""
+    from evaluator.store.doctor import reported_problem as problem
+
+    if not path.is_file():
+        return "not downloaded"
+    return problem(path)
+
+
+# --------------------------------------------------------------------------------------------
+# benchmarks
+
+
+def benchmark_problem(name: str, folder: Path) -> str | None:
+    """Why a pulled benchmark folder must not replace the local one (None when it may)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evaluator.benchmarks import registry
+    from evaluator.core.types import SAMPLE_SCHEMA
+    from evaluator.ingest.pipeline import version_of
+    from evaluator.store import ingested, layout
+    from evaluator.store.doctor import check_parquet
+
+    if name not in set(registry.names()):
+        return "not a registered benchmark name"
+    meta_file = folder / layout.META_FILE
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{layout.META_FILE} is missing"
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        return f"{layout.META_FILE} is not valid JSON ({e})"
+    why = ingested.meta_problem(meta)
+    if why:
+        return f"{layout.META_FILE}: {why}"
+    if meta.get("name", name) != name:
+        return f"{layout.META_FILE} names benchmark {str(meta.get('name'))[:60]!r}"
+    why = check_parquet(folder / layout.SAMPLES_FILE, SAMPLE_SCHEMA)
+    if why:
+        return why
+    try:
+        table = pq.read_table(folder / layout.SAMPLES_FILE).select(SAMPLE_SCHEMA.names)
+        got = version_of(table.cast(SAMPLE_SCHEMA))
+    except (OSError, pa.ArrowException, KeyError, ValueError) as e:
+        return f"{layout.SAMPLES_FILE} cannot be read as samples ({e})"
+    if got != meta["version"]:
+        return (
+            f"{layout.SAMPLES_FILE} is not the version its {layout.META_FILE} claims "
+            f"({meta['version']}; its content is {got})"
+        )
+    others = set(table["benchmark"].to_pylist()) - {name}
+    if others:
+        return f"{layout.SAMPLES_FILE} holds samples of {sorted(map(str, others))[:3]}"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# runs
+
+
+_BENCH_CACHE: dict[tuple[str, str, int], Any] = {}
+_BENCH_LOCK = threading.Lock()
+
+
+def _benchmark_inputs(name: str, root: Path) -> Any:
+    """(spec, meta, samples) of a local benchmark, loaded once per content (many pulled runs
+    share one benchmark)."""
+    from evaluator.benchmarks import registry
+    from evaluator.store import ingested, layout
+
+    meta_file = layout.benchmark_dir(name, root) / layout.META_FILE
+    try:
+        stamp = meta_file.stat().st_mtime_ns
+    except OSError:
+        stamp = -1
+    key = (str(root), name, stamp)
+    with _BENCH_LOCK:
+        hit = _BENCH_CACHE.get(key)
+        if hit is None:
+            spec = registry.get(name)
+            meta = ingested.load_meta(name, root)
+            hit = (spec, meta, ingested.load_samples(name, root))
+            if len(_BENCH_CACHE) > 8:
+                _BENCH_CACHE.clear()
+            _BENCH_CACHE[key] = hit
+    return hit
+
+
+def run_problem(
+    rec: RunRecord, predictions: pd.DataFrame, grades: pd.DataFrame | None, root: Path
+) -> str | None:
+    """Why a pulled run must not be written (None when it may): its numbers do not follow from
+    its predictions and this replica's copy of the benchmark. A run of a benchmark or version
+    this replica does not have cannot be checked here and is let through (the doctor checks it
+    once the benchmark arrives)."""
+    from evaluator.verify import verify_record
+
+    try:
+        inputs = _benchmark_inputs(rec.benchmark, root)
+    except FactBoardError:
+        return None
+    found = verify_record(rec, predictions, grades, inputs)
+    found = [p for p in found if "cannot be checked" not in p]
+    if not found:
+        return None
+    return "its numbers do not follow from its predictions: " + "; ".join(found)
+
+
+# --------------------------------------------------------------------------------------------
+# duplicates across replicas
+
+
+_FINGERPRINTS = ("file_sha256", "predictions_sha", "labels_sha", "scores_sha")
+
+
+def _rows_containing(tabs: RemoteTables, needles: set[str]) -> set[str]:
+    """Run ids whose run.json text contains one of `needles` (in Arrow: no text is parsed)."""
+    import pyarrow.compute as pc
+
+    table = tabs.runs_table
+    if table is None or not needles or not len(table):
+        return set()
+    col = table["run_json"]
+    mask = None
+    for n in sorted(needles):
+        m = pc.fill_null(pc.match_substring(col, n), False)
+        mask = m if mask is None else pc.or_(mask, m)
+    ids = table["run_id"].filter(mask).to_pylist() if mask is not None else []
+    return {str(i) for i in ids if i is not None}
+
+
+def duplicates(tabs: RemoteTables, data_root: Path, push_runs: list[str]) -> dict[str, str]:
+    """Local submitted runs about to be published that repeat a run the repo already has (the
+    same file or predictions, the same scored labels or scores, or the same model name, on the
+    same benchmark): run id -> why. The run already in the repo came first in commit order and
+    stays; the local one is withdrawn."""
+    from evaluator.core.vocabulary import model_key
+    from evaluator.store import layout, runs
+
+    mine: dict[str, RunRecord] = {}
+    for rid in push_runs:
+        with contextlib.suppress(FactBoardError, OSError):
+            rec = runs.read_record(layout.run_dir(rid, data_root))
+            if rec.origin == "submitted" and rec.submission:
+                mine[rid] = rec
+    if not mine:
+        return {}
+    benches = {r.benchmark for r in mine.values()}
+    names = {model_key(r.model.name) for r in mine.values()}
+    needles = {
+        str(v)
+        for r in mine.values()
+        for k in _FINGERPRINTS
+        if (v := (r.submission or {}).get(k)) and len(str(v)) >= 16
+    }
+    hits = _rows_containing(tabs, needles)  # only these run.json texts are parsed
+    theirs: list[tuple[str, dict[str, Any]]] = []
+    for rid, row in tabs.runs.items():
+        if row.get("deleted") or row.get("benchmark") not in benches or rid in mine:
+            continue
+        if rid not in hits and model_key(str(row.get("model_name") or "")) not in names:
+            continue
+        with contextlib.suppress(ValueError, RecursionError, TypeError):
+            body = json.loads(tabs.run_json(rid) or "null")
+            if isinstance(body, dict):
+                theirs.append((rid, body))
+    out: dict[str, str] = {}
+    for rid, rec in mine.items():
+        sub = rec.submission or {}
+        name = model_key(rec.model.name)
+        for other, body in theirs:
+            if body.get("benchmark") != rec.benchmark:
+                continue
+            if other == rec.supersedes or body.get("supersedes") == rid:
+                continue  # a judged copy, not a second submission
+            osub = body.get("submission") or {}
+            same_version = body.get("benchmark_version") == rec.benchmark_version
+            model = body.get("model") or {}
+            why = None
+            for k in ("file_sha256", "predictions_sha"):
+                if sub.get(k) and osub.get(k) == sub.get(k):
+                    why = "the same predictions"
+            for k in ("labels_sha", "scores_sha"):
+                if why is None and same_version and sub.get(k) and osub.get(k) == sub.get(k):
+                    why = "the same scored predictions"
+            if why is None and same_version and model_key(str(model.get("name", ""))) == name:
+                why = f"the same model name ({rec.model.name!r})"
+            if why:
+                out[rid] = (
+                    f"duplicate submission: run {rid} repeats run {other}, published from "
+                    f"another replica first ({why} on {rec.benchmark})"
+                )
+                break
+    return out
+
+
+def withdraw(data_root: Path, sub_root: Path, found: dict[str, str], notes: list[str]) -> None:
+    """Remove local duplicates (found by `duplicates`) before they are published: the run folder
+    goes, its submission record is marked rejected with the reason, its raw upload is deleted."""
+    from evaluator.store import layout, runs
+    from evaluator.submissions.records import read_submission, save_record, upload_path
+
+    for rid, why in found.items():
+        sid = None
+        with contextlib.suppress(FactBoardError, OSError):
+            rec = runs.read_record(layout.run_dir(rid, data_root))
+            sid = (rec.submission or {}).get("submission_id")
+        with contextlib.suppress(FactBoardError, OSError):
+            runs.delete_run(rid, data_root)
+        if sid:
+            with contextlib.suppress(FactBoardError, ValueError, OSError):
+                sub = read_submission(sid, sub_root)
+                save_record(sub_root, sub, status="rejected", run_id=None, problems=[why])
+            with contextlib.suppress(FactBoardError, OSError):
+                upload_path(sid, sub_root).unlink(missing_ok=True)
+        notes.append(why)
