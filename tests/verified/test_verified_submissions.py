@@ -1,0 +1,168 @@
+"""Submitted runs with a recipe: the worker re-runs the recipe and records the run's verification
+status (reproduced, or differs with the figures); a submission without a recipe is
+self-reported; a bad recipe is refused naming its field."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evaluator.cli.main import main
+from evaluator.detectors.runner import predict_detector
+from evaluator.jobs import queue, reproduce_run, worker
+from evaluator.store import runs
+from evaluator.submissions import recipes, verification
+from evaluator.submissions.service import SubmissionMeta, submit
+
+TOKEN = "maintainer-token-0123456789"
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    buf = io.StringIO()
+    frame[["sample_id", "score"]].to_csv(buf, index=False)
+    return buf.getvalue().encode()
+
+
+def _lexical_predictions(root: Path) -> pd.DataFrame:
+    p = predict_detector("lexical-overlap", "demo", root=root)
+    p.checkpoints.clear()
+    return p.predictions
+
+
+def _submit(root: Path, data: bytes, name: str, recipe: dict | None) -> str:
+    res = submit(
+        data,
+        "preds.csv",
+        SubmissionMeta(benchmark="demo", model_name=name, recipe=recipe),
+        data_root=root,
+        resamples=200,
+    )
+    assert res.ok, res.problems
+    assert res.run_id is not None
+    return res.run_id
+
+
+def _status(root: Path, run_id: str) -> str:
+    return verification.record_status(runs.read_record(runs.find_run(run_id, root)))
+
+
+def test_a_recipe_that_reproduces_bit_for_bit_is_marked_reproduced(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
+    preds = _lexical_predictions(demo_root)
+    run_id = _submit(demo_root, _csv(preds), "My overlap", {"detector": "lexical-overlap"})
+    rec = runs.read_record(runs.find_run(run_id, demo_root))
+    assert rec.submission is not None
+    assert rec.submission["recipe"] == {
+        "kind": "detector",
+        "detector": "lexical-overlap",
+        "splits": ["dev", "test"],
+        "unit": "summary",
+    }
+    assert _status(demo_root, run_id) == "pending"
+
+    job = reproduce_run.approve(run_id, TOKEN, data_root=demo_root, resamples=200)
+    assert reproduce_run.approve(run_id, TOKEN, data_root=demo_root).id == job.id  # once
+    assert worker.run_worker(once=True, data_root=demo_root) == 1
+    done = queue.get(job.id)
+    assert done is not None and done.status == "done", done and done.error
+    assert done.result is not None and done.result["status"] == "reproduced"
+    assert _status(demo_root, run_id) == "reproduced"
+    v = runs.read_record(runs.find_run(run_id, demo_root)).submission["verification"]  # type: ignore[index]
+    assert v["labels_differ"] == 0 and v["max_score_difference"] == 0.0
+    assert v["metric"]["difference"] == 0.0
+
+    assert main(["runs", "--benchmark", "demo"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(run_id))
+    assert " reproduced " in line
+
+
+def test_a_recipe_that_differs_is_marked_differs_with_its_figures(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
+    preds = _lexical_predictions(demo_root).copy()
+    # the submitted scores differ from what the recipe makes on the first six samples
+    preds.loc[preds.index[:6], "score"] = 1.0 - preds.loc[preds.index[:6], "score"]
+    run_id = _submit(demo_root, _csv(preds), "Not quite overlap", {"detector": "lexical-overlap"})
+    outcome = verification.verify(run_id, demo_root, resamples=200)
+    assert outcome["status"] == "differs"
+    assert outcome["scores_differ"] == 6
+    assert outcome["max_score_difference"] > 0
+    assert outcome["metric"]["name"] == "balanced_accuracy"
+    assert (
+        outcome["metric"]["ci_low"]
+        <= outcome["metric"]["difference"]
+        <= outcome["metric"]["ci_high"]
+    )
+    assert _status(demo_root, run_id) == "differs"
+    sub = runs.read_record(runs.find_run(run_id, demo_root)).submission
+    words = verification.label_of("submitted", {}, sub)
+    assert words.startswith("⚠️ differs: ")
+    assert "largest score difference" in words and "paired 95% CI" in words
+
+
+def test_a_submission_without_a_recipe_is_self_reported_and_cannot_be_approved(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
+    run_id = _submit(demo_root, _csv(_lexical_predictions(demo_root)), "Plain file", None)
+    assert _status(demo_root, run_id) == "self-reported"
+    with pytest.raises(Exception, match="not a submitted run with a recipe"):
+        reproduce_run.approve(run_id, TOKEN, data_root=demo_root)
+    # FactBoard's own runs carry their recipe
+    baseline = next(r for r in runs.list_runs(demo_root).runs if r.origin != "submitted")
+    assert verification.record_status(baseline) in ("reproducible", "self-reported")
+
+
+def test_a_bad_recipe_is_refused_naming_the_field(demo_root: Path) -> None:
+    bad = {"detector": "summac-zs", "checkpoint": "/home/me/model", "options": {"nope": 1}}
+    res = submit(
+        _csv(_lexical_predictions(demo_root)),
+        "preds.csv",
+        SubmissionMeta(benchmark="demo", model_name="Bad recipe", recipe=bad),
+        data_root=demo_root,
+    )
+    assert res.status == "rejected"
+    text = "\n".join(res.problems)
+    assert "recipe.checkpoint: '/home/me/model' is not a public Hub model id" in text
+    assert "recipe.revision: required with a checkpoint" in text
+    assert "recipe.options.nope: not an option of this detector" in text
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ({"kind": "magic"}, "recipe.kind: 'magic' is not one of detector, llm, package"),
+        ({"llm": "gpt-4o", "prompt": "summedits-zs-v1"}, "recipe.llm: 'gpt-4o' is not of the form"),
+        ({"llm": "openai:gpt-4o", "prompt": "nope"}, "recipe.prompt: 'nope' is not a prompt id"),
+        (
+            {"llm": "openai:gpt-4o", "prompt": "summedits-zs-v1", "temperature": 9},
+            "recipe.temperature: 9 is not between 0 and 2",
+        ),
+        ({"package": "my-det"}, "recipe.version: required"),
+        ("{not json", "recipe: not valid JSON"),
+        ({"detector": "lexical-overlap", "extra": 1}, "recipe: extra not a field"),
+    ],
+)
+def test_recipe_problems_name_the_field(given: object, problem: str) -> None:
+    recipe, problems = recipes.parse_recipe(given)
+    assert recipe is None
+    assert any(p.startswith(problem) for p in problems), problems
+
+
+def test_the_submit_command_takes_a_recipe(
+    demo_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "preds.csv"
+    f.write_bytes(_csv(_lexical_predictions(demo_root)))
+    argv = ["submit", str(f), "--benchmark", "demo", "--model-name", "CLI overlap"]
+    assert main([*argv, "--recipe-detector", "lexical-overlap"]) == 0
+    assert "verification: ⏳ pending" in capsys.readouterr().out
+    assert main([*argv[:-1], "Other", "--recipe", json.dumps({"llm": "x"})]) == 1
+    assert "recipe.llm: 'x' is not of the form provider:model" in capsys.readouterr().err
