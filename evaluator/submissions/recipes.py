@@ -317,4 +317,34 @@ def from_flags(
     return out
 
 
-__all__ = ["KINDS", "SubmittedRecipe", "from_flags", "parse_recipe"]
+def from_form(kind: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The recipe object the Submit page's form makes: `kind` ("none" or one of KINDS) and
+    its text fields (options as KEY=VALUE lines); the other kinds' fields are ignored."""
+    if kind not in KINDS:
+        return None
+
+    def text(key: str) -> str | None:
+        v = fields.get(key)
+        return v.strip() if isinstance(v, str) and v.strip() else None
+
+    out: dict[str, Any] = {"kind": kind}
+    for key in FIELDS[kind][1:]:
+        if key == "options":
+            lines = [ln.strip() for ln in str(fields.get("options") or "").splitlines()]
+            opts: dict[str, Any] = {}
+            for ln in (x for x in lines if x):
+                k, sep, v = ln.partition("=")
+                opts[k.strip()] = v.strip() if sep else None
+            if opts:
+                out["options"] = opts
+        elif key == "temperature":
+            if fields.get("temperature") is not None:
+                out["temperature"] = fields["temperature"]
+        elif key == "max_tokens":
+            continue
+        elif text(key) is not None:
+            out[key] = text(key)
+    return out
+
+
+__all__ = ["KINDS", "SubmittedRecipe", "from_flags", "from_form", "parse_recipe"]

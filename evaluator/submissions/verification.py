@@ -90,7 +90,10 @@ def details_of(submission: object) -> str:
     status = v.get("status")
     if status == "failed":
         return str(v.get("reason") or "")
-    if status not in ("reproduced", "differs"):
+    if status == "reproduced":
+        n = v.get("compared")
+        return f"identical on {F.plural(int(n), 'sample')}" if isinstance(n, int) else ""
+    if status != "differs":
         return ""
     parts = []
     compared = v.get("labels_compared") or v.get("compared")
