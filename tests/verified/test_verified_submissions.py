@@ -81,6 +81,23 @@ def test_a_recipe_that_reproduces_bit_for_bit_is_marked_reproduced(
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(run_id))
     assert " reproduced " in line
 
+    # the exports and the Every Eval Ever record carry it
+    from evaluator.interop import eee
+    from evaluator.interop.export import run_files
+    from evaluator.store.export import run_rows
+
+    rows = run_rows(demo_root, "demo")
+    assert set(rows.loc[rows["run_id"] == run_id, "verification"]) == {"reproduced"}
+    assert "reproducible" in set(rows["verification"])  # the demo's own baseline runs
+    record = run_files(run_id, demo_root).record
+    eee.check_record(record)
+    source = record["source_metadata"]
+    assert source["evaluator_relationship"] == "third_party"
+    details = source["additional_details"]
+    assert details["factboard_verification"] == "reproduced"
+    assert details["factboard_verification_details"] == "identical on 294 samples"
+    assert json.loads(details["factboard_recipe"])["detector"] == "lexical-overlap"
+
 
 def test_a_recipe_that_differs_is_marked_differs_with_its_figures(
     demo_root: Path, monkeypatch: pytest.MonkeyPatch
@@ -113,11 +130,16 @@ def test_a_submission_without_a_recipe_is_self_reported_and_cannot_be_approved(
     monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", TOKEN)
     run_id = _submit(demo_root, _csv(_lexical_predictions(demo_root)), "Plain file", None)
     assert _status(demo_root, run_id) == "self-reported"
+    from evaluator.interop.export import run_files
+
+    source = run_files(run_id, demo_root).record["source_metadata"]
+    assert source["evaluator_relationship"] == "other"
+    assert source["additional_details"]["factboard_verification"] == "self-reported"
     with pytest.raises(Exception, match="not a submitted run with a recipe"):
         reproduce_run.approve(run_id, TOKEN, data_root=demo_root)
     # FactBoard's own runs carry their recipe
-    baseline = next(r for r in runs.list_runs(demo_root).runs if r.origin != "submitted")
-    assert verification.record_status(baseline) in ("reproducible", "self-reported")
+    baselines = [r for r in runs.list_runs(demo_root).runs if r.origin != "submitted"]
+    assert {verification.record_status(r) for r in baselines} == {"reproducible"}
 
 
 def test_a_bad_recipe_is_refused_naming_the_field(demo_root: Path) -> None:
