@@ -310,7 +310,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for prob in listing.problems:
         print(f"corrupt: {prob}", file=sys.stderr)
     if not listing.runs:
-        print("no runs", file=sys.stderr)
+        from evaluator.store import layout
+
+        print(f"no runs in the {layout.data_root_note()}", file=sys.stderr)
     return 0
 
 
