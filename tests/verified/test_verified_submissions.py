@@ -188,3 +188,48 @@ def test_the_submit_command_takes_a_recipe(
     assert "verification: ⏳ pending" in capsys.readouterr().out
     assert main([*argv[:-1], "Other", "--recipe", json.dumps({"llm": "x"})]) == 1
     assert "recipe.llm: 'x' is not of the form provider:model" in capsys.readouterr().err
+
+
+def test_a_tiny_model_recipe_pinned_by_revision_reproduces_bit_for_bit(
+    demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recipe naming a Hub checkpoint at a commit: the reproduction takes the weights from
+    the Hub client's cache (offline, as after a first download) and matches bit for bit; the
+    same recipe at a revision nobody has fails with the reason."""
+    import shutil
+
+    from huggingface_hub import constants
+
+    from tests.support.detectors import build_tiny_models, require_model_libraries
+    from tests.support.tiny_summac import punkt_installed
+
+    require_model_libraries()
+    tiny = build_tiny_models(tmp_path / "tiny")
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    cache = tmp_path / "hub-cache"
+    snapshot = cache / "models--factboard-test--tiny-nli" / "snapshots" / sha
+    shutil.copytree(tiny["nli"], snapshot)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with punkt_installed(None):
+        p = predict_detector("summac-zs", "demo", checkpoint=str(snapshot), device="cpu")
+        p.checkpoints.clear()
+        recipe = {"detector": "summac-zs", "checkpoint": "factboard-test/tiny-nli"}
+        run_id = _submit(demo_root, _csv(p.predictions), "Tiny NLI", {**recipe, "revision": sha})
+        outcome = verification.verify(run_id, demo_root, device="cpu", resamples=200)
+        assert outcome["status"] == "reproduced", outcome
+        assert outcome["scores_differ"] == 0 and outcome["compared"] == len(p.predictions)
+
+        gone = _submit(
+            demo_root,
+            _csv(p.predictions.assign(score=p.predictions["score"][::-1].to_numpy())),
+            "Tiny NLI elsewhere",
+            {**recipe, "revision": "f" * 40},
+        )
+        failed = verification.verify(gone, demo_root, device="cpu", resamples=200)
+        assert failed["status"] == "failed"
+        assert (
+            f"checkpoint factboard-test/tiny-nli at revision {'f' * 40} cannot be fetched"
+            in (failed["reason"])
+        )
+        assert _status(demo_root, gone) == "failed"
