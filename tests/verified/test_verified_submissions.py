@@ -17,6 +17,7 @@ from evaluator.jobs import queue, reproduce_run, worker
 from evaluator.store import runs
 from evaluator.submissions import recipes, verification
 from evaluator.submissions.service import SubmissionMeta, submit
+from tests.verified.test_detector_packages import installed  # noqa: F401 (a fixture)
 
 TOKEN = "maintainer-token-0123456789"
 
@@ -233,3 +234,24 @@ def test_a_tiny_model_recipe_pinned_by_revision_reproduces_bit_for_bit(
             in (failed["reason"])
         )
         assert _status(demo_root, gone) == "failed"
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_package_recipe_reproduces_through_its_entry_point(demo_root: Path) -> None:
+    p = predict_detector("word-overlap", "demo", root=demo_root)
+    p.checkpoints.clear()
+    recipe = {"package": "overlap-detector", "version": "1.2.3", "detector": "word-overlap"}
+    run_id = _submit(demo_root, _csv(p.predictions), "Packaged overlap", recipe)
+    outcome = verification.verify(run_id, demo_root, resamples=200)
+    assert outcome["status"] == "reproduced", outcome
+    assert outcome["notes"] == []
+    # a recipe pinned to another version than the one installed says so
+    older = _submit(
+        demo_root,
+        _csv(p.predictions.assign(score=p.predictions["score"][::-1].to_numpy())),
+        "Older packaged overlap",
+        {**recipe, "version": "1.0.0"},
+    )
+    outcome = verification.verify(older, demo_root, resamples=200)
+    assert outcome["status"] == "differs"
+    assert outcome["notes"] == ["the run used overlap-detector 1.0.0; 1.2.3 is installed here"]
