@@ -255,3 +255,34 @@ def test_a_package_recipe_reproduces_through_its_entry_point(demo_root: Path) ->
     outcome = verification.verify(older, demo_root, resamples=200)
     assert outcome["status"] == "differs"
     assert outcome["notes"] == ["the run used overlap-detector 1.0.0; 1.2.3 is installed here"]
+
+
+@pytest.mark.usefixtures("installed")
+def test_evaluate_submits_a_packaged_detector_with_its_recipe(demo_root: Path) -> None:
+    """From a Python function to a verified row: the package's function given to evaluate is
+    submitted with its recipe, and its reproduction is identical."""
+    from overlap_detector import LengthRatio, score  # type: ignore[import-not-found]
+
+    import evaluator
+    from evaluator.api import package_recipe
+
+    assert package_recipe(LengthRatio()) == {
+        "package": "overlap-detector",
+        "version": "1.2.3",
+        "detector": "length-ratio",
+    }
+    assert package_recipe(lambda d, s: [1.0] * len(d)) is None
+    result = evaluator.evaluate(
+        score,
+        "demo",
+        progress=False,
+        root=demo_root,
+        resamples=200,
+        submit={"benchmark": "demo", "model_name": "Word overlap (package)"},
+    )
+    sub = result.submission
+    assert sub.ok, sub.problems
+    rec = runs.read_record(runs.find_run(sub.run_id, demo_root))
+    assert rec.submission is not None
+    assert rec.submission["recipe"]["package"] == "overlap-detector"
+    assert verification.verify(sub.run_id, demo_root, resamples=200)["status"] == "reproduced"
