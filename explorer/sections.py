@@ -192,6 +192,8 @@ def run_card(
             f"{metric_title} = {F.value_ci(r['value'], r['ci_low'], r['ci_high'])}, "
             f"n = {F.count(r['n'])}  ·  threshold: {r['threshold'] or 'none'}"
         )
+        if r.get("verified"):
+            st.text(f"Verification: {r['verified']}")
         for label, field in (
             ("About", "model_description"),
             ("URL", "model_url"),

@@ -73,6 +73,10 @@ def test_the_board_shows_and_filters_the_verification_status(three: dict[str, st
     assert "labels differ" in differs and "paired 95% CI" in differs
     assert t.loc["Self-reported file", "Verification"] == "📝 self-reported"
 
+    # the run's card says it too
+    at = open_app_page("views/leaderboard.py", {"run": three["Differing overlap"]})
+    assert any(t.value.startswith("Verification: ⚠️ differs: ") for t in at.text)
+
     at = open_app_page("views/leaderboard.py", {"verified": "reproduced"})
     assert list(_table(at)["Model"]) == ["Verified overlap"]
     at.multiselect(key="lb.verified").set_value(["differs", "self-reported"]).run()
