@@ -286,3 +286,57 @@ def test_evaluate_submits_a_packaged_detector_with_its_recipe(demo_root: Path) -
     assert rec.submission is not None
     assert rec.submission["recipe"]["package"] == "overlap-detector"
     assert verification.verify(sub.run_id, demo_root, resamples=200)["status"] == "reproduced"
+
+
+def test_an_llm_recipe_reproduces_against_the_fake_chat_server(
+    tmp_path: Path, tmp_data_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file made by an LLM with a prompt, submitted with that recipe: the worker's
+    environment names the server (FACTBOARD_COMPATIBLE_BASE_URL, as for any LLM run), the
+    requests are sent again and the labels compared."""
+    pytest.importorskip("openai")
+    from evaluator.llm.runner import run_llm
+    from tests.support.llm_data import ingest_summexecedit
+    from tests.support.llm_servers import FakeLLMServer, Recorded, Reply
+
+    def flags_edits(req: Recorded) -> Reply:
+        summary = req.user.split("[Summary]\n")[-1]
+        if "museum" in summary or "council" in summary:
+            return Reply(text='{"consistent": "no", "explanation": "A detail is wrong."}')
+        return Reply(text='{"consistent": "yes", "explanation": ""}')
+
+    def always_yes(req: Recorded) -> Reply:
+        return Reply(text='{"consistent": "yes", "explanation": ""}')
+
+    ingest_summexecedit(tmp_path, tmp_data_root)
+    recipe = {"llm": "compatible:det", "prompt": "summexecedit-de-v1", "temperature": 0}
+    with FakeLLMServer("openai", responder=flags_edits) as s:
+        (path,) = run_llm(
+            "compatible:det",
+            "summexecedit",
+            prompt_id="summexecedit-de-v1",
+            options={"base_url": s.url},
+            root=tmp_data_root,
+        )
+        preds = runs.read_predictions(path)
+        buf = io.StringIO()
+        preds[["sample_id", "label"]].to_csv(buf, index=False)
+        res = submit(
+            buf.getvalue().encode(),
+            "llm.csv",
+            SubmissionMeta(benchmark="summexecedit", model_name="Det (submitted)", recipe=recipe),
+            data_root=tmp_data_root,
+            resamples=200,
+        )
+        assert res.ok, res.problems
+        monkeypatch.setenv("FACTBOARD_COMPATIBLE_BASE_URL", s.url)
+        sent = s.count
+        outcome = verification.verify(str(res.run_id), tmp_data_root, resamples=200)
+        assert s.count > sent  # asked again
+    assert outcome["status"] == "reproduced", outcome
+    with FakeLLMServer("openai", responder=always_yes) as other:
+        monkeypatch.setenv("FACTBOARD_COMPATIBLE_BASE_URL", other.url)
+        outcome = verification.verify(str(res.run_id), tmp_data_root, resamples=200)
+    assert outcome["status"] == "differs"
+    assert outcome["labels_differ"] > 0
+    assert outcome["max_score_difference"] is None  # labels only
