@@ -184,12 +184,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(f"submission {res.submission_id}: run {rec.run_id} is on the board")
     print(f"threshold: {report.threshold_text(rec)}")
     c = rec.counts
-    print(f"samples: {c.n}, predicted {c.predicted}, missing {c.missing}, unusable {c.unparsable}")
+    print(
+        f"samples: {F.count(c.n)}, predicted {F.count(c.predicted)}, missing "
+        f"{F.count(c.missing)}, unusable {F.count(c.unparsable)}"
+    )
     for r in rec.results:
         if r.slice_kind != "overall" or r.value is None:
             continue
         value = F.value_ci(r.value, r.ci_low, r.ci_high)
-        print(f"  {r.split:5} {r.unit:8} {r.metric:20} {value}  n={r.n}")
+        print(f"  {r.split:5} {r.unit:8} {r.metric:20} {value}  n={F.count(r.n)}")
     if res.job_id:
         print(f"judge job queued: {res.job_id}")
     from evaluator.submissions import verification
@@ -292,6 +295,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
+    from evaluator.core import formatting as F
     from evaluator.jobs import queue
     from evaluator.submissions import moderation
 
@@ -304,7 +308,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
         return 0
     jobs = queue.list_jobs(args.status)
     for j in jobs:
-        prog = f"{j.progress:4.0%}" if j.progress is not None else "   -"
+        prog = F.percent(j.progress, missing="-").rjust(6)
         print(
             f"{j.status:8} {j.id:40} {j.kind:14} {j.attempts}/{j.max_attempts} {prog}  "
             f"{(j.error or j.last_message)[:120]}"
