@@ -98,6 +98,9 @@ def _text(obj: dict[str, Any], key: str, problems: list[str], required: bool) ->
     if not isinstance(v, str):
         problems.append(f"recipe.{key}: expected text, got {type(v).__name__}")
         return None
+    if len(v) > MAX_OPTION_TEXT:
+        problems.append(f"recipe.{key}: longer than {MAX_OPTION_TEXT} characters")
+        return None
     return v.strip()
 
 

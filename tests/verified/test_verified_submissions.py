@@ -170,6 +170,10 @@ def test_a_bad_recipe_is_refused_naming_the_field(demo_root: Path) -> None:
         ),
         ({"package": "my-det"}, "recipe.version: required"),
         ("{not json", "recipe: not valid JSON"),
+        (
+            {"llm": "openai:" + "x" * 300, "prompt": "summedits-zs-v1"},
+            "recipe.llm: longer than 200 characters",
+        ),
         ({"detector": "lexical-overlap", "extra": 1}, "recipe: extra not a field"),
     ],
 )
