@@ -161,23 +161,21 @@ def failure(reason: str) -> dict[str, Any]:
 
 def _chain(run_id: str, data_root: Path | None) -> list[str]:
     """The submitted run this run comes from (through `supersedes`), and every run that
-    supersedes that one, directly or through others (e.g. its judged copy)."""
-    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True).runs
-    by_id = {r.run_id: r for r in listing}
-    first = run_id
-    while (by_id.get(first) is not None) and by_id[first].supersedes in by_id:
-        first = str(by_id[first].supersedes)
-        if first == run_id:  # a cycle: stop where it started
+    supersedes that one (moderation.chain: e.g. its judged copy)."""
+    from evaluator.submissions.moderation import chain
+
+    first, seen = run_id, {run_id}
+    while True:
+        rec = runs.read_record(runs.find_run(first, data_root))
+        if not rec.supersedes or rec.supersedes in seen:
             break
-    out = [first]
-    changed = True
-    while changed:
-        changed = False
-        for r in listing:
-            if r.supersedes in out and r.run_id not in out:
-                out.append(r.run_id)
-                changed = True
-    return out
+        try:
+            runs.find_run(rec.supersedes, data_root)
+        except FactBoardError:
+            break
+        first = rec.supersedes
+        seen.add(first)
+    return chain(first, data_root)
 
 
 def record_outcome(

@@ -344,3 +344,31 @@ def test_an_llm_recipe_reproduces_against_the_fake_chat_server(
     assert outcome["status"] == "differs"
     assert outcome["labels_differ"] > 0
     assert outcome["max_score_difference"] is None  # labels only
+
+
+def test_the_outcome_goes_to_the_submitted_run_and_the_runs_that_supersede_it(
+    demo_root: Path,
+) -> None:
+    """A submitted run whose explanations were graded is superseded by its judged copy: a
+    reproduction of either is recorded on both (the board shows the copy)."""
+    import shutil
+
+    preds = _lexical_predictions(demo_root)
+    run_id = _submit(demo_root, _csv(preds), "Judged overlap", {"detector": "lexical-overlap"})
+    src = runs.find_run(run_id, demo_root)
+    judged = src.parent / f"{run_id}-judged"
+    shutil.copytree(src, judged)
+    data = json.loads((judged / runs.RUN_FILE).read_text())
+    data.update(run_id=judged.name, supersedes=run_id)
+    (judged / runs.RUN_FILE).write_text(json.dumps(data))
+    changed = verification.record_outcome(
+        judged.name, verification.failure("the worker had no network")
+    )
+    assert changed == [run_id, judged.name]
+    assert _status(demo_root, run_id) == _status(demo_root, judged.name) == "failed"
+    sub = runs.read_record(judged).submission
+    assert verification.label_of("submitted", {}, sub) == (
+        "❌ not reproduced: the worker had no network"
+    )
+    verification.verify(run_id, demo_root, resamples=100)
+    assert _status(demo_root, judged.name) == "reproduced"
