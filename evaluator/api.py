@@ -15,7 +15,9 @@ samples (the split asked for, and dev when a threshold is tuned there), the same
 bar, checks of the reply, and the engine's scorer (evaluator.core.scoring). Optionally the result
 is stored as a run on the local board (`store=True`, origin "evaluated"), exported as an Every
 Eval Ever record (`eee_dir`, from the stored run), or submitted through the submission service
-(`submit=SubmissionMeta(...)`), which validates and scores the prediction file like any upload.
+(`submit=SubmissionMeta(...)`), which validates and scores the prediction file like any upload;
+a detector that an installed package publishes (`factboard.detectors`) is submitted with its
+recipe (package, version, entry point: `package_recipe`), so FactBoard can reproduce it.
 """
 
 from __future__ import annotations
@@ -203,6 +205,10 @@ def evaluate(
         from evaluator.submissions.service import submit as send
 
         meta = submit if isinstance(submit, SubmissionMeta) else SubmissionMeta(**dict(submit))
+        if meta.recipe is None:  # a packaged detector's recipe says itself
+            from dataclasses import replace
+
+            meta = replace(meta, recipe=package_recipe(detector))
         if meta.benchmark != benchmark:
             raise FactBoardError(
                 f"the submission names benchmark {meta.benchmark!r}, the evaluation {benchmark!r}"
@@ -218,6 +224,24 @@ def evaluate(
     return out
 
 
+def package_recipe(detector: Any) -> dict[str, Any] | None:
+    """The recipe of a detector that an installed package publishes through a
+    `factboard.detectors` entry point (the same function or class): the entry point's name,
+    the package and its version; None for any other callable (its submission is
+    self-reported unless a recipe is given)."""
+    from evaluator.detectors.registry import DETECTORS
+
+    obj = (
+        detector if hasattr(detector, "__qualname__") else type(detector)
+    )  # an instance: its class
+    where = f"{getattr(obj, '__module__', '')}:{getattr(obj, '__qualname__', '')}"
+    DETECTORS.names()  # scans the entry points
+    for name, pkg in DETECTORS.packages.items():
+        if pkg.get("entry_point", "").partition(" = ")[2] == where and pkg.get("version"):
+            return {"package": pkg["name"], "version": pkg["version"], "detector": name}
+    return None
+
+
 def _qualified(detector: Any) -> str:
     """module.name of a function, or of an object's class."""
     target = detector if callable(detector) and not hasattr(detector, "score") else detector
@@ -227,4 +251,4 @@ def _qualified(detector: Any) -> str:
     return f"{module}.{qual}" if module and module != "__main__" else qual
 
 
-__all__ = ["Evaluation", "evaluate"]
+__all__ = ["Evaluation", "evaluate", "package_recipe"]

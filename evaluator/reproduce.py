@@ -18,8 +18,12 @@ final label), or how many labels differ, the largest score (grade) difference, a
 primary metric (a judge: the explanation score) reproduced minus stored, with its paired-
 bootstrap 95% CI (evaluator.core.metrics.paired_bootstrap on the same resamples).
 
-Runs FactBoard did not make (submitted files, released and imported runs, a detector given to
-`evaluator.evaluate` as a Python function) have no recipe to follow: `recipe_of` says so.
+A submitted run follows the recipe its submitter gave (`submission.recipe`, checked by
+evaluator.submissions.recipes): a registered detector on a public checkpoint pinned by revision
+(fetched through the Hub client's cache, `fetch_checkpoint`), an LLM with a prompt, or an
+installed package's detector at a version. Other runs FactBoard did not make (submitted files
+without a recipe, released and imported runs, a detector given to `evaluator.evaluate` as a
+Python function) have no recipe to follow: `recipe_of` says so.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ class Recipe:
     judge: str | None = None  # a judged run: the judge (provider:model) that graded it
     protocol: str | None = None
     graded_run: str | None = None  # the run whose explanations it graded
+    revision: str | None = None  # a submitted recipe's checkpoint revision (a Hub model id's)
 
     def describe(self) -> str:
         if self.kind == "judge":
@@ -80,7 +85,8 @@ class Recipe:
         if self.package:
             parts.append(f"from {self.package.get('name')} {self.package.get('version')}")
         if self.checkpoint:
-            parts.append(f"checkpoint {self.checkpoint}")
+            at = f" at {self.revision}" if self.revision else ""
+            parts.append(f"checkpoint {self.checkpoint}{at}")
         if self.options:
             parts.append(f"options {_options_text(self.options)}")
         return ", ".join(parts)
@@ -94,6 +100,9 @@ def recipe_of(rec: RunRecord) -> Recipe:
     """The recipe a run records; NotReproducible when it records none FactBoard can follow."""
     cfg = rec.config
     extra = cfg.extra or {}
+    submitted = (rec.submission or {}).get("recipe") if rec.origin == "submitted" else None
+    if isinstance(submitted, dict):
+        return _submitted_recipe(rec, submitted)
     judges = extra.get("judges") or []
     if judges and rec.supersedes:
         # a judged run: its grades are what the last judge added to the run it supersedes
@@ -155,6 +164,59 @@ def recipe_of(rec: RunRecord) -> Recipe:
         f"run {rec.run_id} ({V.ORIGIN_MEANINGS.get(rec.origin, rec.origin)}) records no recipe: "
         "its predictions were not made by FactBoard"
     )
+
+
+def _submitted_recipe(rec: RunRecord, given: dict[str, Any]) -> Recipe:
+    """The recipe a submitter gave, as stored in the run (evaluator.submissions.recipes): run
+    on the splits and unit the submitted file predicted."""
+    splits = given.get("splits") or list(rec.splits) or None
+    if given.get("kind") == "llm":
+        options: dict[str, Any] = {}
+        if given.get("max_tokens") is not None:
+            options["max_tokens"] = given["max_tokens"]
+        return Recipe(
+            kind="llm",
+            splits=splits,
+            limit=None,
+            options=options,
+            llm=given.get("llm"),
+            prompt_id=given.get("prompt"),
+            temperature=float(given.get("temperature") or 0.0),
+        )
+    options = dict(given.get("options") or {})
+    if given.get("unit"):
+        options["unit"] = given["unit"]
+    package = None
+    if given.get("kind") == "package":
+        package = {"name": str(given.get("package")), "version": str(given.get("version"))}
+    return Recipe(
+        kind="detector",
+        detector=given.get("detector"),
+        checkpoint=given.get("checkpoint"),
+        revision=given.get("revision"),
+        options=options,
+        splits=splits,
+        limit=None,
+        package=package,
+    )
+
+
+def fetch_checkpoint(repo_id: str, revision: str) -> str:
+    """A local folder holding a Hub model at a revision (the Hub client's cache: downloaded
+    once, read offline after that)."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - a dependency of the detectors' extra
+        raise NotReproducible(
+            "huggingface_hub is not installed: pip install factboard[detectors]"
+        ) from None
+    try:
+        return str(snapshot_download(repo_id, revision=revision))
+    except Exception as e:
+        raise NotReproducible(
+            f"checkpoint {repo_id} at revision {revision} cannot be fetched: "
+            f"{type(e).__name__}: {e}"
+        ) from None
 
 
 @dataclass
@@ -242,6 +304,7 @@ def reproduce(
     progress: bool = False,
     resamples: int = 1000,
     retry: Any = None,
+    engine: Any = None,
 ) -> Reproduction:
     """Re-run `run_id` from its recipe and compare (nothing is written to the board).
 
@@ -260,7 +323,7 @@ def reproduce(
     if recipe.kind == "llm":
         inputs, preds = _rerun_llm(rec, recipe, root, options, progress, retry)
     else:
-        inputs, preds = _rerun_detector(rec, recipe, root, device, progress, notes)
+        inputs, preds = _rerun_detector(rec, recipe, root, device, progress, notes, engine)
     if inputs.version != rec.benchmark_version:
         notes.append(
             f"the run was made on {rec.benchmark} {rec.benchmark_version}; "
@@ -334,6 +397,7 @@ def _rerun_detector(
     device: str | None,
     progress: bool,
     notes: list[str],
+    engine: Any = None,
 ) -> tuple[Any, pd.DataFrame]:
     """The detector's predictions made again through the runner's own path."""
     from evaluator import runner
@@ -359,11 +423,15 @@ def _rerun_detector(
                 f"the run used {recipe.package.get('name')} {recipe.package.get('version')}; "
                 f"{here.get('version')} is installed here"
             )
-    engine = runner.Engine(block_size=recipe.block_size or runner.DEFAULT_BLOCK_SIZE)
+    if engine is None:
+        engine = runner.Engine(block_size=recipe.block_size or runner.DEFAULT_BLOCK_SIZE)
+    checkpoint = recipe.checkpoint
+    if checkpoint and recipe.revision:
+        checkpoint = fetch_checkpoint(checkpoint, recipe.revision)
     p = predict_detector(
         name,
         rec.benchmark,
-        checkpoint=recipe.checkpoint,
+        checkpoint=checkpoint,
         device=device or recipe.device,
         batch_size=recipe.batch_size,
         splits=recipe.splits,

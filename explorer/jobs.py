@@ -1,13 +1,16 @@
-"""The queue page's tables: one row per job, one job's messages (newest first), and the
-maintainers' problems panel (one row per corrupt file of the store)."""
+"""The queue page's tables: one row per job, one job's messages (newest first), the
+maintainers' problems panel (one row per corrupt file of the store) and the submitted runs
+whose recipe awaits a reproduction."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from evaluator.core.types import RunRecord
 from evaluator.jobs.queue import Job
 from evaluator.store.doctor import StoreProblem
+from evaluator.submissions import verification
 
 
 def job_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
@@ -39,3 +42,27 @@ ACTIONABLE = ("pending", "failed")
 def problem_rows(problems: Sequence[StoreProblem]) -> list[dict[str, str]]:
     """The problems panel: one row per corrupt file, what kind of file and what is wrong."""
     return [{"kind": p.kind, "file": p.path, "problem": p.problem} for p in problems]
+
+
+def reproduction_rows(records: Sequence[RunRecord]) -> list[dict[str, str]]:
+    """One row per submitted run awaiting a reproduction: what the recipe says to run, and the
+    status (pending, or the reason the last try failed)."""
+    from evaluator.reproduce import NotReproducible, recipe_of
+
+    out = []
+    for r in records:
+        try:
+            recipe = recipe_of(r).describe()
+        except NotReproducible as e:
+            recipe = str(e)
+        out.append(
+            {
+                "run": r.run_id,
+                "benchmark": r.benchmark,
+                "model": r.model.name,
+                "recipe": recipe,
+                "status": verification.label_of(r.origin, {}, r.submission),
+                "submitted": r.created_at[:19],
+            }
+        )
+    return out

@@ -47,6 +47,7 @@ from evaluator.core.vocabulary import (
     slice_definition,
     slice_label,
 )
+from evaluator.submissions import verification
 from explorer import queries as Q
 from explorer import ranking as R
 from explorer import scope_notes
@@ -169,6 +170,8 @@ BOARD_COLUMNS = [
     "params_value",
     "params_from",
     "label",
+    "verified",
+    "verified_code",
 ]
 
 
@@ -212,6 +215,7 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
     if f is None or f.empty:
         cols = ["model", "kind_code", "origin_code", "source", "note", "org", "params"]
         cols += ["threshold", "version", "created", "missing", "unparsable", "kind", "origin"]
+        cols += ["verified", "verified_code"]
         empty = pd.DataFrame({c: pd.Series(dtype="str") for c in cols})
         empty["missing"] = empty["unparsable"] = pd.Series(dtype=int)
         empty["params_value"] = pd.Series(dtype=float)
@@ -239,6 +243,15 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
             "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
             "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
             "params_from": [w for _, w in sizes],
+            # has FactBoard re-run it? (evaluator.submissions.verification)
+            "verified": [
+                verification.label_of(o, c, s)
+                for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
+            ],
+            "verified_code": [
+                verification.status_of(o, c, s)
+                for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
+            ],
         },
         index=f.index,
     ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
@@ -246,6 +259,7 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
 
 _RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")
 _RUN_TEXT += ("params", "threshold", "version", "created", "kind", "origin", "params_from")
+_RUN_TEXT += ("verified", "verified_code")
 
 
 def _coverage_cells(
@@ -301,6 +315,8 @@ def _run_rows(
             "origin": fx["origin"],
             "params_value": fx["params_value"].astype(float),
             "params_from": fx["params_from"],
+            "verified": fx["verified"],
+            "verified_code": fx["verified_code"],
         }
     )
 
@@ -363,6 +379,8 @@ def _reported_rows(rep: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) ->
             "created": None,
             "missing": 0,
             "unparsable": 0,
+            "verified": "",  # a published number: nothing FactBoard can re-run
+            "verified_code": "",
             # which published rows a board row stands for (several once folded, the kept one
             # first): how its numbers on other slices are found (slice_long)
             "rep_key": _report_key(sel["model"], sel["source"], sel["note"]),
@@ -1011,6 +1029,7 @@ COLUMN_TITLES = {
     "run_id": "Run",
     "version": "Version",
     "created": "Created",
+    "verified": "Verification",
 }
 # the columns a reader can show or hide (the column picker), in the order the table shows
 # them; rank, model and the view's metric are always there
@@ -1024,6 +1043,7 @@ OPTIONAL_COLUMNS = [
     "n",
     "source",
     "origin",
+    "verified",
     "coverage",
     "split",
     "config",
@@ -1053,6 +1073,7 @@ class Look:
     origins: tuple[str, ...] = ()
     sort: str = "value"
     columns: tuple[str, ...] = tuple(DEFAULT_COLUMNS)
+    verified: tuple[str, ...] = ()  # verification statuses (evaluator.submissions.verification)
 
 
 def count_line(shown: pd.DataFrame, rows: pd.DataFrame) -> str:
@@ -1093,9 +1114,16 @@ def origins_present(rows: pd.DataFrame) -> list[str]:
     return [o for o in ORIGIN_BADGES if o in have]
 
 
+def verified_present(rows: pd.DataFrame) -> list[str]:
+    """The verification statuses among the rows, in the vocabulary's order."""
+    have = set(rows["verified_code"].dropna().unique().tolist())
+    return [v for v in verification.STATUSES if v in have]
+
+
 def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd.DataFrame:
     """The board rows the reader asked for: name contains the search (case-insensitive), of
-    the chosen kinds and origins, ordered by score (the board's order), rank, model name or n."""
+    the chosen kinds, origins and verification statuses, ordered by score (the board's
+    order), rank, model name or n."""
     look = look or Look()
     search, kinds, origins, sort = look.search, look.kinds, look.origins, look.sort
     shown = rows
@@ -1105,6 +1133,8 @@ def filter_rows(rows: pd.DataFrame, metric: str, look: Look | None = None) -> pd
         shown = shown[shown["kind_code"].isin(kinds)]
     if origins:
         shown = shown[shown["origin_code"].isin(origins)]
+    if look.verified:
+        shown = shown[shown["verified_code"].isin(look.verified)]
     if sort == "rank":
         lower = lower_is_better(metric)
         shown = shown.sort_values(["rank", "value"], ascending=[True, lower], na_position="last")
@@ -1316,6 +1346,7 @@ def column_help(
         "reason.",
         "Coverage": f"Which part of the benchmark the number covers. {slice_definition(kind)}",
         "Origin": ORIGIN_HELP,
+        "Verification": verification.HELP,
         "Threshold": "How scores were turned into consistent / inconsistent labels.",
     }
     for c in table.columns:

@@ -688,12 +688,18 @@ def board_slice_results(
 
 def board_run_fields(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
     """The fields of these runs that the board shows beside every slice's numbers (the
-    submission record only for an imported run, whose source it names)."""
+    submission record only for an imported run, whose source it names, and a submitted one,
+    whose recipe and verification it holds; of the config, what says whether FactBoard made
+    the run from a recipe)."""
     return con.execute(
         """
         SELECT run_id, model_name, model_kind, origin, model_org, model_params,
                benchmark_version, policy, threshold, created_at, missing, unparsable,
-               CASE WHEN origin = 'imported' THEN submission END AS submission
+               CASE WHEN origin IN ('imported', 'submitted') THEN submission END AS submission,
+               json_object('detector', json_extract_string(config, '$.detector'),
+                           'llm', json_extract_string(config, '$.llm'),
+                           'prompt_id', json_extract_string(config, '$.prompt_id'))
+                   AS recipe_config
         FROM runs
         WHERE list_contains(?, run_id)
         ORDER BY run_id

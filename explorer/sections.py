@@ -17,7 +17,7 @@ from evaluator.core import formatting as F
 from evaluator.core.errors import FactBoardError
 from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
-from evaluator.submissions import moderation, report
+from evaluator.submissions import moderation, report, verification
 from explorer import charts, ui
 from explorer import compare_view as V
 from explorer import leaderboard as L
@@ -64,9 +64,10 @@ def board_banner(
 
 
 def board_filters(board: L.Board, page: str) -> L.Look:
-    """Search, kind, origin, order and extra columns, in one row above the board."""
+    """Search, kind, origin, verification, order and extra columns, in one row above the
+    board."""
     rows = board.rows
-    f = st.columns([2, 2, 2, 1.3, 1.2])
+    f = st.columns([2, 1.6, 1.6, 1.6, 1.3, 1.2])
     search = ui.url_text("Search model", "q", page, container=f[0], placeholder="name contains…")
     kinds = ui.url_multiselect(
         "Kind",
@@ -87,10 +88,20 @@ def board_filters(board: L.Board, page: str) -> L.Look:
         placeholder="all origins",
         help=ORIGIN_HELP,
     )
-    sort = ui.url_selectbox(
-        "Sort by", list(L.SORTS), "sort", page, container=f[3], format_func=L.SORTS.__getitem__
+    verified = ui.url_multiselect(
+        "Verification",
+        L.verified_present(rows),
+        "verified",
+        page,
+        container=f[3],
+        format_func=lambda v: verification.BADGES.get(v, v),
+        placeholder="any",
+        help=verification.HELP,
     )
-    with f[4].popover("Columns", width="stretch"):
+    sort = ui.url_selectbox(
+        "Sort by", list(L.SORTS), "sort", page, container=f[4], format_func=L.SORTS.__getitem__
+    )
+    with f[5].popover("Columns", width="stretch"):
         columns = ui.url_multiselect(
             "Columns shown",
             [*L.OPTIONAL_COLUMNS, *board.other_metrics],
@@ -101,7 +112,7 @@ def board_filters(board: L.Board, page: str) -> L.Look:
             help="Rank, model and the score are always shown. A column with nothing to "
             "show for the rows in view is left out. The link keeps your choice.",
         )
-    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns))
+    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified))
 
 
 def board_table(table: pd.DataFrame, helps: dict[str, str]) -> None:
@@ -181,6 +192,8 @@ def run_card(
             f"{metric_title} = {F.value_ci(r['value'], r['ci_low'], r['ci_high'])}, "
             f"n = {F.count(r['n'])}  ·  threshold: {r['threshold'] or 'none'}"
         )
+        if r.get("verified"):
+            st.text(f"Verification: {r['verified']}")
         for label, field in (
             ("About", "model_description"),
             ("URL", "model_url"),
@@ -514,6 +527,8 @@ def submission_result(res: Any, looks_like: str | None = None) -> None:
         st.text(f"Model: {rec.model.name}  ·  {rec.benchmark}  ·  split {', '.join(rec.splits)}")
         st.text(f"Threshold: {report.threshold_text(rec)}")
         st.text(S.counts_text(rec))
+        status = verification.record_status(rec)
+        st.text(f"Verification: {verification.BADGES[status]} ({verification.STATUSES[status]})")
         st.dataframe(S.results_table(rec), hide_index=True, width="stretch")
         with st.expander("Every slice"):
             st.dataframe(S.results_table(rec, overall_only=False), hide_index=True, width="stretch")

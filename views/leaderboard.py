@@ -84,7 +84,7 @@ view = L.BoardQuery(bench, unit, kind, value, metric, grader)
 b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
-narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin"))
+narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin", "verified"))
 with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
     look = sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
 which = ui.url_radio(

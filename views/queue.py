@@ -1,15 +1,16 @@
-"""Queue: the jobs the worker runs (judge grading, detector runs), with progress and messages;
-for maintainers (behind FACTBOARD_ADMIN_TOKEN, like moderation) a requeue or cancel action on a
-failed or pending job, and the problems panel: every corrupt file of the store
-(evaluator.store.doctor, the same list as `python -m evaluator doctor`)."""
+"""Queue: the jobs the worker runs (judge grading, detector runs, reproductions), with progress
+and messages; for maintainers (behind FACTBOARD_ADMIN_TOKEN, like moderation) a requeue or
+cancel action on a failed or pending job, the approval of a submitted run's reproduction from
+its recipe (evaluator.jobs.reproduce_run), and the problems panel: every corrupt file of the
+store (evaluator.store.doctor, the same list as `python -m evaluator doctor`)."""
 
 import streamlit as st
 
 from evaluator.core.errors import FactBoardError
 from evaluator.core.formatting import plural
-from evaluator.jobs import queue
+from evaluator.jobs import queue, reproduce_run
 from evaluator.store import doctor
-from evaluator.submissions import moderation
+from evaluator.submissions import moderation, verification
 from explorer import jobs as J
 from explorer import ui
 
@@ -30,7 +31,7 @@ if cols[4].button("🔄 Refresh", key="queue.refresh"):
 
 admin_token: str | None = None
 if moderation.moderation_enabled():
-    with st.expander("🛠 Maintainers: requeue or cancel jobs, corrupt files"):
+    with st.expander("🛠 Maintainers: requeue or cancel jobs, approve reproductions, corrupt files"):
         typed = st.text_input("Maintainer token", type="password", key="queue.admin_token")
         if typed:
             try:
@@ -50,6 +51,25 @@ if moderation.moderation_enabled():
                 st.dataframe(J.problem_rows(problems), hide_index=True, width="stretch")
             else:
                 st.success("No corrupt file in the store.", icon="🩺")
+            awaiting = verification.awaiting()
+            st.markdown("**Submitted runs with a recipe, not reproduced yet**")
+            if not awaiting:
+                st.caption("None: every submitted recipe has been re-run.")
+            else:
+                st.dataframe(J.reproduction_rows(awaiting), hide_index=True, width="stretch")
+                chosen = st.selectbox(
+                    "Run to reproduce", [r.run_id for r in awaiting], key="queue.reproduce_run"
+                )
+                if st.button("▶️ Approve its reproduction", key="queue.approve"):
+                    try:
+                        job = reproduce_run.approve(chosen, admin_token)
+                    except FactBoardError as e:
+                        st.error(ui.md_escape(e))
+                    else:
+                        st.session_state[DONE] = (
+                            f"reproduction of {chosen} queued: job {job.id} is {job.status}"
+                        )
+                        st.rerun()
 if DONE in st.session_state:
     st.success(ui.md_escape(st.session_state.pop(DONE)), icon="✅")
 

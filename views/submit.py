@@ -4,6 +4,7 @@ import streamlit as st
 
 from evaluator.core.errors import FactBoardError
 from evaluator.core.vocabulary import kind_label
+from evaluator.submissions import recipes
 from evaluator.submissions import service as submit
 from evaluator.submissions import validation as submissions
 from explorer import sections, ui, widgets
@@ -95,6 +96,42 @@ with st.form("submit.form"):
     threshold = how[1].number_input(
         "Threshold (fixed)", value=0.5, format="%.6g", key="submit.threshold"
     )
+    st.markdown(
+        "**How the predictions were made** (optional): with a recipe, FactBoard can re-run "
+        "them and mark the run *reproduced*; without one it is *self-reported*."
+    )
+    rk = st.columns([1, 2, 2, 1])
+    recipe_kind = rk[0].selectbox(
+        "Recipe",
+        ["none", *recipes.KINDS],
+        format_func=lambda k: "no recipe" if k == "none" else recipes.KIND_WORDS[k],
+        key="submit.recipe_kind",
+    )
+    r_detector = rk[1].text_input(
+        "Detector (or the package's entry point)",
+        max_chars=100,
+        key="submit.recipe_detector",
+        placeholder="e.g. summac-zs",
+    )
+    r_checkpoint = rk[2].text_input(
+        "Checkpoint (a public Hub model id)", max_chars=200, key="submit.recipe_checkpoint"
+    )
+    r_revision = rk[3].text_input(
+        "Revision", max_chars=100, key="submit.recipe_revision", help="a commit hash or tag"
+    )
+    rl = st.columns([2, 2, 1, 2, 1])
+    r_llm = rl[0].text_input(
+        "LLM (provider:model)", max_chars=200, key="submit.recipe_llm", placeholder="openai:gpt-4o"
+    )
+    r_prompt = rl[1].text_input("Prompt id", max_chars=100, key="submit.recipe_prompt")
+    r_temperature = rl[2].number_input(
+        "Temperature", value=0.0, min_value=0.0, max_value=2.0, key="submit.recipe_temperature"
+    )
+    r_package = rl[3].text_input("Package", max_chars=100, key="submit.recipe_package")
+    r_version = rl[4].text_input("Version", max_chars=64, key="submit.recipe_version")
+    r_options = st.text_area(
+        "Detector options (KEY=VALUE, one a line)", max_chars=2000, key="submit.recipe_options"
+    )
     upload = st.file_uploader(
         "Prediction file (CSV or JSON Lines)",
         max_upload_size=submissions.MAX_MB,
@@ -119,6 +156,20 @@ if go:
             split=split,
             threshold_policy=policy or "auto",
             threshold=float(threshold) if policy == "fixed" else None,
+            recipe=recipes.from_form(
+                recipe_kind,
+                {
+                    "detector": r_detector,
+                    "checkpoint": r_checkpoint,
+                    "revision": r_revision,
+                    "options": r_options,
+                    "llm": r_llm,
+                    "prompt": r_prompt,
+                    "temperature": float(r_temperature),
+                    "package": r_package,
+                    "version": r_version,
+                },
+            ),
         )
         with st.spinner("Checking and scoring…"):
             data = upload.getvalue()

@@ -296,16 +296,23 @@ def _sha(data: bytes) -> str:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from evaluator.store import runs
+    from evaluator.submissions.verification import record_status
 
     listing = runs.list_runs(benchmark=args.benchmark, include_hidden=args.all)
     for rec in listing.runs:
         prim = _primary(rec)
         hidden = " (hidden)" if rec.hidden else ""
-        print(f"{rec.run_id}  {rec.benchmark:14} {rec.origin:10} {rec.model.name}{hidden}  {prim}")
+        status = record_status(rec)
+        print(
+            f"{rec.run_id}  {rec.benchmark:14} {rec.origin:10} {status:13} "
+            f"{rec.model.name}{hidden}  {prim}"
+        )
     for prob in listing.problems:
         print(f"corrupt: {prob}", file=sys.stderr)
     if not listing.runs:
-        print("no runs", file=sys.stderr)
+        from evaluator.store import layout
+
+        print(f"no runs in the {layout.data_root_note()}", file=sys.stderr)
     return 0
 
 

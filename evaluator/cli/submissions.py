@@ -2,8 +2,12 @@
 evaluator/cli/main.py:
 
   submit FILE --benchmark B --model-name NAME [--kind --org --params --url --description --email
-         --split --threshold-policy --threshold --token]  validate, score and store a prediction
-                                                       file (--token: a maintainer, no quota)
+         --split --threshold-policy --threshold --token
+         --recipe JSON | --recipe-detector ... | --recipe-llm ... | --recipe-package ...]
+                                                       validate, score and store a prediction
+                                                       file (--token: a maintainer, no quota;
+                                                       a recipe says how it was made, so
+                                                       FactBoard can reproduce it)
   template BENCHMARK [--split S] [-o FILE]             the prediction-file template: the sample
                                                        ids to predict with their split (dev ids
                                                        first), empty label/score/explanation
@@ -25,6 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.errors import FactBoardError
+
+RECIPE_HELP = (
+    'e.g. \'{"detector": "summac-zs", "checkpoint": "org/model", "revision": "<commit>"}\' '
+    'or \'{"llm": "openai:gpt-4o", "prompt": "summedits-zs-v1", "temperature": 0}\' '
+    'or \'{"package": "my-detector", "version": "1.0.0"}\'; @FILE reads it from a file'
+)
 
 
 def register(sub: Any) -> None:
@@ -51,6 +61,36 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--token", help="a maintainer's submission, exempt from quotas: $FACTBOARD_ADMIN_TOKEN"
     )
+    r = s.add_argument_group(
+        "recipe",
+        "how the predictions were made, so that FactBoard can re-run them and mark the run "
+        "reproduced (or say how it differs); without one the run is self-reported. Either "
+        "--recipe JSON or the --recipe-* flags.",
+    )
+    r.add_argument(
+        "--recipe",
+        metavar="JSON",
+        help=RECIPE_HELP,
+    )
+    r.add_argument(
+        "--recipe-detector",
+        metavar="NAME",
+        help="a registered detector (or the entry point of --recipe-package)",
+    )
+    r.add_argument("--recipe-checkpoint", metavar="HUB_ID", help="a public Hub model id")
+    r.add_argument("--recipe-revision", metavar="REV", help="the checkpoint's commit or tag")
+    r.add_argument(
+        "--recipe-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a detector option (repeatable)",
+    )
+    r.add_argument("--recipe-llm", metavar="PROVIDER:MODEL")
+    r.add_argument("--recipe-prompt", metavar="PROMPT_ID")
+    r.add_argument("--recipe-temperature", type=float)
+    r.add_argument("--recipe-package", metavar="NAME", help="an installed package's detector")
+    r.add_argument("--recipe-version", metavar="VERSION", help="the package's version")
     s.set_defaults(run=cmd_submit)
 
     t = sub.add_parser(
@@ -103,6 +143,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         moderation.check_admin_token(args.token)
     if not args.file.is_file():
         raise FactBoardError(f"no such file: {args.file}")
+    recipe = recipe_arg(args)
     meta = submit.SubmissionMeta(
         benchmark=args.benchmark,
         model_name=args.model_name,
@@ -115,6 +156,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         split=args.split,
         threshold_policy=args.threshold_policy,
         threshold=args.threshold,
+        recipe=recipe,
     )
     with open(args.file, "rb") as fh:
         res = submit.submit(fh, args.file.name, meta, exempt=args.token is not None)
@@ -142,15 +184,63 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(f"submission {res.submission_id}: run {rec.run_id} is on the board")
     print(f"threshold: {report.threshold_text(rec)}")
     c = rec.counts
-    print(f"samples: {c.n}, predicted {c.predicted}, missing {c.missing}, unusable {c.unparsable}")
+    print(
+        f"samples: {F.count(c.n)}, predicted {F.count(c.predicted)}, missing "
+        f"{F.count(c.missing)}, unusable {F.count(c.unparsable)}"
+    )
     for r in rec.results:
         if r.slice_kind != "overall" or r.value is None:
             continue
         value = F.value_ci(r.value, r.ci_low, r.ci_high)
-        print(f"  {r.split:5} {r.unit:8} {r.metric:20} {value}  n={r.n}")
+        print(f"  {r.split:5} {r.unit:8} {r.metric:20} {value}  n={F.count(r.n)}")
     if res.job_id:
         print(f"judge job queued: {res.job_id}")
+    from evaluator.submissions import verification
+
+    status = verification.record_status(rec)
+    print(f"verification: {verification.BADGES[status]} ({verification.STATUSES[status]})")
     return 0
+
+
+def recipe_arg(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The recipe the command line gives (--recipe JSON, @FILE, or the --recipe-* flags),
+    checked: a problem names the field."""
+    import json
+
+    from evaluator.cli.common import options
+    from evaluator.submissions import recipes
+
+    flags = recipes.from_flags(
+        detector=args.recipe_detector,
+        checkpoint=args.recipe_checkpoint,
+        revision=args.recipe_revision,
+        options=options(args.recipe_option) if args.recipe_option else None,
+        llm=args.recipe_llm,
+        prompt=args.recipe_prompt,
+        temperature=args.recipe_temperature,
+        package=args.recipe_package,
+        version=args.recipe_version,
+    )
+    text = args.recipe
+    if text and flags:
+        raise FactBoardError("give the recipe as --recipe JSON or as --recipe-* flags, not both")
+    if text and text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as e:
+            raise FactBoardError(f"--recipe {args.recipe}: {e.strerror or e}") from None
+    given: Any = flags
+    if text:
+        try:
+            given = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise FactBoardError(
+                f"--recipe: not valid JSON ({e.msg} at character {e.pos})"
+            ) from None
+    recipe, problems = recipes.parse_recipe(given)
+    if problems:
+        raise FactBoardError("the recipe is not valid:\n" + "\n".join(f"  - {p}" for p in problems))
+    return recipe.to_json() if recipe else None
 
 
 def cmd_template(args: argparse.Namespace) -> int:
@@ -205,6 +295,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
+    from evaluator.core import formatting as F
     from evaluator.jobs import queue
     from evaluator.submissions import moderation
 
@@ -217,7 +308,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
         return 0
     jobs = queue.list_jobs(args.status)
     for j in jobs:
-        prog = f"{j.progress:4.0%}" if j.progress is not None else "   -"
+        prog = F.percent(j.progress, missing="-").rjust(6)
         print(
             f"{j.status:8} {j.id:40} {j.kind:14} {j.attempts}/{j.max_attempts} {prog}  "
             f"{(j.error or j.last_message)[:120]}"

@@ -2,6 +2,11 @@
 records and compare the new predictions with the stored ones, sample by sample
 (evaluator.reproduce). Nothing is written to the board.
 
+A submitted run with a recipe is re-run from its recipe. With --approve --token T (a
+maintainer) the reproduction is queued for the worker instead, which records the outcome as the
+run's verification status (reproduced, or differs with the figures), as the Queue page's
+approval does.
+
 Exit codes: 0 reproduced identically (every score bit for bit, every final label), 3 reproduced
 with differences (the figures say how much), 1 not reproducible or failed (the message says
 why), 2 bad command line.
@@ -40,6 +45,13 @@ def register(sub: Any) -> None:
         help="bootstrap resamples for the metric's paired CI (default 1000)",
     )
     r.add_argument("--json", action="store_true", help="print the figures as JSON")
+    r.add_argument(
+        "--approve",
+        action="store_true",
+        help="a submitted run: queue its reproduction for the worker, which records the "
+        "outcome as its verification status (needs --token)",
+    )
+    r.add_argument("--token", help="--approve: must match $FACTBOARD_ADMIN_TOKEN")
     r.set_defaults(run=cmd_reproduce)
 
 
@@ -47,6 +59,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from evaluator.cli.main import options
     from evaluator.reproduce import reproduce
 
+    if args.approve:
+        from evaluator.jobs.reproduce_run import approve
+
+        job = approve(args.run_id, args.token, device=args.device, resamples=args.resamples)
+        print(f"reproduction of run {args.run_id} queued: job {job.id} ({job.status})")
+        return 0
     result = reproduce(
         args.run_id,
         device=args.device,

@@ -31,6 +31,7 @@ from evaluator.core.errors import FactBoardError
 from evaluator.core.types import RunRecord, SliceResult, ThresholdInfo
 from evaluator.interop import eee
 from evaluator.store import ingested, layout, runs
+from evaluator.submissions import verification
 
 # how the evaluator stands to the model, by origin
 RELATIONSHIP = {
@@ -41,6 +42,18 @@ RELATIONSHIP = {
     "imported": "other",
 }
 LABEL_WORDS = {1: "consistent", 0: "inconsistent"}
+
+
+def relationship(origin: str, status: str) -> str:
+    """The record's evaluator relationship: a submitted run FactBoard re-ran from its recipe
+    with the same (or differing) result was evaluated by a third party, FactBoard; a
+    self-reported or not yet reproduced one stays "other" (its submitter may be the model's
+    developer or not)."""
+    if origin == "submitted" and status in ("reproduced", "differs"):
+        return "third_party"
+    return RELATIONSHIP.get(origin, "other")
+
+
 EXTRACTION = {
     "labels": "label as predicted",
     "dev": "score >= threshold tuned on dev",
@@ -301,11 +314,17 @@ def build_record(
     source = _source_data(spec, rec.benchmark_version)
     gen = _generation_config(rec)
     sub = rec.submission or {}
+    status = verification.record_status(rec)
     origin_details = _strings(
         {
             "factboard_origin": rec.origin,
             "factboard_origin_meaning": V.ORIGIN_MEANINGS.get(rec.origin),
             "factboard_run_id": rec.run_id,
+            # has FactBoard re-run what the numbers claim (evaluator.submissions.verification)
+            "factboard_verification": status,
+            "factboard_verification_meaning": verification.STATUSES[status],
+            "factboard_verification_details": verification.details_of(sub) or None,
+            "factboard_recipe": json.dumps(sub["recipe"]) if sub.get("recipe") else None,
             # an imported run names where it came from
             **{f"imported_{k}": v for k, v in sorted(sub.items()) if rec.origin == "imported"},
         }
@@ -319,7 +338,7 @@ def build_record(
             "source_name": "FactBoard",
             "source_type": "evaluation_run",
             "source_organization_name": "FactBoard",
-            "evaluator_relationship": RELATIONSHIP.get(rec.origin, "other"),
+            "evaluator_relationship": relationship(rec.origin, status),
             "additional_details": origin_details,
         },
         "model_info": _model_info(rec, mid),

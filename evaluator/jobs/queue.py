@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evaluator.core import formatting as F
 from evaluator.core.errors import FactBoardError
 from evaluator.core.sanitize import dumps_strict
 from evaluator.store import layout, runs
@@ -265,7 +266,7 @@ def enqueue(
         raise QueueError(f"the payload of a {kind!r} job is not JSON: {e}") from None
     if len(body) > MAX_PAYLOAD_BYTES:
         raise QueueError(
-            f"the payload of a {kind!r} job is {len(body):,} bytes; the limit is 64 KB"
+            f"the payload of a {kind!r} job is {F.count(len(body))} bytes; the limit is 64 KB"
         )
     if max_attempts < 1:
         raise QueueError(f"max_attempts must be at least 1, got {max_attempts}")

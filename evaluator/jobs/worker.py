@@ -45,6 +45,7 @@ Handler = Callable[[dict[str, Any], Report], dict[str, Any] | None]
 KNOWN_HANDLERS: dict[str, str] = {
     "judge": "evaluator.jobs.judge",
     "detector-run": "evaluator.jobs.detector_run",
+    "reproduce": "evaluator.jobs.reproduce_run",
 }
 BACKOFF_BASE = 5.0  # seconds; attempt n waits BACKOFF_BASE * 2**(n-1), at most BACKOFF_MAX
 BACKOFF_MAX = 600.0

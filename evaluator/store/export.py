@@ -39,6 +39,7 @@ EXPORT_COLUMNS = [
     "source",
     "note",
     "run_id",
+    "verification",  # has FactBoard re-run it (evaluator.submissions.verification); "" published
 ]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -82,8 +83,11 @@ def result_rows(records: Iterable[RunRecord]) -> pd.DataFrame:
 def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataFrame:
     """One export row per (visible run, result)."""
     recs = runs.list_runs(root, benchmark=benchmark).runs
+    from evaluator.submissions.verification import record_status
+
     rows = result_rows(recs)
     notes = {rec.run_id: _run_note(rec) for rec in recs}
+    status = {rec.run_id: record_status(rec) for rec in recs}
     rolled = {(rec.run_id, "summary") for rec in recs if rolled_up(rec)}
     out = pd.DataFrame(
         {
@@ -108,6 +112,7 @@ def run_rows(root: Path | None = None, benchmark: str | None = None) -> pd.DataF
                 for r, u in zip(rows["run_id"], rows["unit"], strict=True)
             ],
             "run_id": rows["run_id"],
+            "verification": [status[r] for r in rows["run_id"]],
         },
         columns=EXPORT_COLUMNS,
     )

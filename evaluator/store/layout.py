@@ -43,10 +43,48 @@ REPORTED_REQUIRED: tuple[str, ...] = (
 REPORTED_COLUMNS: tuple[str, ...] = (*REPORTED_REQUIRED, "n", "coverage", "source", "note")
 
 
+def from_checkout() -> bool:
+    """Whether the code runs from a FactBoard checkout (pyproject.toml beside the packages), not
+    from an installed package (site-packages), whose folder is no place for data."""
+    return (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "evaluator").is_dir()
+
+
+def user_data_dir() -> Path:
+    """Where an installed FactBoard keeps its files by default: the platform's per-user data
+    folder ($XDG_DATA_HOME or ~/.local/share, ~/Library/Application Support, %LOCALAPPDATA%),
+    then factboard/."""
+    import sys
+
+    home = Path.home()
+    if sys.platform == "win32":  # pragma: no cover - the CI runs on Linux
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    elif sys.platform == "darwin":  # pragma: no cover
+        base = home / "Library" / "Application Support"
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".local" / "share"
+    return base / "factboard"
+
+
 def data_root() -> Path:
-    """leaderboard_data/ (or $FACTBOARD_DATA)."""
+    """$FACTBOARD_DATA; else leaderboard_data/ of the checkout, or for an installed package
+    the user's data folder (user_data_dir()/data; never inside site-packages)."""
     env = os.environ.get("FACTBOARD_DATA")
-    return Path(env).expanduser().resolve() if env else REPO_ROOT / "leaderboard_data"
+    if env:
+        return Path(env).expanduser().resolve()
+    return REPO_ROOT / "leaderboard_data" if from_checkout() else user_data_dir() / "data"
+
+
+def data_root_note() -> str:
+    """Where the data root is and why, in one line (for a command that finds it empty)."""
+    if os.environ.get("FACTBOARD_DATA"):
+        return f"data root {data_root()} ($FACTBOARD_DATA)"
+    if from_checkout():
+        return f"data root {data_root()} (the checkout's; set FACTBOARD_DATA for another)"
+    return (
+        f"data root {data_root()} (FactBoard is installed as a package, so its files go in "
+        "your user data folder; set FACTBOARD_DATA to use another folder)"
+    )
 
 
 def cache_dir(what: str) -> Path:
@@ -107,5 +145,9 @@ def reported_files(root: Path | None = None) -> list[Path]:
 
 
 def submissions_root() -> Path:
+    """$FACTBOARD_SUBMISSIONS; else submissions/ of the checkout, or for an installed package
+    user_data_dir()/submissions."""
     env = os.environ.get("FACTBOARD_SUBMISSIONS")
-    return Path(env).expanduser().resolve() if env else REPO_ROOT / "submissions"
+    if env:
+        return Path(env).expanduser().resolve()
+    return REPO_ROOT / "submissions" if from_checkout() else user_data_dir() / "submissions"

@@ -45,8 +45,9 @@ def check_admin_token(token: str | None) -> None:
         raise ModerationError("wrong maintainer token")
 
 
-def _chain(run_id: str, data_root: Path | None) -> list[str]:
-    """The run and every run that supersedes it, directly or through others."""
+def chain(run_id: str, data_root: Path | None) -> list[str]:
+    """The run and every run that supersedes it, directly or through others (moderation and
+    a reproduction's outcome apply to them all)."""
     listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True).runs
     out = [run_id]
     changed = True
@@ -72,9 +73,9 @@ def moderate(
     if action not in ("hide", "show", "delete"):
         raise ModerationError(f"unknown moderation action {action!r}; known: delete, hide, show")
     runs.find_run(run_id, data_root)
-    chain = _chain(run_id, data_root)
+    changed = chain(run_id, data_root)
     root = root_dir(submissions_root)
-    for rid in chain:
+    for rid in changed:
         rec = runs.read_record(runs.find_run(rid, data_root))
         if action == "delete":
             runs.delete_run(rid, data_root)
@@ -90,9 +91,9 @@ def moderate(
             runs.set_hidden(rid, action == "hide", data_root)
     root.mkdir(parents=True, exist_ok=True)
     with open(root / "moderation.jsonl", "a", encoding="utf-8") as fh:
-        entry = {"at": runs.now_iso(), "action": action, "runs": chain, "order": ORDER}
+        entry = {"at": runs.now_iso(), "action": action, "runs": changed, "order": ORDER}
         fh.write(json.dumps(entry) + "\n")
-    return chain
+    return changed
 
 
 def submitted_runs(data_root: Path | None = None) -> list[RunRecord]:

@@ -63,7 +63,7 @@ from evaluator.core.vocabulary import model_key
 from evaluator.jobs import queue
 from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protocols
 from evaluator.store import ingested, layout, runs
-from evaluator.submissions import quotas
+from evaluator.submissions import quotas, recipes
 from evaluator.submissions import validation as submissions
 from evaluator.submissions.records import (
     dirs,
@@ -98,6 +98,9 @@ class SubmissionMeta:
     split: str | None = None  # None: the engine's default (test when there is a dev split)
     threshold_policy: str = "auto"
     threshold: float | None = None
+    # how the predictions were made (evaluator.submissions.recipes): a JSON object, or None for
+    # a self-reported submission
+    recipe: dict[str, Any] | None = None
 
     def model(self) -> ModelInfo:
         return ModelInfo(
@@ -282,6 +285,7 @@ def check_submission(
             meta.email,
         )
     ]
+    problems += recipes.parse_recipe(meta.recipe)[1]
     try:
         spec = registry.get(meta.benchmark)
         if meta.benchmark not in benchmark_choices(data_root):
@@ -466,6 +470,22 @@ def _enqueue_judge(
     return job.id, f"explanations queued for grading by {cfg[0]} ({cfg[1]}): job {job.id}"
 
 
+def _stored_recipe(meta: SubmissionMeta, checked: _Checked) -> dict[str, Any] | None:
+    """The recipe as the run keeps it: what the submitter said, with the splits and the unit
+    the file predicted (what a reproduction runs on)."""
+    recipe, _ = recipes.parse_recipe(meta.recipe)
+    if recipe is None:
+        return None
+    ids = set(checked.predictions["sample_id"].astype(str))
+    s = checked.samples[checked.samples["sample_id"].astype(str).isin(ids)]
+    out = recipe.to_json()
+    out["splits"] = [sp for sp in checked.spec.splits if sp in set(s["split"])]
+    units = sorted(set(s["unit"]))
+    if len(units) == 1 and recipe.kind != "llm":
+        out["unit"] = units[0]
+    return out
+
+
 def _write(
     rec: dict[str, Any],
     meta: SubmissionMeta,
@@ -484,6 +504,9 @@ def _write(
         "rows": int(len(checked.predictions)),
         "submitted_at": rec["created_at"],
     }
+    recipe = _stored_recipe(meta, checked)
+    if recipe is not None:
+        submission["recipe"] = recipe
     config = RunConfig(extra={"split": meta.split} if meta.split else {})
     record = scorer.build_record(
         checked.spec,

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
+from evaluator.core import formatting as F
 from evaluator.core.errors import ValidationFailed
 from evaluator.core.formatting import plural
 from evaluator.core.sanitize import CONTROL_CATEGORIES, control_char
@@ -249,14 +250,16 @@ def precheck(data: bytes, filename: str | None = None) -> list[Problem]:
             if ncols > MAX_COLUMNS:
                 return [
                     Problem(
-                        1, f"the header has {ncols:,} columns; at most {MAX_COLUMNS} are allowed"
+                        1,
+                        f"the header has {F.count(ncols)} columns; at most {MAX_COLUMNS} "
+                        "are allowed",
                     )
                 ]
             return [
                 Problem(
                     1,
-                    f"the header line is {end - start:,} bytes long: it cannot be a header of "
-                    f"at most {MAX_COLUMNS} column names",
+                    f"the header line is {F.count(end - start)} bytes long: it cannot be a "
+                    f"header of at most {MAX_COLUMNS} column names",
                 )
             ]
     return []
@@ -313,7 +316,10 @@ def _csv_records(
     header = [h.strip().lower() for h in header]
     if len(header) > MAX_COLUMNS:
         problems.append(
-            Problem(1, f"the header has {len(header):,} columns; at most {MAX_COLUMNS} are allowed")
+            Problem(
+                1,
+                f"the header has {F.count(len(header))} columns; at most {MAX_COLUMNS} are allowed",
+            )
         )
         return
     dup = sorted({h for h in header if header.count(h) > 1})
@@ -373,7 +379,7 @@ def _jsonl_records(
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
-            problems.append(Problem(i, f"line longer than {MAX_LINE_CHARS:,} characters"))
+            problems.append(Problem(i, f"line longer than {F.count(MAX_LINE_CHARS)} characters"))
             yield i, None
             continue
         try:
@@ -391,7 +397,9 @@ def _jsonl_records(
             yield i, None
             continue
         if len(obj) > MAX_COLUMNS:
-            problems.append(Problem(i, f"{len(obj):,} fields; at most {MAX_COLUMNS} are allowed"))
+            problems.append(
+                Problem(i, f"{F.count(len(obj))} fields; at most {MAX_COLUMNS} are allowed")
+            )
             return
         rec = {str(k).strip().lower(): v for k, v in obj.items()}
         if len(rec) != len(obj):
@@ -449,7 +457,7 @@ def validate_predictions(
     for line, rec in records:
         n_records += 1
         if n_records > MAX_ROWS:
-            problems.always(Problem(line, f"more than {MAX_ROWS:,} rows"))
+            problems.always(Problem(line, f"more than {F.count(MAX_ROWS)} rows"))
             break
         if rec is None:  # a bad row, already reported
             continue
@@ -489,8 +497,8 @@ def validate_predictions(
             problems.append(
                 Problem(
                     line,
-                    f"explanation of {len(expl):,} characters; the limit "
-                    f"is {MAX_EXPLANATION_CHARS:,}",
+                    f"explanation of {F.count(len(expl))} characters; the limit "
+                    f"is {F.count(MAX_EXPLANATION_CHARS)}",
                 )
             )
             continue
@@ -503,7 +511,8 @@ def validate_predictions(
             problems.append(
                 Problem(
                     line,
-                    f"raw_output of {len(raw):,} characters; the limit is {MAX_FIELD_CHARS:,}",
+                    f"raw_output of {F.count(len(raw))} characters; the limit is "
+                    f"{F.count(MAX_FIELD_CHARS)}",
                 )
             )
             continue
@@ -592,7 +601,7 @@ def check_name(value: str | None, what: str = "model name", required: bool = Tru
         return [f"{what}: empty (or only spaces)"] if required else []
     out = []
     if len(value) > limit:
-        out.append(f"{what}: {len(value):,} characters; at most {limit} are allowed")
+        out.append(f"{what}: {F.count(len(value))} characters; at most {limit} are allowed")
     elif len(value.strip()) < NAME_MIN_CHARS:
         out.append(f"{what}: at least {NAME_MIN_CHARS} characters are needed")
     ctrl = control_char(value)
@@ -643,7 +652,7 @@ def check_metadata(
         )
     if url:
         if len(url) > URL_MAX_CHARS:
-            out.append(f"URL: {len(url):,} characters; at most {URL_MAX_CHARS} are allowed")
+            out.append(f"URL: {F.count(len(url))} characters; at most {URL_MAX_CHARS} are allowed")
         elif any(ch.isspace() for ch in url) or control_char(url) is not None:
             out.append("URL: contains spaces or control characters")
         else:
@@ -655,8 +664,8 @@ def check_metadata(
     if description:
         if len(description) > DESCRIPTION_MAX_CHARS:
             out.append(
-                f"description: {len(description):,} characters; at most "
-                f"{DESCRIPTION_MAX_CHARS:,} are allowed"
+                f"description: {F.count(len(description))} characters; at most "
+                f"{F.count(DESCRIPTION_MAX_CHARS)} are allowed"
             )
         ctrl = control_char(description, allowed="\n\t")
         if ctrl is not None:
@@ -688,12 +697,12 @@ line), UTF-8 with or without a byte-order mark.
 | `sample_id` | yes | the benchmark's sample id (see the template) |
 | `label` | this and/or `score` | 1/0, yes/no, true/false, consistent/inconsistent; 1 = consistent |
 | `score` | this and/or `label` | a finite number, higher = more consistent |
-| `explanation` | no | free text (at most {MAX_EXPLANATION_CHARS:,} characters) |
+| `explanation` | no | free text (at most {F.count(MAX_EXPLANATION_CHARS)} characters) |
 | `split` | no | ignored: the template writes it for you to read (the sample id says the split) |
 
 Every sample of the scored split needs a row. With scores and no labels, the threshold is the one
 that maximises balanced accuracy on the **dev** split's rows (include them), applied to test.
-Limits: {MAX_MB} MB, {MAX_ROWS:,} rows, {MAX_COLUMNS} columns,
+Limits: {MAX_MB} MB, {F.count(MAX_ROWS)} rows, {MAX_COLUMNS} columns,
 sample ids up to {MAX_ID_LEN} characters. Compressed archives, spreadsheets and binary
 files are refused. Model names: {NAME_MIN_CHARS}-{NAME_MAX_CHARS}
 characters, letters, digits, spaces and `{" ".join(NAME_PUNCTUATION.strip())}`,

@@ -128,7 +128,9 @@ def test_an_unknown_kind_fails_with_the_known_kinds() -> None:
     run_all()
     failed = queue.get(job.id)
     assert failed is not None and failed.status == "failed"
-    assert failed.error == "unknown job kind 'mystery'; known: detector-run, judge, test-ok"
+    assert (
+        failed.error == "unknown job kind 'mystery'; known: detector-run, judge, reproduce, test-ok"
+    )
 
 
 def test_a_handler_module_that_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,6 +150,7 @@ def test_handler_modules_are_imported_lazily() -> None:
     assert worker.KNOWN_HANDLERS == {
         "judge": "evaluator.jobs.judge",
         "detector-run": "evaluator.jobs.detector_run",
+        "reproduce": "evaluator.jobs.reproduce_run",
     }
     heavy = ["torch", "transformers", "openai", "anthropic", *worker.KNOWN_HANDLERS.values()]
     code = (

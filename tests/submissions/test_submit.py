@@ -712,7 +712,7 @@ def test_cli_worker_runs_as_a_process(demo: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "worker: 1 job run" in out.stderr
     [job] = queue.list_jobs("failed")
-    assert job.error == "unknown job kind 'nope'; known: detector-run, judge"
+    assert job.error == "unknown job kind 'nope'; known: detector-run, judge, reproduce"
 
 
 def test_cli_submit_missing_file(tmp_data_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

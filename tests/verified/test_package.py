@@ -138,3 +138,23 @@ def test_the_factboard_command_is_python_m_evaluator(wheel: Path, tmp_path: Path
     )
     assert schema.returncode == 0, schema.stderr
     assert (Path(schema.stdout.strip()) / "eval.schema.json").is_file()
+
+    # an installed package keeps its files in the user's data folder, never in site-packages
+    home = tmp_path / "home"
+    env.update(HOME=str(home), XDG_DATA_HOME="")
+    for key in ("FACTBOARD_DATA", "FACTBOARD_SUBMISSIONS"):
+        env.pop(key, None)
+    roots = run(
+        sys.executable,
+        "-c",
+        "from evaluator.store import layout; print(layout.data_root()); "
+        "print(layout.submissions_root())",
+    )
+    data, subs = (Path(p) for p in roots.stdout.split())
+    assert data == home / ".local" / "share" / "factboard" / "data"
+    assert subs == home / ".local" / "share" / "factboard" / "submissions"
+    empty = run(sys.executable, str(script), "runs")
+    assert empty.returncode == 0, empty.stderr
+    assert f"no runs in the data root {data} (FactBoard is installed as a package" in empty.stderr
+    assert "set FACTBOARD_DATA to use another folder" in empty.stderr
+    assert not (target / "leaderboard_data").exists()

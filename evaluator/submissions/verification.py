@@ -1,0 +1,255 @@
+"""A run's verification status: has FactBoard re-run what the numbers claim?
+
+- reproducible: FactBoard made the run from a recipe it records (any run of `run`, a queued
+  detector run, an LLM run, a judged run): `reproduce` re-runs it;
+- self-reported: a submitted file without a recipe, a released or imported run, or a Python
+  function given to `evaluate`: nothing to re-run;
+- pending: a submission with a recipe, not re-run yet (a maintainer approves the reproduction on
+  the Queue page; the worker runs it);
+- reproduced: re-run from its recipe, every score and final label the same;
+- differs: re-run, and it differs: the labels that differ, the largest score difference, the
+  primary metric's difference with its paired 95% CI;
+- failed: the reproduction could not run (the package is not installed, the checkpoint is gone):
+  the reason is kept.
+
+The outcome of a reproduction is written into the run's `submission.verification` (run.json
+rewritten atomically, as moderation writes `hidden`; the runs that supersede it, e.g. its judged
+copy, get it too) and into the submission record. `status_of` is pure: the CLI, the board and
+the exports read the status from a run's origin, config and submission through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evaluator.core import formatting as F
+from evaluator.core import vocabulary as V
+from evaluator.core.errors import FactBoardError
+from evaluator.core.types import RunRecord
+from evaluator.store import atomic, runs
+
+STATUSES: dict[str, str] = {
+    "reproduced": "re-run by FactBoard from its recipe: every score and label the same",
+    "differs": "re-run by FactBoard from its recipe: the figures say how much it differs",
+    "pending": "a recipe was given; FactBoard has not re-run it yet",
+    "failed": "a recipe was given; re-running it failed (the reason is kept)",
+    "reproducible": "made by FactBoard from a recorded recipe (python -m evaluator reproduce)",
+    "self-reported": "no recipe: the predictions are as their maker gave them",
+}
+BADGES: dict[str, str] = {
+    "reproduced": "✅ reproduced",
+    "differs": "⚠️ differs",
+    "pending": "⏳ pending",
+    "failed": "❌ not reproduced",
+    "reproducible": "🔁 reproducible",
+    "self-reported": "📝 self-reported",
+}
+HELP = " · ".join(f"{BADGES[s]}: {STATUSES[s]}" for s in STATUSES)
+MADE_HERE = ("evaluated", "reproduced")  # origins of runs FactBoard makes itself
+
+
+def _as_dict(v: object) -> dict[str, Any]:
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return {}
+    return v if isinstance(v, dict) else {}
+
+
+def status_of(origin: str, config: object, submission: object) -> str:
+    """The verification status of a run (STATUSES) from its origin, its config and its
+    submission metadata (dicts, or their JSON text as the read side keeps them); "" for a
+    published number."""
+    if origin == "reported":
+        return ""
+    sub = _as_dict(submission)
+    if origin == "submitted":
+        done = _as_dict(sub.get("verification")).get("status")
+        if isinstance(done, str) and done in STATUSES:
+            return done
+        return "pending" if sub.get("recipe") else "self-reported"
+    if origin in MADE_HERE:
+        cfg = _as_dict(config)
+        detector = cfg.get("detector")
+        if isinstance(detector, str) and detector and not detector.startswith("python:"):
+            return "reproducible"
+        if cfg.get("llm") and cfg.get("prompt_id"):
+            return "reproducible"
+    return "self-reported"
+
+
+def details_of(submission: object) -> str:
+    """The figures of a reproduction in words ("" when there are none): how many labels
+    differ, the largest score difference, the metric's difference with its paired CI."""
+    v = _as_dict(_as_dict(submission).get("verification"))
+    status = v.get("status")
+    if status == "failed":
+        return str(v.get("reason") or "")
+    if status == "reproduced":
+        n = v.get("compared")
+        return f"identical on {F.plural(int(n), 'sample')}" if isinstance(n, int) else ""
+    if status != "differs":
+        return ""
+    parts = []
+    compared = v.get("labels_compared") or v.get("compared")
+    if isinstance(compared, int):
+        parts.append(
+            f"{F.count(int(v.get('labels_differ') or 0))} of {F.plural(compared, 'label')} differ"
+        )
+    gap = v.get("max_score_difference")
+    if isinstance(gap, int | float):
+        parts.append(f"largest score difference {F.number(float(gap), 6)}")
+    m = _as_dict(v.get("metric"))
+    if m.get("difference") is not None:
+        name = V.metric_label(str(m.get("name") or ""))
+        text = f"{name} {F.signed(float(m['difference']))}"
+        if m.get("ci_low") is not None and m.get("ci_high") is not None:
+            text += f" (paired 95% CI {F.signed_ci(float(m['ci_low']), float(m['ci_high']))})"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def label_of(origin: str, config: object, submission: object) -> str:
+    """The status as the board and `runs` show it: its badge, then its figures."""
+    status = status_of(origin, config, submission)
+    if not status:
+        return ""
+    details = details_of(submission) if origin == "submitted" else ""
+    return BADGES[status] + (f": {details}" if details else "")
+
+
+def record_status(rec: RunRecord) -> str:
+    return status_of(rec.origin, rec.config.model_dump(mode="json"), rec.submission)
+
+
+def outcome_of(result: Any) -> dict[str, Any]:
+    """The stored form of a reproduction (evaluator.reproduce.Reproduction)."""
+    m = result.metric
+    return {
+        "status": "reproduced" if result.identical else "differs",
+        "at": runs.now_iso(),
+        "compared": int(result.compared),
+        "only_stored": int(result.only_stored),
+        "only_reproduced": int(result.only_reproduced),
+        "scores_differ": int(result.scores_differ),
+        "max_score_difference": result.max_score_difference,
+        "labels_compared": int(result.labels_compared),
+        "labels_differ": int(result.labels_differ),
+        "metric": None
+        if m is None
+        else {
+            "name": m.metric,
+            "stored": m.stored,
+            "reproduced": m.reproduced,
+            "difference": m.reproduced - m.stored,
+            "ci_low": m.paired.ci_low if m.paired else None,
+            "ci_high": m.paired.ci_high if m.paired else None,
+            "p_value": m.paired.p_value if m.paired else None,
+        },
+        "notes": list(result.notes),
+    }
+
+
+def failure(reason: str) -> dict[str, Any]:
+    return {"status": "failed", "at": runs.now_iso(), "reason": reason[:500]}
+
+
+def _chain(run_id: str, data_root: Path | None) -> list[str]:
+    """The submitted run this run comes from (through `supersedes`), and every run that
+    supersedes that one (moderation.chain: e.g. its judged copy)."""
+    from evaluator.submissions.moderation import chain
+
+    first, seen = run_id, {run_id}
+    while True:
+        rec = runs.read_record(runs.find_run(first, data_root))
+        if not rec.supersedes or rec.supersedes in seen:
+            break
+        try:
+            runs.find_run(rec.supersedes, data_root)
+        except FactBoardError:
+            break
+        first = rec.supersedes
+        seen.add(first)
+    return chain(first, data_root)
+
+
+def record_outcome(
+    run_id: str,
+    outcome: Mapping[str, Any],
+    data_root: Path | None = None,
+    submissions_root: Path | None = None,
+) -> list[str]:
+    """Write a reproduction's outcome into the submitted run (and the runs that supersede it)
+    and into its submission record; returns the run ids changed."""
+    from evaluator.submissions.records import read_submission, root_dir, save_record
+
+    rec = runs.read_record(runs.find_run(run_id, data_root))
+    if rec.origin != "submitted":
+        raise FactBoardError(f"run {run_id} is not a submitted run: it has nothing to verify")
+    changed = []
+    for rid in _chain(run_id, data_root):
+        d = runs.find_run(rid, data_root)
+        r = runs.read_record(d)
+        sub = {**(r.submission or {}), "verification": dict(outcome)}
+        new = r.model_copy(update={"submission": sub})
+        atomic.write_json(d / runs.RUN_FILE, new.model_dump(mode="json"))
+        changed.append(rid)
+    sid = (rec.submission or {}).get("submission_id")
+    if sid:
+        root = root_dir(submissions_root)
+        with contextlib.suppress(FactBoardError, ValueError, OSError):
+            save_record(root, read_submission(sid, root), verification=dict(outcome))
+    return changed
+
+
+def verify(
+    run_id: str,
+    data_root: Path | None = None,
+    submissions_root: Path | None = None,
+    *,
+    device: str | None = None,
+    engine: Any = None,
+    resamples: int = 1000,
+) -> dict[str, Any]:
+    """Reproduce a submitted run from its recipe, record the outcome (reproduced, differs, or
+    failed with the reason) and return it."""
+    from evaluator.reproduce import NotReproducible, reproduce
+
+    try:
+        result = reproduce(run_id, data_root, device=device, engine=engine, resamples=resamples)
+    except (NotReproducible, FactBoardError, ImportError, OSError) as e:
+        outcome = failure(str(e))
+    else:
+        outcome = outcome_of(result)
+    record_outcome(run_id, outcome, data_root, submissions_root)
+    return outcome
+
+
+def awaiting(data_root: Path | None = None) -> list[RunRecord]:
+    """Submitted runs with a recipe that no reproduction has verified yet (newest first):
+    what maintainers can approve on the Queue page."""
+    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=False)
+    out = [
+        r
+        for r in listing.runs
+        if r.origin == "submitted" and record_status(r) in ("pending", "failed")
+    ]
+    return sorted(out, key=lambda r: r.created_at, reverse=True)
+
+
+__all__ = [
+    "BADGES",
+    "HELP",
+    "STATUSES",
+    "awaiting",
+    "details_of",
+    "label_of",
+    "record_outcome",
+    "status_of",
+    "verify",
+]
