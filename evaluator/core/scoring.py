@@ -20,8 +20,10 @@ import pandas as pd
 
 from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
 from evaluator.core import metrics as M
+from evaluator.core import vocabulary as V
 from evaluator.core.errors import ScoringError
 from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
+from evaluator.core.vocabulary import MEAN_OVER_DOMAINS as MEAN_OVER_DOMAINS
 
 POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev", "none")
 
@@ -324,54 +326,51 @@ def _one_slice(
 # metric sets per task
 
 
+SliceStat = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (W, column mask) -> (b,)
+
+
 @dataclass(frozen=True)
 class MetricDef:
     name: str
-    stat: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (W, column mask) -> (b,)
+    stat: SliceStat
     applies: Callable[[np.ndarray], bool]  # mask -> bool
     grader: str | None = None
     rows: Callable[[np.ndarray], np.ndarray] = lambda m: m  # the rows it averages over (for n)
     kinds: tuple[str, ...] | None = None  # only these slice kinds (None: every slice)
 
 
+def _label_needs(needs: V.Needs, y: np.ndarray) -> Callable[[np.ndarray], bool]:
+    """Whether a slice (a row mask) holds what a label metric needs (`Metric.needs`)."""
+    if needs == "inconsistent":
+        return lambda m: bool((y[m] == 0).any())
+    if needs == "both_classes":
+        return lambda m: bool((y[m] == 0).any() and (y[m] == 1).any())
+    if needs == "inconsistent_only":
+        return lambda m: bool((y[m] == 0).any() and not (y[m] == 1).any())
+    return lambda m: bool(m.any())
+
+
+def _pairs_needs(needs: V.Needs, codes: np.ndarray | None) -> Callable[[np.ndarray], bool]:
+    """Whether a slice holds what a correlation needs: three pairs, from at least two control
+    groups for a partial correlation."""
+    if needs == "groups" and codes is not None:
+        return lambda m: bool(m.sum() >= 3 and len(np.unique(codes[m])) > 1)
+    return lambda m: bool(m.sum() >= 3)
+
+
+def _label_stat(fn: V.WeightedFn, y: np.ndarray, p: np.ndarray) -> SliceStat:
+    return lambda W, m: fn(W[:, m], y[m], p[m])
+
+
 def _detection_metrics(
     spec: BenchmarkSpec, y: np.ndarray, p: np.ndarray, grades: dict[str, np.ndarray]
 ) -> list[MetricDef]:
-    both = lambda m: bool((y[m] == 0).any() and (y[m] == 1).any())  # noqa: E731
-    has_inc = lambda m: bool((y[m] == 0).any())  # noqa: E731
-    has_con = lambda m: bool((y[m] == 1).any())  # noqa: E731
-    anyrow = lambda m: bool(m.any())  # noqa: E731
-    defs = []
-    if spec.task == "detection+explanation":
-        defs.append(
-            MetricDef("detection_accuracy", lambda W, m: M.accuracy_w(W[:, m], y[m], p[m]), anyrow)
-        )
-        defs.append(
-            MetricDef(
-                "detection_score",
-                lambda W, m: M.recall_inconsistent_w(W[:, m], y[m], p[m]),
-                has_inc,
-            )
-        )
-    defs += [
-        MetricDef(
-            "balanced_accuracy", lambda W, m: M.balanced_accuracy_w(W[:, m], y[m], p[m]), both
-        ),
-        # on a one-class slice these would only restate the recall (or its complement)
-        MetricDef("accuracy", lambda W, m: M.accuracy_w(W[:, m], y[m], p[m]), both),
-        MetricDef("fpr", lambda W, m: M.false_positive_rate_w(W[:, m], y[m], p[m]), both),
-        MetricDef("fnr", lambda W, m: M.false_negative_rate_w(W[:, m], y[m], p[m]), both),
+    """The vocabulary's label metrics for the benchmark's task, then ES and JS per grader."""
+    defs = [
+        MetricDef(m.name, _label_stat(m.weighted, y, p), _label_needs(m.needs, y))
+        for m in V.scored_metrics(spec.task, "labels")
+        if m.weighted and m.needs
     ]
-    if spec.task == "detection":
-        # slices made only of inconsistent samples (TofuEval error types): recall is the metric
-        # (detection+explanation benchmarks report it as the detection score)
-        defs.append(
-            MetricDef(
-                "recall",
-                lambda W, m: M.recall_inconsistent_w(W[:, m], y[m], p[m]),
-                lambda m: has_inc(m) and not has_con(m),
-            )
-        )
     inc = y == 0
     detected = p == 0
     for grader, g in grades.items():
@@ -404,35 +403,30 @@ def _subset_mean_metric(name: str, rows: np.ndarray, values: np.ndarray, grader:
 def _correlation_metrics(
     spec: BenchmarkSpec, x: np.ndarray, h: np.ndarray, control: np.ndarray | None
 ) -> list[MetricDef]:
-    enough = lambda m: bool(m.sum() >= 3)  # noqa: E731
-    defs = [
-        MetricDef("pearson", lambda W, m: M.pearson_w(W[:, m], x[m], h[m]), enough),
-        MetricDef("spearman", lambda W, m: M.spearman_w(W[:, m], x[m], h[m]), enough),
-        MetricDef("kendall_tau", lambda W, m: M.kendall_tau_w(W[:, m], x[m], h[m]), enough),
-    ]
-    if control is not None:
-        codes = np.unique(control, return_inverse=True)[1].ravel()
-        # partialling out needs at least two control groups in the slice
-        several = lambda m: bool(m.sum() >= 3 and len(np.unique(codes[m])) > 1)  # noqa: E731
-        # FRANK reports them overall and per dataset; error-type subsets get the plain ones
-        kinds = ("overall", *(s.kind for s in spec.slices if s.fields == ("domain",)))
-        defs.append(
-            MetricDef(
-                "partial_pearson",
-                lambda W, m: M.partial_pearson_w(W[:, m], x[m], h[m], codes[m]),
-                several,
-                kinds=kinds,
-            )
-        )
-        defs.append(
-            MetricDef(
-                "partial_spearman",
-                lambda W, m: M.partial_spearman_w(W[:, m], x[m], h[m], codes[m]),
-                several,
-                kinds=kinds,
-            )
-        )
+    """The vocabulary's correlations with human scores; the partial ones where the benchmark
+    names a control variable."""
+    codes = None if control is None else np.unique(control, return_inverse=True)[1].ravel()
+    # FRANK reports the partial ones overall and per dataset; error-type subsets get the plain ones
+    kinds = ("overall", *(s.kind for s in spec.slices if s.fields == ("domain",)))
+    defs = []
+    for m in V.scored_metrics(spec.task, "scores"):
+        if m.needs is None:
+            continue
+        if m.weighted is not None:
+            stat = _pair_stat(m.weighted, x, h)
+            defs.append(MetricDef(m.name, stat, _pairs_needs(m.needs, None)))
+        elif m.partialled is not None and codes is not None:
+            stat = _partial_stat(m.partialled, x, h, codes)
+            defs.append(MetricDef(m.name, stat, _pairs_needs(m.needs, codes), kinds=kinds))
     return defs
+
+
+def _pair_stat(fn: V.WeightedFn, x: np.ndarray, h: np.ndarray) -> SliceStat:
+    return lambda W, m: fn(W[:, m], x[m], h[m])
+
+
+def _partial_stat(fn: V.PartialFn, x: np.ndarray, h: np.ndarray, codes: np.ndarray) -> SliceStat:
+    return lambda W, m: fn(W[:, m], x[m], h[m], codes[m])
 
 
 # --------------------------------------------------------------------------------------------
@@ -849,17 +843,6 @@ def correlation_control(spec: BenchmarkSpec, frame: pd.DataFrame) -> np.ndarray 
 
 def _attrs(f: pd.DataFrame) -> list[dict[str, str]]:
     return [json.loads(a) if isinstance(a, str) and a else {} for a in f["attributes"]]
-
-
-MEAN_OVER_DOMAINS = {
-    "balanced_accuracy",
-    "accuracy",
-    "fpr",
-    "fnr",
-    "roc_auc",
-    "detection_accuracy",
-    "detection_score",
-}
 
 
 def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
