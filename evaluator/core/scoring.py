@@ -21,16 +21,15 @@ import pandas as pd
 from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
 from evaluator.core import metrics as M
 from evaluator.core import vocabulary as V
+from evaluator.core.choices import THRESHOLD_POLICIES
 from evaluator.core.errors import ScoringError
 from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
 from evaluator.core.vocabulary import MEAN_OVER_DOMAINS as MEAN_OVER_DOMAINS
 
-POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev", "none")
-
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    policy: str = "auto"
+    policy: str = "auto"  # one of THRESHOLD_POLICIES
     threshold: float | None = None  # for policy "fixed"
     splits: tuple[str, ...] | None = None  # None: "test" when the benchmark has a dev split
     resamples: int = 1000
@@ -41,9 +40,9 @@ class ScoreOptions:
     labels_given: bool = False
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
+        if self.policy not in THRESHOLD_POLICIES:
             raise ScoringError(
-                f"unknown threshold policy {self.policy!r}; known: {', '.join(POLICIES)}"
+                f"unknown threshold policy {self.policy!r}; known: {', '.join(THRESHOLD_POLICIES)}"
             )
         if self.policy == "fixed" and (self.threshold is None or not np.isfinite(self.threshold)):
             raise ScoringError("threshold policy 'fixed' needs a finite threshold")

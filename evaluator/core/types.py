@@ -27,7 +27,6 @@ from evaluator.core.vocabulary import DOMAIN_SLACK, ModelKind, Origin, metric_do
 
 Split = Literal["dev", "test"]
 Unit = Literal["summary", "sentence", "claim"]
-PROTOCOLS: tuple[str, ...] = ("EvalV1", "EvalV2", "EvalV3", "EvalV4", "human")
 
 CONSISTENT = 1
 INCONSISTENT = 0

@@ -32,6 +32,7 @@ import pandas as pd
 from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
+from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import GRADE_COLUMNS, RunConfig, RunRecord
@@ -405,7 +406,7 @@ def _judge_entry(
 def judge_run(
     run_id: str,
     judge: str,
-    protocol: str = "EvalV4",
+    protocol: str = DEFAULT_JUDGE_PROTOCOL,
     *,
     concurrency: int = 8,
     options: Mapping[str, Any] | None = None,
