@@ -10,19 +10,26 @@ is the one rule for turning a stored threshold into labels).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
+from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import metrics as M
-from evaluator.core import vocabulary as V
 from evaluator.core.choices import THRESHOLD_POLICIES
 from evaluator.core.errors import ScoringError
+from evaluator.core.slice_metrics import (
+    SliceContext,
+    correlation_metrics,
+    detection_metrics,
+    evaluate,
+    roc_auc_results,
+)
+from evaluator.core.slices import correlation_control as correlation_control
+from evaluator.core.slices import slice_masks as slice_masks
 from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
 from evaluator.core.vocabulary import MEAN_OVER_DOMAINS as MEAN_OVER_DOMAINS
 
@@ -258,177 +265,6 @@ def _threshold(score: pd.Series, t: float) -> pd.Series:
 
 
 # --------------------------------------------------------------------------------------------
-# slices
-
-
-def _field_values(frame: pd.DataFrame, name: str, attrs: list[dict[str, str]]) -> list[object]:
-    if name.startswith("attributes."):
-        key = name.split(".", 1)[1]
-        return [a.get(key) for a in attrs]
-    if name not in frame.columns:
-        raise ScoringError(f"slice field {name!r} is not a sample column")
-    return frame[name].tolist()
-
-
-def slice_masks(
-    spec: BenchmarkSpec, frame: pd.DataFrame, kinds: list[str] | None = None
-) -> list[tuple[str, str, np.ndarray]]:
-    """(slice kind, slice value, boolean mask over frame rows) for overall and every slice."""
-    n = len(frame)
-    out: list[tuple[str, str, np.ndarray]] = [("overall", "", np.ones(n, dtype=bool))]
-    attrs = [
-        json.loads(a) if isinstance(a, str) and a else {}
-        for a in frame.get("attributes", pd.Series([""] * n)).tolist()
-    ]
-    labels = frame["label"].to_numpy() if "label" in frame else np.full(n, np.nan)
-    for s in spec.slices:
-        if kinds is not None and s.kind not in kinds:
-            continue
-        out.extend(_one_slice(s, frame, attrs, labels))
-    return out
-
-
-def _one_slice(
-    s: SliceSpec, frame: pd.DataFrame, attrs: list[dict[str, str]], labels: np.ndarray
-) -> list[tuple[str, str, np.ndarray]]:
-    cols = [_field_values(frame, f, attrs) for f in s.fields]
-    n = len(frame)
-    members: dict[str, list[int]] = {}
-    for i in range(n):
-        parts = [c[i] for c in cols]
-        if s.multi:
-            raw = parts[0]
-            vals: list[object] = (
-                list(raw) if raw is not None and not isinstance(raw, str) else []  # type: ignore[call-overload]
-            )
-            if s.single_only and len(vals) != 1:
-                continue
-            keys = [str(v) for v in dict.fromkeys(vals)]
-        else:
-            if any(p is None or (isinstance(p, float) and np.isnan(p)) for p in parts):
-                continue
-            keys = ["+".join(str(p) for p in parts)]
-        for k in keys:
-            members.setdefault(k, []).append(i)
-    result = []
-    consistent = labels == 1
-    for value in sorted(members):
-        mask = np.zeros(n, dtype=bool)
-        mask[members[value]] = True
-        if s.with_consistent:
-            mask |= consistent
-        result.append((s.kind, value, mask))
-    return result
-
-
-# --------------------------------------------------------------------------------------------
-# metric sets per task
-
-
-SliceStat = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (W, column mask) -> (b,)
-
-
-@dataclass(frozen=True)
-class MetricDef:
-    name: str
-    stat: SliceStat
-    applies: Callable[[np.ndarray], bool]  # mask -> bool
-    grader: str | None = None
-    rows: Callable[[np.ndarray], np.ndarray] = lambda m: m  # the rows it averages over (for n)
-    kinds: tuple[str, ...] | None = None  # only these slice kinds (None: every slice)
-
-
-def _label_needs(needs: V.Needs, y: np.ndarray) -> Callable[[np.ndarray], bool]:
-    """Whether a slice (a row mask) holds what a label metric needs (`Metric.needs`)."""
-    if needs == "inconsistent":
-        return lambda m: bool((y[m] == 0).any())
-    if needs == "both_classes":
-        return lambda m: bool((y[m] == 0).any() and (y[m] == 1).any())
-    if needs == "inconsistent_only":
-        return lambda m: bool((y[m] == 0).any() and not (y[m] == 1).any())
-    return lambda m: bool(m.any())
-
-
-def _pairs_needs(needs: V.Needs, codes: np.ndarray | None) -> Callable[[np.ndarray], bool]:
-    """Whether a slice holds what a correlation needs: three pairs, from at least two control
-    groups for a partial correlation."""
-    if needs == "groups" and codes is not None:
-        return lambda m: bool(m.sum() >= 3 and len(np.unique(codes[m])) > 1)
-    return lambda m: bool(m.sum() >= 3)
-
-
-def _label_stat(fn: V.WeightedFn, y: np.ndarray, p: np.ndarray) -> SliceStat:
-    return lambda W, m: fn(W[:, m], y[m], p[m])
-
-
-def _detection_metrics(
-    spec: BenchmarkSpec, y: np.ndarray, p: np.ndarray, grades: dict[str, np.ndarray]
-) -> list[MetricDef]:
-    """The vocabulary's label metrics for the benchmark's task, then ES and JS per grader."""
-    defs = [
-        MetricDef(m.name, _label_stat(m.weighted, y, p), _label_needs(m.needs, y))
-        for m in V.scored_metrics(spec.task, "labels")
-        if m.weighted and m.needs
-    ]
-    inc = y == 0
-    detected = p == 0
-    for grader, g in grades.items():
-        has_g = ~np.isnan(g)
-        gz = np.where(has_g, g, 0.0)
-        es_rows = inc & has_g
-        js_rows = inc & ~(detected & ~has_g)
-        js_val = np.where(detected, gz, 0.0)
-        defs.append(_subset_mean_metric("explanation_score", es_rows, gz, grader))
-        defs.append(_subset_mean_metric("joint_score", js_rows, js_val, grader))
-    return defs
-
-
-def _subset_mean_metric(name: str, rows: np.ndarray, values: np.ndarray, grader: str) -> MetricDef:
-    """Mean of `values` over the slice's samples that are in `rows` (ES and JS)."""
-
-    def stat(W: np.ndarray, m: np.ndarray) -> np.ndarray:
-        sel = m & rows
-        return M.mean_w(W[:, sel], values[sel])
-
-    def applies(m: np.ndarray) -> bool:
-        return bool((m & rows).any())
-
-    def counted(m: np.ndarray) -> np.ndarray:
-        return m & rows
-
-    return MetricDef(name, stat, applies, grader, counted)
-
-
-def _correlation_metrics(
-    spec: BenchmarkSpec, x: np.ndarray, h: np.ndarray, control: np.ndarray | None
-) -> list[MetricDef]:
-    """The vocabulary's correlations with human scores; the partial ones where the benchmark
-    names a control variable."""
-    codes = None if control is None else np.unique(control, return_inverse=True)[1].ravel()
-    # FRANK reports the partial ones overall and per dataset; error-type subsets get the plain ones
-    kinds = ("overall", *(s.kind for s in spec.slices if s.fields == ("domain",)))
-    defs = []
-    for m in V.scored_metrics(spec.task, "scores"):
-        if m.needs is None:
-            continue
-        if m.weighted is not None:
-            stat = _pair_stat(m.weighted, x, h)
-            defs.append(MetricDef(m.name, stat, _pairs_needs(m.needs, None)))
-        elif m.partialled is not None and codes is not None:
-            stat = _partial_stat(m.partialled, x, h, codes)
-            defs.append(MetricDef(m.name, stat, _pairs_needs(m.needs, codes), kinds=kinds))
-    return defs
-
-
-def _pair_stat(fn: V.WeightedFn, x: np.ndarray, h: np.ndarray) -> SliceStat:
-    return lambda W, m: fn(W[:, m], x[m], h[m])
-
-
-def _partial_stat(fn: V.PartialFn, x: np.ndarray, h: np.ndarray, codes: np.ndarray) -> SliceStat:
-    return lambda W, m: fn(W[:, m], x[m], h[m], codes[m])
-
-
-# --------------------------------------------------------------------------------------------
 # the scorer
 
 
@@ -655,10 +491,12 @@ def _score_frame(
     domains = f["domain"].fillna("").astype(str).to_numpy()
     stratify = spec.overall == "mean_over_domains"
     present = sorted(set(domains) - {""})
-    ctx = _Ctx(
+    ctx = SliceContext(
         split_name,
         unit,
-        options,
+        options.resamples,
+        options.seed,
+        options.level,
         domains if stratify else None,
         present,
         stratify and bool(present),
@@ -668,7 +506,7 @@ def _score_frame(
         h = f["human_score"].astype(float).to_numpy()
         control = correlation_control(spec, f)
         rs = M.Resampler(len(f), resamples=options.resamples, seed=options.seed, strata=ctx.strata)
-        return _evaluate(_correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
+        return evaluate(correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
     y = f["label"].astype(int).to_numpy()
     p = f["pred_label"].astype(int).to_numpy()
     graders = _grades_by_grader(f, grades)
@@ -684,164 +522,14 @@ def _score_frame(
         keys=np.column_stack(cols),
     )
     r = rs.rows
-    defs = _detection_metrics(spec, y[r], p[r], {k: g[r] for k, g in graders.items()})
+    defs = detection_metrics(spec, y[r], p[r], {k: g[r] for k, g in graders.items()})
     if options.labels_given:
         defs = [d for d in defs if d.grader is not None]
-    out = _evaluate(defs, [(k, v, m[r]) for k, v, m in masks], rs, domains[r], ctx)
+    out = evaluate(defs, [(k, v, m[r]) for k, v, m in masks], rs, domains[r], ctx)
     if f["score"].notna().all() and not options.labels_given:
-        out += _roc_auc_results(y, f["score"].astype(float).to_numpy(), masks, domains, ctx)
+        out += roc_auc_results(y, f["score"].astype(float).to_numpy(), masks, domains, ctx)
     order = {(k, v): i for i, (k, v, _) in enumerate(masks)}
     return sorted(out, key=lambda res: order[(res.slice_kind, res.slice_value)])
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    split: str
-    unit: str
-    options: ScoreOptions
-    strata: np.ndarray | None
-    present: list[str]  # domains present
-    overall_mean: bool  # overall = unweighted mean of the per-domain values
-
-
-def _evaluate(
-    defs: list[MetricDef],
-    masks: list[tuple[str, str, np.ndarray]],
-    rs: M.Resampler,
-    dom_rows: np.ndarray,
-    ctx: _Ctx,
-) -> list[SliceResult]:
-    """Point values and CIs of every (slice, metric) that applies, in one bootstrap pass."""
-    plan: list[tuple[str, str, MetricDef, np.ndarray, bool]] = []
-    for kind, value, m in masks:
-        for d in defs:
-            if (d.kinds is not None and kind not in d.kinds) or not d.applies(m):
-                continue
-            mean_dom = kind == "overall" and ctx.overall_mean and d.name in MEAN_OVER_DOMAINS
-            if mean_dom and not all(d.applies(m & (dom_rows == dm)) for dm in ctx.present):
-                continue
-            plan.append((kind, value, d, m, mean_dom))
-
-    def stat_all(W: np.ndarray) -> np.ndarray:
-        cols = []
-        for _, _, d, m, mean_dom in plan:
-            if mean_dom:
-                cols.append(
-                    np.mean(
-                        np.stack([d.stat(W, m & (dom_rows == dm)) for dm in ctx.present], axis=1),
-                        axis=1,
-                    )
-                )
-            else:
-                cols.append(d.stat(W, m))
-        return np.stack(cols, axis=1) if cols else np.zeros((W.shape[0], 0))
-
-    P = rs.point_weights()
-    point = stat_all(P)[0]
-    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.options.level)
-    return [
-        _result(
-            ctx,
-            kind,
-            value,
-            d.name,
-            point[j],
-            lo[j],
-            hi[j],
-            int(P[0][d.rows(m)].sum()),
-            d.grader,
-            mean_dom,
-        )
-        for j, (kind, value, d, m, mean_dom) in enumerate(plan)
-        if np.isfinite(point[j])
-    ]
-
-
-def _roc_auc_results(
-    y: np.ndarray,
-    s: np.ndarray,
-    masks: list[tuple[str, str, np.ndarray]],
-    domains: np.ndarray,
-    ctx: _Ctx,
-) -> list[SliceResult]:
-    """AUROC per slice: one sort shared by every slice; the overall mean over domains reuses
-    the per-domain columns."""
-    both = [
-        (k, v, m)
-        for k, v, m in masks
-        if (y[m] == 0).any() and (y[m] == 1).any() and not (k == "overall" and ctx.overall_mean)
-    ]
-    dom_masks = [domains == d for d in ctx.present] if ctx.overall_mean else []
-    mean_ok = bool(dom_masks) and all((y[m] == 0).any() and (y[m] == 1).any() for m in dom_masks)
-    stat = M.RocAucSlices(y, s, [m for _, _, m in both] + (dom_masks if mean_ok else []))
-    k = len(both)
-
-    def stat_all(W: np.ndarray) -> np.ndarray:
-        v = stat(W)
-        if mean_ok:
-            v = np.column_stack([v[:, :k], v[:, k:].mean(axis=1)])
-        return v
-
-    rs = M.Resampler(
-        len(y),
-        resamples=ctx.options.resamples,
-        seed=ctx.options.seed,
-        strata=ctx.strata,
-        dtype=np.float32,
-    )
-    point = stat_all(rs.point_weights())[0]
-    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.options.level)
-    out = [
-        _result(ctx, kind, value, "roc_auc", point[j], lo[j], hi[j], int(m.sum()), None, False)
-        for j, (kind, value, m) in enumerate(both)
-        if np.isfinite(point[j])
-    ]
-    if mean_ok and np.isfinite(point[k]):
-        out.append(
-            _result(ctx, "overall", "", "roc_auc", point[k], lo[k], hi[k], len(y), None, True)
-        )
-    return out
-
-
-def _result(
-    ctx: _Ctx,
-    kind: str,
-    value: str,
-    metric: str,
-    point: float,
-    lo: float,
-    hi: float,
-    n: int,
-    grader: str | None,
-    mean_dom: bool,
-) -> SliceResult:
-    return SliceResult(
-        split=ctx.split,
-        unit=ctx.unit,
-        slice_kind=kind,
-        slice_value=value,
-        metric=metric,
-        value=float(point),
-        ci_low=float(lo) if np.isfinite(lo) else None,
-        ci_high=float(hi) if np.isfinite(hi) else None,
-        n=n,
-        coverage=ctx.present if (kind == "overall" and ctx.present) else None,
-        grader=grader,
-        aggregation="mean_over_domains" if mean_dom else None,
-    )
-
-
-def correlation_control(spec: BenchmarkSpec, frame: pd.DataFrame) -> np.ndarray | None:
-    """The control variable partial correlations partial out (FRANK: the summarizing system),
-    one string per row of `frame`; None when the benchmark declares none."""
-    if not spec.correlation_control:
-        return None
-    vals = _field_values(frame, spec.correlation_control, _attrs(frame))
-    return np.asarray([str(v) for v in vals])
-
-
-def _attrs(f: pd.DataFrame) -> list[dict[str, str]]:
-    return [json.loads(a) if isinstance(a, str) and a else {} for a in f["attributes"]]
 
 
 def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
