@@ -31,6 +31,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluator.core.errors import DetectorError
@@ -174,16 +175,90 @@ class TruncationLog:
 # the base class
 
 
-class ModelDetector(abc.ABC):
+def board_name(base: str, checkpoint: Any, default: Any, deviations: Sequence[str]) -> str:
+    """A run's name on the board: `base` alone with the default checkpoint, else followed by
+    the checkpoint (hub id, or folder name of a local path), e.g. SummaC-ZS (nli); a setup off
+    the authors' is `[variant: ...]`. At most 120 characters."""
+    if checkpoint and checkpoint != default:
+        p = Path(str(checkpoint))
+        base = f"{base} ({p.name if p.exists() else checkpoint})"
+    if deviations:  # not the authors' setup: the board says so in the name
+        base = f"{base} [variant: {', '.join(deviations)}]"
+    return base[:120]
+
+
+class Detector:
+    """The contract between a detector and the runner (evaluator.detectors.runner).
+
+    A detector gives `score(documents, summaries) -> list[float]`, higher = more consistent,
+    deterministic for the same inputs. The rest has defaults that say "nothing of that kind",
+    and a detector overrides what it has: its name on the board (`board_name`), how it departs
+    from its authors' setup (`deviations`), what the run records of it (`describe`, with the
+    entries named in RECORDED), training on the dev split (`needs_fit`, `fit`, what it learnt
+    in `trained_state`, recorded under TRAINED_ON), the files a Ray actor needs to build the
+    same detector (`actor_files`), the sentence splitter that ran where the pairs were scored
+    (`record_splitter`), and its own progress bar (`quiet`)."""
+
+    name: str = ""
+    display_name: str = ""
+    kind: str = "non-llm"
+    paper: str = ""  # citation URL
+    description: str | None = ""
+    # the describe() entries a run records in config.extra (beside device, dtype and options)
+    RECORDED: ClassVar[tuple[str, ...]] = ("fidelity",)
+    # config.extra's key for what a detector that trains on dev was trained on
+    TRAINED_ON: ClassVar[str] = "trained_on"
+
+    def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
+        raise NotImplementedError
+
+    @property
+    def needs_fit(self) -> bool:
+        """True when the detector must be trained (`fit`) on labelled dev pairs first."""
+        return False
+
+    def fit(self, documents: Sequence[str], summaries: Sequence[str], labels: Sequence[int]) -> Any:
+        raise DetectorError(f"detector {self.name} does not train")
+
+    def trained_state(self) -> dict[str, Any] | None:
+        """What `fit` learnt (or the weights given in its place), JSON-ready; None: nothing."""
+        return None
+
+    def actor_files(self) -> dict[str, str]:
+        """Option name -> the text of a file the detector read here, for a Ray actor on a node
+        that does not share this machine's disk."""
+        return {}
+
+    def deviations(self) -> list[str]:
+        """The options set away from the authors' value, as `key=value` (empty: faithful)."""
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        """What the run records: checkpoint, device, dtype, options, fidelity, statistics."""
+        return {}
+
+    def record_splitter(self, used: str | None) -> None:
+        """The sentence splitter the detector that scored reported (see ModelDetector)."""
+        return None
+
+    def quiet(self) -> None:
+        """Turn the detector's own progress bar off (the run's bar counts pairs)."""
+        return None
+
+    def board_name(self) -> str:
+        return board_name(self.display_name or self.name, None, None, self.deviations())
+
+    def model_card(self) -> tuple[str, str | None, str | None]:
+        """(model kind, paper URL, description) for the run's model."""
+        cls = type(self)
+        return cls.kind, cls.paper or None, self.description or None
+
+
+class ModelDetector(Detector, abc.ABC):
     """Base of the detectors that load models. Subclasses set the class attributes and implement
     `_load()` and `_score(documents, summaries)`."""
 
-    name: ClassVar[str] = ""
-    display_name: ClassVar[str] = ""
-    kind: ClassVar[str] = "non-llm"
     default_checkpoint: ClassVar[str | None] = None
-    paper: ClassVar[str] = ""  # citation URL
-    description: ClassVar[str] = ""
     OPTIONS: ClassVar[dict[str, Opt]] = {}
     default_batch_size: ClassVar[int] = 16
     # the dtype the authors run on a GPU ("auto" precision picks it; the CPU is always float32)
@@ -221,7 +296,7 @@ class ModelDetector(abc.ABC):
 
     # hooks ----------------------------------------------------------------------------------
 
-    def _check_options(self) -> None:  # noqa: B027 (optional hook: no checks by default)
+    def _check_options(self) -> None:
         """Cross-option checks (raise DetectorError). Runs in the constructor: loads nothing."""
 
     @abc.abstractmethod
@@ -340,6 +415,17 @@ class ModelDetector(abc.ABC):
         or without punkt data): this detector's description and board name then say what ran
         there, and this process need not load nltk to tell."""
         self._splitter_ran = used
+
+    def quiet(self) -> None:
+        self.progress = False
+
+    def board_name(self) -> str:
+        return board_name(
+            self.display_name or self.name,
+            self.checkpoint,
+            self.default_checkpoint,
+            self.deviations(),
+        )
 
     def reset_stats(self) -> None:
         """Zero the counters (what was learnt at load time, limits and notes, is kept)."""

@@ -32,6 +32,7 @@ Default checkpoint: the VitaminC-MNLI ALBERT-xlarge the paper's released models 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -174,7 +175,7 @@ def segments(
 
 class _SummaCBase(ModelDetector):
     default_checkpoint: ClassVar[str | None] = "tals/albert-xlarge-vitaminc-mnli"
-    paper: ClassVar[str] = "https://aclanthology.org/2022.tacl-1.10/"
+    paper = "https://aclanthology.org/2022.tacl-1.10/"
     gpu_precision: ClassVar[str] = "float16"  # SummaCImager.load_nli: model.half() on CUDA
     sentence_style: ClassVar[str | None] = "nltk"  # SummaCImager.split_sentences: sent_tokenize
     OPTIONS: ClassVar[dict[str, Opt]] = {
@@ -465,9 +466,19 @@ class SummaCConv(_SummaCBase):
             self.state = load_conv_state(Path(given).expanduser(), self.options)
             self.bins = tuple(self.state["bins"])
 
+    RECORDED = ("fidelity", "summac_conv")
+    TRAINED_ON = "summac_conv_trained_on"
+
     @property
     def needs_fit(self) -> bool:
         return self.options["conv_weights"] == "dev" and self.state is None
+
+    def trained_state(self) -> dict[str, Any] | None:
+        return self.state
+
+    def actor_files(self) -> dict[str, str]:
+        # the weights trained here, or read here from --option conv_weights, as that file's text
+        return {} if self.state is None else {"conv_weights": json.dumps(self.state)}
 
     def deviations(self) -> list[str]:
         out = [d for d in super().deviations() if not d.startswith("conv_weights=")]
