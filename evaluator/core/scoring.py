@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import metrics as M
 from evaluator.core.choices import THRESHOLD_POLICIES
 from evaluator.core.errors import ScoringError
@@ -28,6 +27,7 @@ from evaluator.core.slice_metrics import (
     evaluate,
     roc_auc_results,
 )
+from evaluator.core.slices import ScoringSpec
 from evaluator.core.slices import correlation_control as correlation_control
 from evaluator.core.slices import slice_masks as slice_masks
 from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
@@ -98,9 +98,7 @@ class Scored:
 # input checks
 
 
-def check_predictions(
-    spec: BenchmarkSpec, samples: pd.DataFrame, predictions: pd.DataFrame
-) -> None:
+def check_predictions(spec: ScoringSpec, samples: pd.DataFrame, predictions: pd.DataFrame) -> None:
     """Raise ScoringError naming the offending values; nothing is coerced silently."""
     if "sample_id" not in predictions.columns:
         raise ScoringError("predictions have no sample_id column")
@@ -146,7 +144,7 @@ def _has(col: pd.Series) -> bool:
 
 
 def resolve_labels(
-    spec: BenchmarkSpec, frame: pd.DataFrame, options: ScoreOptions, dev_frame: pd.DataFrame | None
+    spec: ScoringSpec, frame: pd.DataFrame, options: ScoreOptions, dev_frame: pd.DataFrame | None
 ) -> tuple[pd.Series, ThresholdInfo]:
     """Final predicted labels for `frame` (rows with a prediction) and how they were made."""
     policy = options.policy
@@ -210,9 +208,7 @@ def resolve_labels(
     raise ScoringError(f"threshold policy {policy!r} does not apply to {spec.name}")
 
 
-def _protocol_threshold(
-    spec: BenchmarkSpec, frame: pd.DataFrame
-) -> tuple[pd.Series, ThresholdInfo]:
+def _protocol_threshold(spec: ScoringSpec, frame: pd.DataFrame) -> tuple[pd.Series, ThresholdInfo]:
     """The benchmark's fixed threshold (spec.fixed_threshold) on probability scores."""
     scores = frame["score"].dropna().astype(float)
     lo, hi = float(scores.min()), float(scores.max())
@@ -385,7 +381,7 @@ def final_labels(
 
 
 def score(
-    spec: BenchmarkSpec,
+    spec: ScoringSpec,
     samples: pd.DataFrame,
     predictions: pd.DataFrame,
     options: ScoreOptions | None = None,
@@ -477,7 +473,7 @@ def score(
 
 
 def _score_frame(
-    spec: BenchmarkSpec,
+    spec: ScoringSpec,
     f: pd.DataFrame,
     unit: str,
     splits: list[str],
@@ -540,7 +536,7 @@ def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
 
 
 def _score_explanations(
-    spec: BenchmarkSpec,
+    spec: ScoringSpec,
     f: pd.DataFrame,
     unit: str,
     split_name: str,

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import metrics as M
 from evaluator.core import vocabulary as V
+from evaluator.core.slices import ScoringSpec
 from evaluator.core.types import SliceResult
 from evaluator.core.vocabulary import MEAN_OVER_DOMAINS
 
@@ -54,7 +54,7 @@ def _label_stat(fn: V.WeightedFn, y: np.ndarray, p: np.ndarray) -> SliceStat:
 
 
 def detection_metrics(
-    spec: BenchmarkSpec, y: np.ndarray, p: np.ndarray, grades: dict[str, np.ndarray]
+    spec: ScoringSpec, y: np.ndarray, p: np.ndarray, grades: dict[str, np.ndarray]
 ) -> list[MetricDef]:
     """The vocabulary's label metrics for the benchmark's task, then ES and JS per grader."""
     defs = [
@@ -92,7 +92,7 @@ def _subset_mean_metric(name: str, rows: np.ndarray, values: np.ndarray, grader:
 
 
 def correlation_metrics(
-    spec: BenchmarkSpec, x: np.ndarray, h: np.ndarray, control: np.ndarray | None
+    spec: ScoringSpec, x: np.ndarray, h: np.ndarray, control: np.ndarray | None
 ) -> list[MetricDef]:
     """The vocabulary's correlations with human scores; the partial ones where the benchmark
     names a control variable."""

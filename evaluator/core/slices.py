@@ -1,16 +1,66 @@
 """A benchmark's slices over a frame of samples: for overall and every slice its spec declares,
 the boolean mask of the rows in it, and the control variable partial correlations partial out.
-The scorer, the board and the compare page take their slices from here."""
+The scorer, the board and the compare page take their slices from here.
+
+Also what the scorer reads of a benchmark (`ScoringSpec`): evaluator.benchmarks.registry's
+BenchmarkSpec has it, and the core needs nothing more of the benchmarks package."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 import numpy as np
 import pandas as pd
 
-from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
 from evaluator.core.errors import ScoringError
+from evaluator.core.vocabulary import Task
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    """A dimension the board can break a metric down by.
+
+    field: a sample column ("domain", "error_types", ...) or "attributes.<key>"; a tuple of them
+    makes a composite slice whose kind is the fields' kinds joined by "+" and whose values are
+    joined the same way (e.g. kind "dataset+topic_type", value "mediasum+main").
+    multi: the field holds a list (a sample belongs to every value in it).
+    with_consistent: the slice also contains every consistent sample (SummEdits Table 10: BAcc
+        per edit type over the consistent samples plus the inconsistent ones with that type).
+    single_only: only samples whose list has exactly one value (TofuEval per-error-type recall).
+    """
+
+    kind: str
+    field: str | tuple[str, ...]
+    multi: bool = False
+    with_consistent: bool = False
+    single_only: bool = False
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.field if isinstance(self.field, tuple) else (self.field,)
+
+
+class ScoringSpec(Protocol):
+    """What the scorer reads of a benchmark (evaluator.benchmarks.registry.BenchmarkSpec)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def task(self) -> Task: ...
+    @property
+    def units(self) -> tuple[str, ...]: ...
+    @property
+    def splits(self) -> tuple[str, ...]: ...
+    @property
+    def slices(self) -> tuple[SliceSpec, ...]: ...
+    @property
+    def overall(self) -> Literal["pooled", "mean_over_domains"]: ...
+    @property
+    def correlation_control(self) -> str | None: ...
+    @property
+    def fixed_threshold(self) -> float | None: ...
 
 
 def _field_values(frame: pd.DataFrame, name: str, attrs: list[dict[str, str]]) -> list[object]:
@@ -23,7 +73,7 @@ def _field_values(frame: pd.DataFrame, name: str, attrs: list[dict[str, str]]) -
 
 
 def slice_masks(
-    spec: BenchmarkSpec, frame: pd.DataFrame, kinds: list[str] | None = None
+    spec: ScoringSpec, frame: pd.DataFrame, kinds: list[str] | None = None
 ) -> list[tuple[str, str, np.ndarray]]:
     """(slice kind, slice value, boolean mask over frame rows) for overall and every slice."""
     n = len(frame)
@@ -73,7 +123,7 @@ def _one_slice(
     return result
 
 
-def correlation_control(spec: BenchmarkSpec, frame: pd.DataFrame) -> np.ndarray | None:
+def correlation_control(spec: ScoringSpec, frame: pd.DataFrame) -> np.ndarray | None:
     """The control variable partial correlations partial out (FRANK: the summarizing system),
     one string per row of `frame`; None when the benchmark declares none."""
     if not spec.correlation_control:

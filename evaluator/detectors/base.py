@@ -35,6 +35,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluator.core.errors import DetectorError
+
+# a pair's evidence is a typed record of evaluator.core.evidence; the detectors build it with
+# these builders, imported from here
+from evaluator.core.evidence import (  # noqa: F401
+    EVIDENCE_UNITS,
+    Evidence,
+    EvidenceItem,
+    evidence,
+    evidence_item,
+)
 from evaluator.detectors import text as _text
 
 # --------------------------------------------------------------------------------------------
@@ -289,7 +299,7 @@ class ModelDetector(Detector, abc.ABC):
         merged = {**dict(options or {}), **more_options}
         self.options = parse_options(self.name, self.OPTIONS, merged)
         self.stats = Stats()
-        self._evidence: list[dict[str, Any] | None] | None = None
+        self._evidence: list[Evidence | None] | None = None
         self._loaded = False
         self.device: Any = None  # evaluator.detectors.device.DeviceChoice once loaded
         self._check_options()
@@ -338,19 +348,19 @@ class ModelDetector(Detector, abc.ABC):
 
     def score_with_evidence(
         self, documents: Sequence[str], summaries: Sequence[str]
-    ) -> tuple[list[float], list[dict[str, Any] | None]]:
+    ) -> tuple[list[float], list[Evidence | None]]:
         """The scores, and per pair the evidence `_score` gave (None where it gave none)."""
         self._evidence = None
         scores = self.score(documents, summaries)
-        ev: list[dict[str, Any] | None] = (
+        ev: list[Evidence | None] = (
             self._evidence if self._evidence is not None else [None] * len(scores)
         )
         self._evidence = None
         return scores, ev
 
-    def set_evidence(self, evidence: Sequence[dict[str, Any] | None]) -> None:
-        """Called by `_score`: one evidence dict (see `evidence()`) or None per pair."""
-        self._evidence = list(evidence)
+    def set_evidence(self, per_pair: Sequence[Evidence | None]) -> None:
+        """Called by `_score`: one evidence record (see `evidence()`) or None per pair."""
+        self._evidence = list(per_pair)
 
     def deviations(self) -> list[str]:
         """The options set away from the authors' value, as `key=value` (empty: faithful). The
@@ -449,57 +459,6 @@ class ModelDetector(Detector, abc.ABC):
 
 # --------------------------------------------------------------------------------------------
 # evidence
-
-EVIDENCE_UNITS = ("sentence", "claim", "chunk", "question", "snippet")
-
-
-def evidence_item(
-    text: str, score: float | None, support: str | None = None, **extra: Any
-) -> dict[str, Any]:
-    """One piece of evidence: a part of the summary (a sentence, the claim, a question) with its
-    score, the source text that supports it best (a sentence, chunk or snippet) and any method
-    specific detail in `extra` (QAGS: the answers from summary and source). JSON values only."""
-    item: dict[str, Any] = {"text": str(text), "score": _finite_or_none(score)}
-    if support is not None:
-        item["support"] = str(support)
-    if extra:
-        item["extra"] = {k: _json_value(v) for k, v in extra.items()}
-    return item
-
-
-def evidence(
-    unit: str, items: Sequence[dict[str, Any]], aggregate: str, note: str | None = None
-) -> dict[str, Any]:
-    """A pair's evidence: what each item is (`unit`, one of EVIDENCE_UNITS), the items in summary
-    order, and how their scores make the pair's score (`aggregate`, e.g. "min", "mean")."""
-    if unit not in EVIDENCE_UNITS:
-        raise ValueError(f"evidence unit {unit!r} not in {EVIDENCE_UNITS}")
-    out: dict[str, Any] = {"unit": unit, "aggregate": aggregate, "items": list(items)}
-    if note:
-        out["note"] = note
-    return out
-
-
-def _finite_or_none(v: Any) -> float | None:
-    if v is None:
-        return None
-    f = float(v)
-    return f if f == f and abs(f) != float("inf") else None
-
-
-def _json_value(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, str, int)):
-        return v
-    if isinstance(v, float):
-        return _finite_or_none(v)
-    if isinstance(v, (list, tuple)):
-        return [_json_value(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _json_value(x) for k, x in v.items()}
-    try:
-        return _finite_or_none(float(v))  # numpy / torch scalars
-    except (TypeError, ValueError):
-        return str(v)
 
 
 def check_pairs(documents: Sequence[str], summaries: Sequence[str]) -> None:

@@ -10,7 +10,7 @@ checkpoint, device, options, fidelity, how many inputs were truncated, SummaC-Co
 each pair's evidence.
 
 Where the scoring runs is the engine's choice (evaluator.runner.Engine): `local` scores the
-blocks of evaluator.distributed.blocks one after the other in this process, `ray` on Ray actors
+blocks of evaluator.detectors.blocks one after the other in this process, `ray` on Ray actors
 (evaluator.distributed.detectors); the blocks, and so the scores, are the same, finished blocks
 are checkpointed for both, and the run records the engine.
 """
@@ -32,10 +32,10 @@ from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
+from evaluator.detectors import blocks as B
 from evaluator.detectors.base import Detector, DetectorError
 from evaluator.detectors.build import build_detector, library_versions
 from evaluator.detectors.registry import detector_package, get_detector
-from evaluator.distributed import blocks as B
 
 _versions = library_versions  # the name older callers import
 __all__ = [
@@ -193,7 +193,7 @@ class _Settings:
     spec: BenchmarkSpec
     unit: str
     threshold: float | None  # --option threshold (policy "fixed")
-    requested: list[str]  # the splits asked for (empty: the benchmark's own choice)
+    requested: list[str] | None  # the splits asked for (none: the benchmark's own choice)
     detector_options: dict[str, Any]
 
     @property
