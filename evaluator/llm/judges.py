@@ -258,7 +258,7 @@ class GradingTally:
 
 
 def _grade_row(
-    t: Target, judge: str, grade: float | None, rationale: str, raw: str | None
+    t: Target, judge: str, grade: float | None, rationale: str | None, raw: str | None
 ) -> dict[str, Any]:
     return {
         "run_id": t.run_id,
