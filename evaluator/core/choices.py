@@ -19,3 +19,5 @@ ThresholdPolicy = Literal["auto", "labels", "dev", "fixed", "per-domain-dev", "n
 THRESHOLD_POLICIES: tuple[ThresholdPolicy, ...] = get_args(ThresholdPolicy)
 # the ones a person chooses (the CLI's --threshold-policy, the Submit page)
 CHOSEN_POLICIES: tuple[ThresholdPolicy, ...] = ("auto", "labels", "dev", "fixed", "per-domain-dev")
+# the policy a run records: the one applied ("auto" resolved to one of these)
+AppliedPolicy = Literal["labels", "dev", "fixed", "per-domain-dev", "none"]
