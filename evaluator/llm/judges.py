@@ -163,7 +163,7 @@ def supported_protocols(rows: pd.DataFrame) -> list[str]:
 @dataclass
 class Graded:
     grades: pd.DataFrame  # GRADE_COLUMNS (+ run_id)
-    reports: dict[tuple[str, str], dict[str, Any]]  # (run_id, protocol) -> report
+    reports: dict[tuple[str, str], GradingTally]  # (run_id, protocol) -> how it went
     outcomes: list[Outcome] = field(default_factory=list)
 
 
@@ -201,13 +201,14 @@ def _grade(
         client_spec=(judge, cfg.client_options),
     )
     rows, tallies = _grade_rows(judge, targets, asked, tags, outcomes)
-    reports = {key: t.record(cfg.price) for key, t in tallies.items()}
+    for t in tallies.values():
+        t.usage = usage_of(t.outcomes, cfg.price)
     grades = pd.DataFrame(rows, columns=["run_id", *GRADE_COLUMNS])
     grades["grade"] = grades["grade"].astype(float)
     meta = {"client": client_record(client), "usage": tally.record(), "tally": tally}
     if engine is not None:
         meta["engine"] = engine.record()
-    return Graded(grades, reports, outcomes), meta
+    return Graded(grades, tallies, outcomes), meta
 
 
 def _judge_requests(
@@ -242,8 +243,9 @@ class GradingTally:
     unparsable_examples: list[dict[str, str]] = field(default_factory=list)
     failed_examples: list[dict[str, str]] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)  # the replies, for the usage
+    usage: dict[str, Any] | None = None  # tokens and cost of the replies, once graded
 
-    def record(self, price: Any) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:
         """The report as the run records it, with the replies' usage."""
         return {
             "targets": self.targets,
@@ -253,7 +255,7 @@ class GradingTally:
             "no_explanation": self.no_explanation,
             "unparsable_examples": self.unparsable_examples,
             "failed_examples": self.failed_examples,
-            "usage": usage_of(self.outcomes, price),
+            "usage": self.usage,
         }
 
 
@@ -413,7 +415,7 @@ def _merge_grades(old: pd.DataFrame | None, new: pd.DataFrame) -> pd.DataFrame:
 
 
 def _judge_entry(
-    judge: str, protocol: str, report: dict[str, Any], client: dict[str, Any], limit: int | None
+    judge: str, protocol: str, report: GradingTally, client: dict[str, Any], limit: int | None
 ) -> dict[str, Any]:
     return {
         "judge": judge,
@@ -423,7 +425,7 @@ def _judge_entry(
         "graded_at": runs.now_iso(),
         "temperature": 0.0,
         "limit": limit,
-        **report,
+        **report.record(),
     }
 
 
@@ -469,19 +471,19 @@ def judge_run(
         engine=engine,
     )
     report = graded.reports[(rec.run_id, protocol)]
-    if fail_on_failed and report["failed"]:
-        first = (report["failed_examples"] or [{}])[0]
+    if fail_on_failed and report.failed:
+        first = (report.failed_examples or [{}])[0]
         raise JudgeIncomplete(
-            f"{report['failed']} of {report['targets']} grade requests to {judge} failed (e.g. "
+            f"{report.failed} of {report.targets} grade requests to {judge} failed (e.g. "
             f"{first}); a retry sends only those (the others are cached)",
-            report["failed"],
-            report["targets"],
+            report.failed,
+            report.targets,
         )
-    if report["graded"] == 0 and report["no_explanation"] == 0:
-        first = (report["failed_examples"] or report["unparsable_examples"] or [{}])[0]
+    if report.graded == 0 and report.no_explanation == 0:
+        first = (report.failed_examples or report.unparsable_examples or [{}])[0]
         raise FactBoardError(
-            f"{judge} graded none of the {report['targets']} explanations ({report['failed']} "
-            f"failed, {report['unparsable']} unparsable; e.g. {first}); nothing was written"
+            f"{judge} graded none of the {report.targets} explanations ({report.failed} "
+            f"failed, {report.unparsable} unparsable; e.g. {first}); nothing was written"
         )
     entry = _judge_entry(judge, protocol, report, meta["client"], limit)
     entry["engine"] = meta["engine"]
@@ -492,8 +494,8 @@ def judge_run(
     )
     if progress:
         print(
-            f"{judge} {protocol}: {report['graded']} graded, {report['unparsable']} unparsable, "
-            f"{report['failed']} failed, {report['no_explanation']} without explanation "
+            f"{judge} {protocol}: {report.graded} graded, {report.unparsable} unparsable, "
+            f"{report.failed} failed, {report.no_explanation} without explanation "
             f"(graded 0); {meta['tally'].postfix()} -> {path.name} (supersedes {rec.run_id})",
             file=sys.stderr,
         )
@@ -587,25 +589,25 @@ def _human_runs(
 
 def _check_answered(judge: str, graded: Graded, targets: list[Target]) -> None:
     """A judge that answered no request writes nothing, and says so with a failure."""
-    answered = sum(r["graded"] + r["unparsable"] for r in graded.reports.values())
+    answered = sum(r.graded + r.unparsable for r in graded.reports.values())
     if answered == 0 and any(not t.empty for t in targets):
         first: dict[str, str] = next(
-            (r["failed_examples"][0] for r in graded.reports.values() if r["failed_examples"]), {}
+            (r.failed_examples[0] for r in graded.reports.values() if r.failed_examples), {}
         )
         raise FactBoardError(
             f"{judge} answered none of the grade requests (e.g. {first}); nothing was written"
         )
 
 
-def _pooled(ag: dict[str, Any], reps: list[dict[str, Any]], benchmark: str) -> dict[str, Any]:
+def _pooled(ag: dict[str, Any], reps: list[GradingTally], benchmark: str) -> dict[str, Any]:
     """A protocol's agreement pooled over the study's runs, with what was graded."""
     ag.update(
         {
             "scope": f"pooled over {len(reps)} runs of {benchmark}",
-            "explanations": int(sum(r["targets"] for r in reps)),
-            "unparsable": int(sum(r["unparsable"] for r in reps)),
-            "failed": int(sum(r["failed"] for r in reps)),
-            "no_explanation_excluded": int(sum(r["no_explanation"] for r in reps)),
+            "explanations": int(sum(r.targets for r in reps)),
+            "unparsable": int(sum(r.unparsable for r in reps)),
+            "failed": int(sum(r.failed for r in reps)),
+            "no_explanation_excluded": int(sum(r.no_explanation for r in reps)),
         }
     )
     return ag
