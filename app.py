@@ -15,24 +15,4 @@ st.set_page_config(page_title="FactBoard", page_icon="📋", layout="wide")
 ui.hub_notice(hub_background.page_notice())
 
 
-def page(name: str, title: str, icon: str, default: bool = False) -> st.Page:
-    return st.Page(f"views/{name}.py", title=title, icon=icon, url_path=name, default=default)
-
-
-st.navigation(
-    {
-        "Results": [
-            page("home", "Who is best", "📋", default=True),
-            page("leaderboard", "Leaderboard", "🏆"),
-            page("compare", "Compare", "⚖️"),
-            page("across", "Across benchmarks", "🧭"),
-        ],
-        "Data": [
-            page("samples", "Samples", "🔎"),
-            page("benchmarks", "Benchmarks", "📚"),
-            page("explanations", "Explanations", "💬"),
-        ],
-        "Contribute": [page("submit", "Submit", "📤"), page("queue", "Queue", "⏳")],
-    },
-    position="top",
-).run()
+st.navigation(ui.navigation(), position="top").run()

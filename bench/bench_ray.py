@@ -161,7 +161,7 @@ BLOCK_DONE: list[float] = []  # when each block reached its checkpoint, in the c
 def _timed_checkpoints() -> None:
     """Note the time of every block checkpointed (both engines checkpoint each finished block
     in this process), for the throughput once the scorers are up."""
-    from evaluator.distributed import blocks
+    from evaluator.detectors import blocks
 
     save = blocks.BlockStore.save
 

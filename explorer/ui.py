@@ -37,17 +37,29 @@ from explorer.store import Store
 
 T = TypeVar("T")
 
-PAGES = {
-    "home": "views/home.py",
-    "leaderboard": "views/leaderboard.py",
-    "samples": "views/samples.py",
-    "compare": "views/compare.py",
-    "across": "views/across.py",
-    "benchmarks": "views/benchmarks.py",
-    "explanations": "views/explanations.py",
-    "submit": "views/submit.py",
-    "queue": "views/queue.py",
-}
+# the pages, once: (section, file name under views/ and URL path, title, icon), in the
+# navigation's order; app.py builds the navigation from it (`navigation`), links use PAGES
+NAVIGATION: tuple[tuple[str, str, str, str], ...] = (
+    ("Results", "home", "Who is best", "📋"),
+    ("Results", "leaderboard", "Leaderboard", "🏆"),
+    ("Results", "compare", "Compare", "⚖️"),
+    ("Results", "across", "Across benchmarks", "🧭"),
+    ("Data", "samples", "Samples", "🔎"),
+    ("Data", "benchmarks", "Benchmarks", "📚"),
+    ("Data", "explanations", "Explanations", "💬"),
+    ("Contribute", "submit", "Submit", "📤"),
+    ("Contribute", "queue", "Queue", "⏳"),
+)
+PAGES: dict[str, str] = {name: f"views/{name}.py" for _, name, _, _ in NAVIGATION}
+
+
+def navigation() -> dict[str, list[st.Page]]:
+    """The app's pages by section (the first is the default page at /), for st.navigation."""
+    out: dict[str, list[st.Page]] = {}
+    for i, (section, name, title, icon) in enumerate(NAVIGATION):
+        page = st.Page(PAGES[name], title=title, icon=icon, url_path=name, default=i == 0)
+        out.setdefault(section, []).append(page)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

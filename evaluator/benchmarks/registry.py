@@ -11,32 +11,9 @@ import pandas as pd
 
 from evaluator.core.errors import UnknownNameError
 from evaluator.core.registry import Registry
+from evaluator.core.slices import SliceSpec as SliceSpec  # the loaders declare slices with it
 from evaluator.core.types import ModelInfo, RunConfig, Sample
 from evaluator.core.vocabulary import Task
-
-
-@dataclass(frozen=True)
-class SliceSpec:
-    """A dimension the board can break a metric down by.
-
-    field: a sample column ("domain", "error_types", ...) or "attributes.<key>"; a tuple of them
-    makes a composite slice whose kind is the fields' kinds joined by "+" and whose values are
-    joined the same way (e.g. kind "dataset+topic_type", value "mediasum+main").
-    multi: the field holds a list (a sample belongs to every value in it).
-    with_consistent: the slice also contains every consistent sample (SummEdits Table 10: BAcc
-        per edit type over the consistent samples plus the inconsistent ones with that type).
-    single_only: only samples whose list has exactly one value (TofuEval per-error-type recall).
-    """
-
-    kind: str
-    field: str | tuple[str, ...]
-    multi: bool = False
-    with_consistent: bool = False
-    single_only: bool = False
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return self.field if isinstance(self.field, tuple) else (self.field,)
 
 
 @dataclass

@@ -7,7 +7,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evaluator.core.choices import CHOSEN_POLICIES
 from evaluator.core.errors import FactBoardError
+
+# the threshold policies a user may ask for (--threshold-policy)
+THRESHOLD_POLICIES = CHOSEN_POLICIES
 
 
 def add_option_argument(p: argparse.ArgumentParser, help: str | None = None) -> None:
@@ -54,6 +58,3 @@ def options(pairs: list[str]) -> dict[str, str]:
         k, v = kv.split("=", 1)
         out[k.strip()] = v
     return out
-
-
-THRESHOLD_POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev")

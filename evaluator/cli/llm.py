@@ -24,12 +24,12 @@ from evaluator.cli.common import add_engine_arguments, add_option_argument, engi
 
 
 def register(sub: Any) -> None:
-    from evaluator.llm.prompts import JUDGE_PROTOCOLS
+    from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL, JUDGE_PROTOCOLS
 
     j = sub.add_parser("judge", help="grade a run's explanations with an LLM judge (EvalV1-V4)")
     j.add_argument("--run", required=True, dest="run_id", help="the run to grade")
     j.add_argument("--judge", required=True, metavar="PROVIDER:MODEL", help="e.g. openai:gpt-4o")
-    j.add_argument("--protocol", default="EvalV4", choices=list(JUDGE_PROTOCOLS))
+    j.add_argument("--protocol", default=DEFAULT_JUDGE_PROTOCOL, choices=list(JUDGE_PROTOCOLS))
     j.add_argument("--concurrency", type=int, default=8)
     j.add_argument("--limit", type=int, help="grade only the first N explanations (smoke run)")
     add_option_argument(j, "judge client option")

@@ -53,8 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def register(sub: Any) -> None:
     """The engine's sub-commands."""
-    from evaluator.core import vocabulary as V
-
     b = sub.add_parser("benchmarks", help="list the registered benchmarks and what is ingested")
     b.add_argument("name", nargs="?", help="show one benchmark's card")
     b.set_defaults(run=cmd_benchmarks)
@@ -70,6 +68,38 @@ def register(sub: Any) -> None:
     )
     add_option_argument(i, "loader option, e.g. --option mediasum=PATH (see `benchmarks NAME`)")
     i.set_defaults(run=cmd_ingest)
+
+    _register_score(sub)
+
+    r = sub.add_parser("runs", help="list stored runs")
+    r.add_argument("--benchmark")
+    r.add_argument("--all", action="store_true", help="include hidden runs")
+    r.set_defaults(run=cmd_runs)
+
+    _register_export(sub)
+
+    d = sub.add_parser("demo", help="(re)build the built-in synthetic demo benchmark and runs")
+    d.add_argument("--force", action="store_true", help="replace the demo runs")
+    d.set_defaults(run=cmd_demo)
+
+    _register_run(sub)
+
+    dr = sub.add_parser(
+        "doctor",
+        help="list every corrupt file of the store (runs, benchmarks, jobs, submission "
+        "records, reported CSVs, LLM cache) and every run whose numbers do not follow from its "
+        "predictions; exit 1 when there is one",
+    )
+    dr.add_argument(
+        "--quick",
+        action="store_true",
+        help="check the files only, without scoring each run's predictions again",
+    )
+    dr.set_defaults(run=cmd_doctor)
+
+
+def _register_score(sub: Any) -> None:
+    from evaluator.core import vocabulary as V
 
     s = sub.add_parser("score", help="score a prediction file (CSV or JSONL) and store the run")
     s.add_argument("file", type=Path)
@@ -98,10 +128,9 @@ def register(sub: Any) -> None:
     )
     s.set_defaults(run=cmd_score)
 
-    r = sub.add_parser("runs", help="list stored runs")
-    r.add_argument("--benchmark")
-    r.add_argument("--all", action="store_true", help="include hidden runs")
-    r.set_defaults(run=cmd_runs)
+
+def _register_export(sub: Any) -> None:
+    from evaluator.core import vocabulary as V
 
     e = sub.add_parser("export", help="export leaderboard results")
     e.add_argument("--format", required=True, choices=["csv", "json", "latex", "eee"])
@@ -129,10 +158,8 @@ def register(sub: Any) -> None:
     )
     e.set_defaults(run=cmd_export)
 
-    d = sub.add_parser("demo", help="(re)build the built-in synthetic demo benchmark and runs")
-    d.add_argument("--force", action="store_true", help="replace the demo runs")
-    d.set_defaults(run=cmd_demo)
 
+def _register_run(sub: Any) -> None:
     x = sub.add_parser("run", help="run a reference detector or a prompted LLM on a benchmark")
     what = x.add_mutually_exclusive_group(required=True)
     what.add_argument("--detector", help="a detector name (see evaluator/detectors)")
@@ -156,19 +183,6 @@ def register(sub: Any) -> None:
     add_option_argument(x, "detector or provider option")
     add_engine_arguments(x)
     x.set_defaults(run=cmd_run)
-
-    dr = sub.add_parser(
-        "doctor",
-        help="list every corrupt file of the store (runs, benchmarks, jobs, submission "
-        "records, reported CSVs, LLM cache) and every run whose numbers do not follow from its "
-        "predictions; exit 1 when there is one",
-    )
-    dr.add_argument(
-        "--quick",
-        action="store_true",
-        help="check the files only, without scoring each run's predictions again",
-    )
-    dr.set_defaults(run=cmd_doctor)
 
 
 def cmd_benchmarks(args: argparse.Namespace) -> int:
@@ -362,21 +376,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     opts = options(args.option)
     if args.detector:
-        from evaluator.detectors.runner import run_detector
+        from evaluator.detectors import runner as detector_runner
 
-        path = run_detector(
+        spec = detector_runner.DetectorRunSpec(
             args.detector,
             args.benchmark,
             checkpoint=args.checkpoint,
             device=args.device,
             batch_size=args.batch_size,
-            splits=args.splits,
+            splits=tuple(args.splits) if args.splits else None,
             limit=args.limit,
             model_name=args.model_name,
             options=opts,
-            progress=sys.stderr.isatty(),
             engine=engine(args),
         )
+        path = detector_runner.run(spec, progress=sys.stderr.isatty())
         _print_run(path)
         return 0
     from evaluator.llm.runner import run_llm

@@ -10,25 +10,33 @@ is the one rule for turning a stored threshold into labels).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evaluator.benchmarks.registry import BenchmarkSpec, SliceSpec
 from evaluator.core import metrics as M
+from evaluator.core.choices import THRESHOLD_POLICIES
 from evaluator.core.errors import ScoringError
+from evaluator.core.slice_metrics import (
+    SliceContext,
+    correlation_metrics,
+    detection_metrics,
+    evaluate,
+    roc_auc_results,
+)
+from evaluator.core.slices import ScoringSpec
+from evaluator.core.slices import correlation_control as correlation_control
+from evaluator.core.slices import slice_masks as slice_masks
 from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
-
-POLICIES = ("auto", "labels", "dev", "fixed", "per-domain-dev", "none")
+from evaluator.core.vocabulary import MEAN_OVER_DOMAINS as MEAN_OVER_DOMAINS
 
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    policy: str = "auto"
+    policy: str = "auto"  # one of THRESHOLD_POLICIES
     threshold: float | None = None  # for policy "fixed"
     splits: tuple[str, ...] | None = None  # None: "test" when the benchmark has a dev split
     resamples: int = 1000
@@ -39,9 +47,9 @@ class ScoreOptions:
     labels_given: bool = False
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
+        if self.policy not in THRESHOLD_POLICIES:
             raise ScoringError(
-                f"unknown threshold policy {self.policy!r}; known: {', '.join(POLICIES)}"
+                f"unknown threshold policy {self.policy!r}; known: {', '.join(THRESHOLD_POLICIES)}"
             )
         if self.policy == "fixed" and (self.threshold is None or not np.isfinite(self.threshold)):
             raise ScoringError("threshold policy 'fixed' needs a finite threshold")
@@ -90,9 +98,7 @@ class Scored:
 # input checks
 
 
-def check_predictions(
-    spec: BenchmarkSpec, samples: pd.DataFrame, predictions: pd.DataFrame
-) -> None:
+def check_predictions(spec: ScoringSpec, samples: pd.DataFrame, predictions: pd.DataFrame) -> None:
     """Raise ScoringError naming the offending values; nothing is coerced silently."""
     if "sample_id" not in predictions.columns:
         raise ScoringError("predictions have no sample_id column")
@@ -138,7 +144,7 @@ def _has(col: pd.Series) -> bool:
 
 
 def resolve_labels(
-    spec: BenchmarkSpec, frame: pd.DataFrame, options: ScoreOptions, dev_frame: pd.DataFrame | None
+    spec: ScoringSpec, frame: pd.DataFrame, options: ScoreOptions, dev_frame: pd.DataFrame | None
 ) -> tuple[pd.Series, ThresholdInfo]:
     """Final predicted labels for `frame` (rows with a prediction) and how they were made."""
     policy = options.policy
@@ -202,9 +208,7 @@ def resolve_labels(
     raise ScoringError(f"threshold policy {policy!r} does not apply to {spec.name}")
 
 
-def _protocol_threshold(
-    spec: BenchmarkSpec, frame: pd.DataFrame
-) -> tuple[pd.Series, ThresholdInfo]:
+def _protocol_threshold(spec: ScoringSpec, frame: pd.DataFrame) -> tuple[pd.Series, ThresholdInfo]:
     """The benchmark's fixed threshold (spec.fixed_threshold) on probability scores."""
     scores = frame["score"].dropna().astype(float)
     lo, hi = float(scores.min()), float(scores.max())
@@ -254,185 +258,6 @@ def _threshold(score: pd.Series, t: float) -> pd.Series:
     ok = s.notna()
     out[ok] = (s[ok] >= t).astype("int8")
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# slices
-
-
-def _field_values(frame: pd.DataFrame, name: str, attrs: list[dict[str, str]]) -> list[object]:
-    if name.startswith("attributes."):
-        key = name.split(".", 1)[1]
-        return [a.get(key) for a in attrs]
-    if name not in frame.columns:
-        raise ScoringError(f"slice field {name!r} is not a sample column")
-    return frame[name].tolist()
-
-
-def slice_masks(
-    spec: BenchmarkSpec, frame: pd.DataFrame, kinds: list[str] | None = None
-) -> list[tuple[str, str, np.ndarray]]:
-    """(slice kind, slice value, boolean mask over frame rows) for overall and every slice."""
-    n = len(frame)
-    out: list[tuple[str, str, np.ndarray]] = [("overall", "", np.ones(n, dtype=bool))]
-    attrs = [
-        json.loads(a) if isinstance(a, str) and a else {}
-        for a in frame.get("attributes", pd.Series([""] * n)).tolist()
-    ]
-    labels = frame["label"].to_numpy() if "label" in frame else np.full(n, np.nan)
-    for s in spec.slices:
-        if kinds is not None and s.kind not in kinds:
-            continue
-        out.extend(_one_slice(s, frame, attrs, labels))
-    return out
-
-
-def _one_slice(
-    s: SliceSpec, frame: pd.DataFrame, attrs: list[dict[str, str]], labels: np.ndarray
-) -> list[tuple[str, str, np.ndarray]]:
-    cols = [_field_values(frame, f, attrs) for f in s.fields]
-    n = len(frame)
-    members: dict[str, list[int]] = {}
-    for i in range(n):
-        parts = [c[i] for c in cols]
-        if s.multi:
-            raw = parts[0]
-            vals: list[object] = (
-                list(raw) if raw is not None and not isinstance(raw, str) else []  # type: ignore[call-overload]
-            )
-            if s.single_only and len(vals) != 1:
-                continue
-            keys = [str(v) for v in dict.fromkeys(vals)]
-        else:
-            if any(p is None or (isinstance(p, float) and np.isnan(p)) for p in parts):
-                continue
-            keys = ["+".join(str(p) for p in parts)]
-        for k in keys:
-            members.setdefault(k, []).append(i)
-    result = []
-    consistent = labels == 1
-    for value in sorted(members):
-        mask = np.zeros(n, dtype=bool)
-        mask[members[value]] = True
-        if s.with_consistent:
-            mask |= consistent
-        result.append((s.kind, value, mask))
-    return result
-
-
-# --------------------------------------------------------------------------------------------
-# metric sets per task
-
-
-@dataclass(frozen=True)
-class MetricDef:
-    name: str
-    stat: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (W, column mask) -> (b,)
-    applies: Callable[[np.ndarray], bool]  # mask -> bool
-    grader: str | None = None
-    rows: Callable[[np.ndarray], np.ndarray] = lambda m: m  # the rows it averages over (for n)
-    kinds: tuple[str, ...] | None = None  # only these slice kinds (None: every slice)
-
-
-def _detection_metrics(
-    spec: BenchmarkSpec, y: np.ndarray, p: np.ndarray, grades: dict[str, np.ndarray]
-) -> list[MetricDef]:
-    both = lambda m: bool((y[m] == 0).any() and (y[m] == 1).any())  # noqa: E731
-    has_inc = lambda m: bool((y[m] == 0).any())  # noqa: E731
-    has_con = lambda m: bool((y[m] == 1).any())  # noqa: E731
-    anyrow = lambda m: bool(m.any())  # noqa: E731
-    defs = []
-    if spec.task == "detection+explanation":
-        defs.append(
-            MetricDef("detection_accuracy", lambda W, m: M.accuracy_w(W[:, m], y[m], p[m]), anyrow)
-        )
-        defs.append(
-            MetricDef(
-                "detection_score",
-                lambda W, m: M.recall_inconsistent_w(W[:, m], y[m], p[m]),
-                has_inc,
-            )
-        )
-    defs += [
-        MetricDef(
-            "balanced_accuracy", lambda W, m: M.balanced_accuracy_w(W[:, m], y[m], p[m]), both
-        ),
-        # on a one-class slice these would only restate the recall (or its complement)
-        MetricDef("accuracy", lambda W, m: M.accuracy_w(W[:, m], y[m], p[m]), both),
-        MetricDef("fpr", lambda W, m: M.false_positive_rate_w(W[:, m], y[m], p[m]), both),
-        MetricDef("fnr", lambda W, m: M.false_negative_rate_w(W[:, m], y[m], p[m]), both),
-    ]
-    if spec.task == "detection":
-        # slices made only of inconsistent samples (TofuEval error types): recall is the metric
-        # (detection+explanation benchmarks report it as the detection score)
-        defs.append(
-            MetricDef(
-                "recall",
-                lambda W, m: M.recall_inconsistent_w(W[:, m], y[m], p[m]),
-                lambda m: has_inc(m) and not has_con(m),
-            )
-        )
-    inc = y == 0
-    detected = p == 0
-    for grader, g in grades.items():
-        has_g = ~np.isnan(g)
-        gz = np.where(has_g, g, 0.0)
-        es_rows = inc & has_g
-        js_rows = inc & ~(detected & ~has_g)
-        js_val = np.where(detected, gz, 0.0)
-        defs.append(_subset_mean_metric("explanation_score", es_rows, gz, grader))
-        defs.append(_subset_mean_metric("joint_score", js_rows, js_val, grader))
-    return defs
-
-
-def _subset_mean_metric(name: str, rows: np.ndarray, values: np.ndarray, grader: str) -> MetricDef:
-    """Mean of `values` over the slice's samples that are in `rows` (ES and JS)."""
-
-    def stat(W: np.ndarray, m: np.ndarray) -> np.ndarray:
-        sel = m & rows
-        return M.mean_w(W[:, sel], values[sel])
-
-    def applies(m: np.ndarray) -> bool:
-        return bool((m & rows).any())
-
-    def counted(m: np.ndarray) -> np.ndarray:
-        return m & rows
-
-    return MetricDef(name, stat, applies, grader, counted)
-
-
-def _correlation_metrics(
-    spec: BenchmarkSpec, x: np.ndarray, h: np.ndarray, control: np.ndarray | None
-) -> list[MetricDef]:
-    enough = lambda m: bool(m.sum() >= 3)  # noqa: E731
-    defs = [
-        MetricDef("pearson", lambda W, m: M.pearson_w(W[:, m], x[m], h[m]), enough),
-        MetricDef("spearman", lambda W, m: M.spearman_w(W[:, m], x[m], h[m]), enough),
-        MetricDef("kendall_tau", lambda W, m: M.kendall_tau_w(W[:, m], x[m], h[m]), enough),
-    ]
-    if control is not None:
-        codes = np.unique(control, return_inverse=True)[1].ravel()
-        # partialling out needs at least two control groups in the slice
-        several = lambda m: bool(m.sum() >= 3 and len(np.unique(codes[m])) > 1)  # noqa: E731
-        # FRANK reports them overall and per dataset; error-type subsets get the plain ones
-        kinds = ("overall", *(s.kind for s in spec.slices if s.fields == ("domain",)))
-        defs.append(
-            MetricDef(
-                "partial_pearson",
-                lambda W, m: M.partial_pearson_w(W[:, m], x[m], h[m], codes[m]),
-                several,
-                kinds=kinds,
-            )
-        )
-        defs.append(
-            MetricDef(
-                "partial_spearman",
-                lambda W, m: M.partial_spearman_w(W[:, m], x[m], h[m], codes[m]),
-                several,
-                kinds=kinds,
-            )
-        )
-    return defs
 
 
 # --------------------------------------------------------------------------------------------
@@ -556,7 +381,7 @@ def final_labels(
 
 
 def score(
-    spec: BenchmarkSpec,
+    spec: ScoringSpec,
     samples: pd.DataFrame,
     predictions: pd.DataFrame,
     options: ScoreOptions | None = None,
@@ -648,7 +473,7 @@ def score(
 
 
 def _score_frame(
-    spec: BenchmarkSpec,
+    spec: ScoringSpec,
     f: pd.DataFrame,
     unit: str,
     splits: list[str],
@@ -662,10 +487,12 @@ def _score_frame(
     domains = f["domain"].fillna("").astype(str).to_numpy()
     stratify = spec.overall == "mean_over_domains"
     present = sorted(set(domains) - {""})
-    ctx = _Ctx(
+    ctx = SliceContext(
         split_name,
         unit,
-        options,
+        options.resamples,
+        options.seed,
+        options.level,
         domains if stratify else None,
         present,
         stratify and bool(present),
@@ -675,7 +502,7 @@ def _score_frame(
         h = f["human_score"].astype(float).to_numpy()
         control = correlation_control(spec, f)
         rs = M.Resampler(len(f), resamples=options.resamples, seed=options.seed, strata=ctx.strata)
-        return _evaluate(_correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
+        return evaluate(correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
     y = f["label"].astype(int).to_numpy()
     p = f["pred_label"].astype(int).to_numpy()
     graders = _grades_by_grader(f, grades)
@@ -691,175 +518,14 @@ def _score_frame(
         keys=np.column_stack(cols),
     )
     r = rs.rows
-    defs = _detection_metrics(spec, y[r], p[r], {k: g[r] for k, g in graders.items()})
+    defs = detection_metrics(spec, y[r], p[r], {k: g[r] for k, g in graders.items()})
     if options.labels_given:
         defs = [d for d in defs if d.grader is not None]
-    out = _evaluate(defs, [(k, v, m[r]) for k, v, m in masks], rs, domains[r], ctx)
+    out = evaluate(defs, [(k, v, m[r]) for k, v, m in masks], rs, domains[r], ctx)
     if f["score"].notna().all() and not options.labels_given:
-        out += _roc_auc_results(y, f["score"].astype(float).to_numpy(), masks, domains, ctx)
+        out += roc_auc_results(y, f["score"].astype(float).to_numpy(), masks, domains, ctx)
     order = {(k, v): i for i, (k, v, _) in enumerate(masks)}
     return sorted(out, key=lambda res: order[(res.slice_kind, res.slice_value)])
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    split: str
-    unit: str
-    options: ScoreOptions
-    strata: np.ndarray | None
-    present: list[str]  # domains present
-    overall_mean: bool  # overall = unweighted mean of the per-domain values
-
-
-def _evaluate(
-    defs: list[MetricDef],
-    masks: list[tuple[str, str, np.ndarray]],
-    rs: M.Resampler,
-    dom_rows: np.ndarray,
-    ctx: _Ctx,
-) -> list[SliceResult]:
-    """Point values and CIs of every (slice, metric) that applies, in one bootstrap pass."""
-    plan: list[tuple[str, str, MetricDef, np.ndarray, bool]] = []
-    for kind, value, m in masks:
-        for d in defs:
-            if (d.kinds is not None and kind not in d.kinds) or not d.applies(m):
-                continue
-            mean_dom = kind == "overall" and ctx.overall_mean and d.name in MEAN_OVER_DOMAINS
-            if mean_dom and not all(d.applies(m & (dom_rows == dm)) for dm in ctx.present):
-                continue
-            plan.append((kind, value, d, m, mean_dom))
-
-    def stat_all(W: np.ndarray) -> np.ndarray:
-        cols = []
-        for _, _, d, m, mean_dom in plan:
-            if mean_dom:
-                cols.append(
-                    np.mean(
-                        np.stack([d.stat(W, m & (dom_rows == dm)) for dm in ctx.present], axis=1),
-                        axis=1,
-                    )
-                )
-            else:
-                cols.append(d.stat(W, m))
-        return np.stack(cols, axis=1) if cols else np.zeros((W.shape[0], 0))
-
-    P = rs.point_weights()
-    point = stat_all(P)[0]
-    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.options.level)
-    return [
-        _result(
-            ctx,
-            kind,
-            value,
-            d.name,
-            point[j],
-            lo[j],
-            hi[j],
-            int(P[0][d.rows(m)].sum()),
-            d.grader,
-            mean_dom,
-        )
-        for j, (kind, value, d, m, mean_dom) in enumerate(plan)
-        if np.isfinite(point[j])
-    ]
-
-
-def _roc_auc_results(
-    y: np.ndarray,
-    s: np.ndarray,
-    masks: list[tuple[str, str, np.ndarray]],
-    domains: np.ndarray,
-    ctx: _Ctx,
-) -> list[SliceResult]:
-    """AUROC per slice: one sort shared by every slice; the overall mean over domains reuses
-    the per-domain columns."""
-    both = [
-        (k, v, m)
-        for k, v, m in masks
-        if (y[m] == 0).any() and (y[m] == 1).any() and not (k == "overall" and ctx.overall_mean)
-    ]
-    dom_masks = [domains == d for d in ctx.present] if ctx.overall_mean else []
-    mean_ok = bool(dom_masks) and all((y[m] == 0).any() and (y[m] == 1).any() for m in dom_masks)
-    stat = M.RocAucSlices(y, s, [m for _, _, m in both] + (dom_masks if mean_ok else []))
-    k = len(both)
-
-    def stat_all(W: np.ndarray) -> np.ndarray:
-        v = stat(W)
-        if mean_ok:
-            v = np.column_stack([v[:, :k], v[:, k:].mean(axis=1)])
-        return v
-
-    rs = M.Resampler(
-        len(y),
-        resamples=ctx.options.resamples,
-        seed=ctx.options.seed,
-        strata=ctx.strata,
-        dtype=np.float32,
-    )
-    point = stat_all(rs.point_weights())[0]
-    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.options.level)
-    out = [
-        _result(ctx, kind, value, "roc_auc", point[j], lo[j], hi[j], int(m.sum()), None, False)
-        for j, (kind, value, m) in enumerate(both)
-        if np.isfinite(point[j])
-    ]
-    if mean_ok and np.isfinite(point[k]):
-        out.append(
-            _result(ctx, "overall", "", "roc_auc", point[k], lo[k], hi[k], len(y), None, True)
-        )
-    return out
-
-
-def _result(
-    ctx: _Ctx,
-    kind: str,
-    value: str,
-    metric: str,
-    point: float,
-    lo: float,
-    hi: float,
-    n: int,
-    grader: str | None,
-    mean_dom: bool,
-) -> SliceResult:
-    return SliceResult(
-        split=ctx.split,
-        unit=ctx.unit,
-        slice_kind=kind,
-        slice_value=value,
-        metric=metric,
-        value=float(point),
-        ci_low=float(lo) if np.isfinite(lo) else None,
-        ci_high=float(hi) if np.isfinite(hi) else None,
-        n=n,
-        coverage=ctx.present if (kind == "overall" and ctx.present) else None,
-        grader=grader,
-        aggregation="mean_over_domains" if mean_dom else None,
-    )
-
-
-def correlation_control(spec: BenchmarkSpec, frame: pd.DataFrame) -> np.ndarray | None:
-    """The control variable partial correlations partial out (FRANK: the summarizing system),
-    one string per row of `frame`; None when the benchmark declares none."""
-    if not spec.correlation_control:
-        return None
-    vals = _field_values(frame, spec.correlation_control, _attrs(frame))
-    return np.asarray([str(v) for v in vals])
-
-
-def _attrs(f: pd.DataFrame) -> list[dict[str, str]]:
-    return [json.loads(a) if isinstance(a, str) and a else {} for a in f["attributes"]]
-
-
-MEAN_OVER_DOMAINS = {
-    "balanced_accuracy",
-    "accuracy",
-    "fpr",
-    "fnr",
-    "roc_auc",
-    "detection_accuracy",
-    "detection_score",
-}
 
 
 def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
@@ -870,7 +536,7 @@ def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
 
 
 def _score_explanations(
-    spec: BenchmarkSpec,
+    spec: ScoringSpec,
     f: pd.DataFrame,
     unit: str,
     split_name: str,

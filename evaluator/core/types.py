@@ -22,12 +22,12 @@ from pydantic import (
     model_validator,
 )
 
+from evaluator.core.choices import AppliedPolicy
 from evaluator.core.sanitize import control_char
 from evaluator.core.vocabulary import DOMAIN_SLACK, ModelKind, Origin, metric_domain
 
 Split = Literal["dev", "test"]
 Unit = Literal["summary", "sentence", "claim"]
-PROTOCOLS: tuple[str, ...] = ("EvalV1", "EvalV2", "EvalV3", "EvalV4", "human")
 
 CONSISTENT = 1
 INCONSISTENT = 0
@@ -212,9 +212,10 @@ def _no_hidden(text: str, what: str, allowed: str = "") -> None:
 
 
 class ThresholdInfo(_Frozen):
-    """How scores became labels. policy: labels | dev | fixed | per-domain-dev."""
+    """How scores became labels: the policy applied (labels as given, a threshold tuned on dev,
+    a fixed one, one per domain tuned on dev, or none: scores used as they are)."""
 
-    policy: str
+    policy: AppliedPolicy
     threshold: float | None = None
     per_domain: dict[str, float] | None = None
     tuned_on: str | None = None  # the split the threshold was chosen on

@@ -27,8 +27,17 @@ TASKS: tuple[Task, ...] = (
     "explanation-grading",
 )
 Input = Literal["labels", "scores", "grades", "time"]
+# what a slice must hold for a metric to be reported on it: any row; an inconsistent sample; both
+# classes (on a one-class slice BAcc, accuracy, FPR and FNR would only restate the recall); only
+# inconsistent samples (TofuEval's error types: recall is the metric there); three pairs (a
+# correlation); three pairs from at least two control groups (a partial correlation)
+Needs = Literal["rows", "inconsistent", "both_classes", "inconsistent_only", "pairs", "groups"]
+# how the overall value is formed on a benchmark whose overall is the mean over its domains
+# (SummEdits): the unweighted mean of the per-domain values, or the samples pooled
+Aggregation = Literal["mean_over_domains", "pooled"]
 
 WeightedFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+PartialFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -36,10 +45,14 @@ class Metric:
     """One metric as FactBoard names, shows and ranks it.
 
     `weighted` is the engine function of (W, y_true, y_pred) for label metrics or (W, x, human)
-    for score and correlation metrics, one value per row of bootstrap weights W; None where the
-    metric needs more than two columns (partial correlations, explanation grades, run time).
-    `confusion` names the confusion-matrix formula of a label metric (inconsistent = positive),
-    so a board can compute it for many runs at once from stacked counts.
+    for score and correlation metrics, one value per row of bootstrap weights W; `partialled`
+    is (W, x, human, control codes) for a partial correlation; both None where the scorer has its
+    own path (AUROC over sorted scores, explanation grades) or none (run time, published-only
+    metrics). The scorer reports a metric that has a function on every slice that holds what
+    `needs` says. `confusion` names the confusion-matrix formula of a label metric (inconsistent =
+    positive), so a board can compute it for many runs at once from stacked counts.
+    `domain_aggregation` is how the overall value is formed where a benchmark averages over its
+    domains; `eee_kind` is its Every Eval Ever `metric_kind` (empty: the metric's name).
     """
 
     name: str
@@ -50,6 +63,10 @@ class Metric:
     lower_is_better: bool = False
     weighted: WeightedFn | None = None
     confusion: str | None = None
+    needs: Needs | None = None
+    domain_aggregation: Aggregation = "pooled"
+    eee_kind: str = ""
+    partialled: PartialFn | None = None
     per_grader: bool = False
     source: str = ""
     definition: str = ""  # one plain sentence for a reader (METRIC_DEFINITIONS when not given)
@@ -147,6 +164,9 @@ for _m in (
         "labels",
         weighted=M.balanced_accuracy_w,
         confusion="balanced_accuracy",
+        needs="both_classes",
+        domain_aggregation="mean_over_domains",
+        eee_kind="accuracy",
         source="SummaC §5.1; SummEdits §4; TofuEval §4",
     ),
     Metric(
@@ -157,6 +177,9 @@ for _m in (
         "labels",
         weighted=M.accuracy_w,
         confusion="accuracy",
+        needs="both_classes",
+        domain_aggregation="mean_over_domains",
+        eee_kind="accuracy",
     ),
     Metric(
         "detection_accuracy",
@@ -167,6 +190,9 @@ for _m in (
         weighted=M.accuracy_w,
         confusion="accuracy",
         source="SummExecEdit §4 (DA)",
+        needs="rows",
+        domain_aggregation="mean_over_domains",
+        eee_kind="accuracy",
     ),
     Metric(
         "detection_score",
@@ -177,6 +203,9 @@ for _m in (
         weighted=M.recall_inconsistent_w,
         confusion="recall",
         source="SummExecEdit §4 (DS)",
+        needs="inconsistent",
+        domain_aggregation="mean_over_domains",
+        eee_kind="recall",
     ),
     Metric(
         "fpr",
@@ -188,6 +217,9 @@ for _m in (
         weighted=M.false_positive_rate_w,
         confusion="fpr",
         source="TofuEval Table 3",
+        needs="both_classes",
+        domain_aggregation="mean_over_domains",
+        eee_kind="error_rate",
     ),
     Metric(
         "fnr",
@@ -199,6 +231,9 @@ for _m in (
         weighted=M.false_negative_rate_w,
         confusion="fnr",
         source="TofuEval Table 3",
+        needs="both_classes",
+        domain_aggregation="mean_over_domains",
+        eee_kind="error_rate",
     ),
     Metric(
         "recall",
@@ -209,6 +244,8 @@ for _m in (
         weighted=M.recall_inconsistent_w,
         confusion="recall",
         source="TofuEval Table 6 (error-type recall)",
+        needs="inconsistent_only",
+        eee_kind="recall",
     ),
     Metric(
         "roc_auc",
@@ -217,6 +254,9 @@ for _m in (
         _DETECTION,
         "scores",
         weighted=M.roc_auc_w,
+        needs="both_classes",
+        domain_aggregation="mean_over_domains",
+        eee_kind="auroc",
     ),
     Metric(
         "explanation_score",
@@ -226,6 +266,7 @@ for _m in (
         "grades",
         per_grader=True,
         source="SummExecEdit §4 (ES)",
+        eee_kind="judge_score",
     ),
     Metric(
         "joint_score",
@@ -235,6 +276,7 @@ for _m in (
         "grades",
         per_grader=True,
         source="SummExecEdit §4 (JS)",
+        eee_kind="judge_score",
     ),
     Metric(
         "explanation_share",
@@ -243,6 +285,7 @@ for _m in (
         _GRADED,
         "grades",
         per_grader=True,
+        eee_kind="proportion",
     ),
     Metric(
         "pearson",
@@ -251,6 +294,7 @@ for _m in (
         ("correlation",),
         "scores",
         weighted=M.pearson_w,
+        needs="pairs",
         source="QAGS Table 1; FRANK Table 4",
     ),
     Metric(
@@ -260,6 +304,7 @@ for _m in (
         ("correlation",),
         "scores",
         weighted=M.spearman_w,
+        needs="pairs",
         source="FRANK Table 4",
     ),
     Metric(
@@ -269,6 +314,7 @@ for _m in (
         ("correlation",),
         "scores",
         weighted=M.kendall_tau_w,
+        needs="pairs",
         source="LongDocFACTScore Tables 3-4",
     ),
     Metric(
@@ -277,6 +323,8 @@ for _m in (
         "Partial Pearson correlation (system partialled out)",
         ("correlation",),
         "scores",
+        partialled=M.partial_pearson_w,
+        needs="groups",
         source="FRANK §5 and Table 4",
     ),
     Metric(
@@ -285,10 +333,19 @@ for _m in (
         "Partial Spearman correlation (system partialled out)",
         ("correlation",),
         "scores",
+        partialled=M.partial_spearman_w,
+        needs="groups",
         source="FRANK Table 4",
     ),
-    Metric("cohen_kappa", "Cohen κ", "Cohen's kappa", _DETECTION, "labels"),
-    Metric("correlation", "Correlation", "Correlation", ("correlation",), "scores"),
+    Metric("cohen_kappa", "Cohen κ", "Cohen's kappa", _DETECTION, "labels", eee_kind="agreement"),
+    Metric(
+        "correlation",
+        "Correlation",
+        "Correlation",
+        ("correlation",),
+        "scores",
+        eee_kind="correlation",
+    ),
     Metric(
         "runtime_seconds",
         "Run time (s)",
@@ -296,6 +353,7 @@ for _m in (
         TASKS,
         "time",
         lower_is_better=True,
+        eee_kind="latency",
     ),
 ):
     register_metric(_m)
@@ -330,9 +388,25 @@ def label_metrics() -> dict[str, Metric]:
     return {n: m for n, m in METRICS.items() if m.confusion is not None}
 
 
-def weighted_metrics(uses: str) -> dict[str, WeightedFn]:
-    """name -> weighted engine function, for metrics computed from two columns."""
-    return {n: m.weighted for n, m in METRICS.items() if m.uses == uses and m.weighted}
+def scored_metrics(task: str, uses: Input) -> list[Metric]:
+    """The metrics the scorer computes with their own function on a benchmark of `task` from
+    `uses` (labels, or scores against human scores), in the vocabulary's order."""
+    return [
+        m
+        for m in METRICS.values()
+        if task in m.tasks and m.uses == uses and (m.weighted or m.partialled) and m.needs
+    ]
+
+
+# the metrics whose overall value is the mean of the per-domain values on a benchmark that
+# averages over its domains (SummEdits Overall)
+MEAN_OVER_DOMAINS: frozenset[str] = frozenset(
+    n for n, m in METRICS.items() if m.domain_aggregation == "mean_over_domains"
+)
+# Every Eval Ever's metric_kind, where it is not the metric's own name
+EEE_KINDS: dict[str, str] = {n: m.eee_kind for n, m in METRICS.items() if m.eee_kind}
+# the correlations with human scores the scorer computes (coefficients in [-1, 1])
+CORRELATIONS: frozenset[str] = frozenset(m.name for m in scored_metrics("correlation", "scores"))
 
 
 # The values a stored number may take (run.json's results, read or written): rates, shares,

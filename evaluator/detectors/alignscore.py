@@ -26,6 +26,7 @@ import numpy as np
 
 from evaluator.detectors.base import (
     DetectorError,
+    Evidence,
     ModelDetector,
     Opt,
     TruncationLog,
@@ -231,7 +232,7 @@ class AlignScore(ModelDetector):
 
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         scores: list[float] = []
-        ev: list[dict[str, Any] | None] = []
+        ev: list[Evidence | None] = []
         for d, s, m in zip(documents, summaries, self.matrices(documents, summaries), strict=True):
             if not m.size:
                 scores.append(float("nan"))

@@ -28,6 +28,7 @@ import numpy as np
 
 from evaluator.detectors.base import (
     DetectorError,
+    Evidence,
     ModelDetector,
     Opt,
     TruncationLog,
@@ -343,7 +344,7 @@ class BARTScore(ModelDetector):
 
     def sentence_evidence(
         self, summaries: Sequence[str], tokens: Sequence[np.ndarray]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[Evidence | None]:
         """Per (prepared) summary, its sentences with the mean log-likelihood of their tokens."""
         from evaluator.detectors.base import quiet_transformers
         from evaluator.detectors.text import split_sentences
@@ -358,7 +359,7 @@ class BARTScore(ModelDetector):
                 return_offsets_mapping=True,
                 return_special_tokens_mask=True,
             )
-        out: list[dict[str, Any] | None] = []
+        out: list[Evidence | None] = []
         for i, summ in enumerate(summaries):
             sents = split_sentences(summ)
             if not sents:

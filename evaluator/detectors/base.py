@@ -31,9 +31,20 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluator.core.errors import DetectorError
+
+# a pair's evidence is a typed record of evaluator.core.evidence; the detectors build it with
+# these builders, imported from here
+from evaluator.core.evidence import (  # noqa: F401
+    EVIDENCE_UNITS,
+    Evidence,
+    EvidenceItem,
+    evidence,
+    evidence_item,
+)
 from evaluator.detectors import text as _text
 
 # --------------------------------------------------------------------------------------------
@@ -174,16 +185,90 @@ class TruncationLog:
 # the base class
 
 
-class ModelDetector(abc.ABC):
+def board_name(base: str, checkpoint: Any, default: Any, deviations: Sequence[str]) -> str:
+    """A run's name on the board: `base` alone with the default checkpoint, else followed by
+    the checkpoint (hub id, or folder name of a local path), e.g. SummaC-ZS (nli); a setup off
+    the authors' is `[variant: ...]`. At most 120 characters."""
+    if checkpoint and checkpoint != default:
+        p = Path(str(checkpoint))
+        base = f"{base} ({p.name if p.exists() else checkpoint})"
+    if deviations:  # not the authors' setup: the board says so in the name
+        base = f"{base} [variant: {', '.join(deviations)}]"
+    return base[:120]
+
+
+class Detector:
+    """The contract between a detector and the runner (evaluator.detectors.runner).
+
+    A detector gives `score(documents, summaries) -> list[float]`, higher = more consistent,
+    deterministic for the same inputs. The rest has defaults that say "nothing of that kind",
+    and a detector overrides what it has: its name on the board (`board_name`), how it departs
+    from its authors' setup (`deviations`), what the run records of it (`describe`, with the
+    entries named in RECORDED), training on the dev split (`needs_fit`, `fit`, what it learnt
+    in `trained_state`, recorded under TRAINED_ON), the files a Ray actor needs to build the
+    same detector (`actor_files`), the sentence splitter that ran where the pairs were scored
+    (`record_splitter`), and its own progress bar (`quiet`)."""
+
+    name: str = ""
+    display_name: str = ""
+    kind: str = "non-llm"
+    paper: str = ""  # citation URL
+    description: str | None = ""
+    # the describe() entries a run records in config.extra (beside device, dtype and options)
+    RECORDED: ClassVar[tuple[str, ...]] = ("fidelity",)
+    # config.extra's key for what a detector that trains on dev was trained on
+    TRAINED_ON: ClassVar[str] = "trained_on"
+
+    def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
+        raise NotImplementedError
+
+    @property
+    def needs_fit(self) -> bool:
+        """True when the detector must be trained (`fit`) on labelled dev pairs first."""
+        return False
+
+    def fit(self, documents: Sequence[str], summaries: Sequence[str], labels: Sequence[int]) -> Any:
+        raise DetectorError(f"detector {self.name} does not train")
+
+    def trained_state(self) -> dict[str, Any] | None:
+        """What `fit` learnt (or the weights given in its place), JSON-ready; None: nothing."""
+        return None
+
+    def actor_files(self) -> dict[str, str]:
+        """Option name -> the text of a file the detector read here, for a Ray actor on a node
+        that does not share this machine's disk."""
+        return {}
+
+    def deviations(self) -> list[str]:
+        """The options set away from the authors' value, as `key=value` (empty: faithful)."""
+        return []
+
+    def describe(self) -> dict[str, Any]:
+        """What the run records: checkpoint, device, dtype, options, fidelity, statistics."""
+        return {}
+
+    def record_splitter(self, used: str | None) -> None:
+        """The sentence splitter the detector that scored reported (see ModelDetector)."""
+        return None
+
+    def quiet(self) -> None:
+        """Turn the detector's own progress bar off (the run's bar counts pairs)."""
+        return None
+
+    def board_name(self) -> str:
+        return board_name(self.display_name or self.name, None, None, self.deviations())
+
+    def model_card(self) -> tuple[str, str | None, str | None]:
+        """(model kind, paper URL, description) for the run's model."""
+        cls = type(self)
+        return cls.kind, cls.paper or None, self.description or None
+
+
+class ModelDetector(Detector, abc.ABC):
     """Base of the detectors that load models. Subclasses set the class attributes and implement
     `_load()` and `_score(documents, summaries)`."""
 
-    name: ClassVar[str] = ""
-    display_name: ClassVar[str] = ""
-    kind: ClassVar[str] = "non-llm"
     default_checkpoint: ClassVar[str | None] = None
-    paper: ClassVar[str] = ""  # citation URL
-    description: ClassVar[str] = ""
     OPTIONS: ClassVar[dict[str, Opt]] = {}
     default_batch_size: ClassVar[int] = 16
     # the dtype the authors run on a GPU ("auto" precision picks it; the CPU is always float32)
@@ -214,14 +299,14 @@ class ModelDetector(abc.ABC):
         merged = {**dict(options or {}), **more_options}
         self.options = parse_options(self.name, self.OPTIONS, merged)
         self.stats = Stats()
-        self._evidence: list[dict[str, Any] | None] | None = None
+        self._evidence: list[Evidence | None] | None = None
         self._loaded = False
         self.device: Any = None  # evaluator.detectors.device.DeviceChoice once loaded
         self._check_options()
 
     # hooks ----------------------------------------------------------------------------------
 
-    def _check_options(self) -> None:  # noqa: B027 (optional hook: no checks by default)
+    def _check_options(self) -> None:
         """Cross-option checks (raise DetectorError). Runs in the constructor: loads nothing."""
 
     @abc.abstractmethod
@@ -263,19 +348,19 @@ class ModelDetector(abc.ABC):
 
     def score_with_evidence(
         self, documents: Sequence[str], summaries: Sequence[str]
-    ) -> tuple[list[float], list[dict[str, Any] | None]]:
+    ) -> tuple[list[float], list[Evidence | None]]:
         """The scores, and per pair the evidence `_score` gave (None where it gave none)."""
         self._evidence = None
         scores = self.score(documents, summaries)
-        ev: list[dict[str, Any] | None] = (
+        ev: list[Evidence | None] = (
             self._evidence if self._evidence is not None else [None] * len(scores)
         )
         self._evidence = None
         return scores, ev
 
-    def set_evidence(self, evidence: Sequence[dict[str, Any] | None]) -> None:
-        """Called by `_score`: one evidence dict (see `evidence()`) or None per pair."""
-        self._evidence = list(evidence)
+    def set_evidence(self, per_pair: Sequence[Evidence | None]) -> None:
+        """Called by `_score`: one evidence record (see `evidence()`) or None per pair."""
+        self._evidence = list(per_pair)
 
     def deviations(self) -> list[str]:
         """The options set away from the authors' value, as `key=value` (empty: faithful). The
@@ -341,6 +426,17 @@ class ModelDetector(abc.ABC):
         there, and this process need not load nltk to tell."""
         self._splitter_ran = used
 
+    def quiet(self) -> None:
+        self.progress = False
+
+    def board_name(self) -> str:
+        return board_name(
+            self.display_name or self.name,
+            self.checkpoint,
+            self.default_checkpoint,
+            self.deviations(),
+        )
+
     def reset_stats(self) -> None:
         """Zero the counters (what was learnt at load time, limits and notes, is kept)."""
         self.stats = Stats(
@@ -363,57 +459,6 @@ class ModelDetector(abc.ABC):
 
 # --------------------------------------------------------------------------------------------
 # evidence
-
-EVIDENCE_UNITS = ("sentence", "claim", "chunk", "question", "snippet")
-
-
-def evidence_item(
-    text: str, score: float | None, support: str | None = None, **extra: Any
-) -> dict[str, Any]:
-    """One piece of evidence: a part of the summary (a sentence, the claim, a question) with its
-    score, the source text that supports it best (a sentence, chunk or snippet) and any method
-    specific detail in `extra` (QAGS: the answers from summary and source). JSON values only."""
-    item: dict[str, Any] = {"text": str(text), "score": _finite_or_none(score)}
-    if support is not None:
-        item["support"] = str(support)
-    if extra:
-        item["extra"] = {k: _json_value(v) for k, v in extra.items()}
-    return item
-
-
-def evidence(
-    unit: str, items: Sequence[dict[str, Any]], aggregate: str, note: str | None = None
-) -> dict[str, Any]:
-    """A pair's evidence: what each item is (`unit`, one of EVIDENCE_UNITS), the items in summary
-    order, and how their scores make the pair's score (`aggregate`, e.g. "min", "mean")."""
-    if unit not in EVIDENCE_UNITS:
-        raise ValueError(f"evidence unit {unit!r} not in {EVIDENCE_UNITS}")
-    out: dict[str, Any] = {"unit": unit, "aggregate": aggregate, "items": list(items)}
-    if note:
-        out["note"] = note
-    return out
-
-
-def _finite_or_none(v: Any) -> float | None:
-    if v is None:
-        return None
-    f = float(v)
-    return f if f == f and abs(f) != float("inf") else None
-
-
-def _json_value(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, str, int)):
-        return v
-    if isinstance(v, float):
-        return _finite_or_none(v)
-    if isinstance(v, (list, tuple)):
-        return [_json_value(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _json_value(x) for k, x in v.items()}
-    try:
-        return _finite_or_none(float(v))  # numpy / torch scalars
-    except (TypeError, ValueError):
-        return str(v)
 
 
 def check_pairs(documents: Sequence[str], summaries: Sequence[str]) -> None:

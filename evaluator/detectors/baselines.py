@@ -15,21 +15,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evaluator.detectors.base import DetectorError, ModelDetector, Opt, check_pairs, parse_options
+from evaluator.detectors.base import (
+    Detector,
+    DetectorError,
+    ModelDetector,
+    Opt,
+    board_name,
+    check_pairs,
+    parse_options,
+)
 from evaluator.detectors.registry import register_detector
 
 MEASURES = ("precision", "recall", "fmeasure")
 
 
-class _Rouge:
+class _Rouge(Detector):
     """ROUGE needs no model: constructed and scored on the CPU, anywhere."""
 
-    name: ClassVar[str] = ""
-    display_name: ClassVar[str] = ""
     rouge_type: ClassVar[str] = ""
-    kind: ClassVar[str] = "baseline"
+    kind = "baseline"
     default_checkpoint: ClassVar[str | None] = None
-    paper: ClassVar[str] = "https://aclanthology.org/W04-1013/"
+    paper = "https://aclanthology.org/W04-1013/"
     KNOWN_DIFFERENCES: ClassVar[tuple[str, ...]] = (
         "Scored against the source document (reference-free); the papers' ROUGE rows compare "
         "with reference summaries.",
@@ -63,6 +69,12 @@ class _Rouge:
 
     def deviations(self) -> list[str]:
         return []  # Google's rouge-score computes it; no option departs from the package
+
+    def board_name(self) -> str:
+        base = self.display_name or self.name
+        if self.options.get("measure") != "precision":
+            base = f"{base} {self.options['measure']}"
+        return board_name(base, None, None, self.deviations())
 
     def describe(self) -> dict[str, Any]:
         return {

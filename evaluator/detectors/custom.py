@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evaluator.core.errors import DetectorError
-from evaluator.detectors.base import Opt, Stats, check_pairs
+from evaluator.detectors.base import Detector, Opt, Stats, board_name, check_pairs
 
 RETURNS = ("scores", "labels")
 
@@ -39,7 +39,7 @@ def name_of(obj: Any) -> str:
     return type(obj).__name__ if not callable(obj) or hasattr(obj, "score") else "detector"
 
 
-class CallableDetector:
+class CallableDetector(Detector):
     """Wraps `score(documents, summaries)` into FactBoard's detector contract: the pairs are
     checked, the reply's length and values too, and `describe()` says what it returned."""
 
@@ -107,6 +107,9 @@ class CallableDetector:
         if self.labels is not None:
             return "labels" if self.labels else "scores"
         return "labels" if self.returned == {"labels"} else "scores"
+
+    def board_name(self) -> str:
+        return board_name(self.display_name or self.name, self.checkpoint, None, [])
 
     def describe(self) -> dict[str, Any]:
         """What the run records; a wrapped object's own `describe()` first where it has one."""

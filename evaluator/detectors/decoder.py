@@ -33,6 +33,7 @@ import numpy as np
 
 from evaluator.detectors.base import (
     DetectorError,
+    Evidence,
     ModelDetector,
     Opt,
     TruncationLog,
@@ -439,7 +440,7 @@ class DecoderJudge(ModelDetector):
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         mats, segs, answers = self.matrices(documents, summaries)
         scores: list[float] = []
-        evid: list[dict[str, Any] | None] = []
+        evid: list[Evidence | None] = []
         whole = self.options["aggregate"] == "whole"
         for m, (chunks, claims), said in zip(mats, segs, answers, strict=True):
             if not m.size:

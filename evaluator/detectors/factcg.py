@@ -26,6 +26,7 @@ import numpy as np
 
 from evaluator.detectors.base import (
     DetectorError,
+    Evidence,
     ModelDetector,
     Opt,
     TruncationLog,
@@ -184,7 +185,7 @@ class FactCG(ModelDetector):
 
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         scores: list[float] = []
-        ev: list[dict[str, Any] | None] = []
+        ev: list[Evidence | None] = []
         for s, (chunks, vals) in zip(
             summaries, self.chunk_scores(documents, summaries), strict=True
         ):

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evaluator.detectors.base import (
+    Evidence,
     ModelDetector,
     Opt,
     TruncationLog,
@@ -172,7 +173,7 @@ class LongDocFACTScore(ModelDetector):
         log.mark(owners, [flags[w] for w in where])
         log.add_to(self.stats)
         out: list[float] = []
-        ev: list[dict[str, Any] | None] = []
+        ev: list[Evidence | None] = []
         pos = 0
         for per_sample, sents in zip(layout, sum_sents, strict=True):
             if per_sample is None:

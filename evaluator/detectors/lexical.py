@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evaluator.detectors.base import Detector
 from evaluator.detectors.registry import register_detector
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,]\d+)*")
@@ -21,7 +22,7 @@ def _check(documents: Sequence[str], summaries: Sequence[str]) -> None:
 
 
 @register_detector("lexical-overlap")
-class TokenPrecision:
+class TokenPrecision(Detector):
     """Share of the summary's word tokens that occur in the document (unigram precision)."""
 
     name = "lexical-overlap"
@@ -37,7 +38,7 @@ class TokenPrecision:
 
 
 @register_detector("novel-entities")
-class NovelEntities:
+class NovelEntities(Detector):
     """Minus the number of numbers and capitalised words of the summary absent from the
     document (sentence-initial words excepted): 0 when every one is grounded."""
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from evaluator.detectors.base import (
     DetectorError,
+    Evidence,
     ModelDetector,
     Opt,
     TruncationLog,
@@ -390,7 +391,7 @@ class MiniCheck(ModelDetector):
     def _score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         how = self.options["aggregate"]
         scores: list[float] = []
-        ev: list[dict[str, Any] | None] = []
+        ev: list[Evidence | None] = []
         for d, s, m in zip(documents, summaries, self.matrices(documents, summaries), strict=True):
             if not m.size:
                 scores.append(float("nan"))

@@ -49,6 +49,7 @@ import numpy as np
 
 from evaluator.detectors.base import (
     DetectorError,
+    Evidence,
     ModelDetector,
     Opt,
     evidence,
@@ -669,7 +670,7 @@ class QAGS(ModelDetector):
         self.stats.inputs_truncated += sum(self._qg_truncated)
         self.stats.samples_truncated += sum(truncated_summary[w] for w in where)
         out: list[float] = []
-        ev: list[dict[str, Any] | None] = []
+        ev: list[Evidence | None] = []
         pos = 0
         for w in where:
             n = len(chosen[w])

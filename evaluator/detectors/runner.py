@@ -10,19 +10,18 @@ checkpoint, device, options, fidelity, how many inputs were truncated, SummaC-Co
 each pair's evidence.
 
 Where the scoring runs is the engine's choice (evaluator.runner.Engine): `local` scores the
-blocks of evaluator.distributed.blocks one after the other in this process, `ray` on Ray actors
+blocks of evaluator.detectors.blocks one after the other in this process, `ray` on Ray actors
 (evaluator.distributed.detectors); the blocks, and so the scores, are the same, finished blocks
 are checkpointed for both, and the run records the engine.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +29,23 @@ import pandas as pd
 
 from evaluator import runner
 from evaluator.benchmarks import registry
+from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
-from evaluator.detectors.base import DetectorError
+from evaluator.detectors import blocks as B
+from evaluator.detectors.base import Detector, DetectorError
 from evaluator.detectors.build import build_detector, library_versions
 from evaluator.detectors.registry import detector_package, get_detector
-from evaluator.distributed import blocks as B
 
 _versions = library_versions  # the name older callers import
 __all__ = [
     "DetectorPredictions",
+    "DetectorRunSpec",
     "build_detector",
     "default_model_name",
+    "predict",
     "predict_detector",
+    "run",
     "run_detector",
     "select_samples",
 ]
@@ -60,23 +63,11 @@ def _split_options(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], d
     return mine, opts
 
 
-def default_model_name(det: Any) -> str:
+def default_model_name(det: Detector) -> str:
     """The board name: the detector's display name alone with its default checkpoint, else
-    followed by the checkpoint (hub id, or folder name of a local path), e.g. SummaC-ZS (nli)."""
-    base = getattr(det, "display_name", "") or det.name
-    ckpt = getattr(det, "checkpoint", None)
-    default = getattr(det, "default_checkpoint", None)
-    if ckpt and ckpt != default:
-        p = Path(str(ckpt))
-        short = p.name if p.exists() else str(ckpt)
-        base = f"{base} ({short})"
-    opts = getattr(det, "options", {}) or {}
-    if getattr(det, "rouge_type", None) and opts.get("measure") != "precision":
-        base = f"{base} {opts['measure']}"
-    devs = det.deviations() if hasattr(det, "deviations") else []
-    if devs:  # not the authors' setup: the board says so in the name
-        base = f"{base} [variant: {', '.join(devs)}]"
-    return base[:120]
+    followed by the checkpoint (hub id, or folder name of a local path), e.g. SummaC-ZS (nli);
+    a setup off the authors' is a `[variant: ...]` (Detector.board_name)."""
+    return det.board_name()
 
 
 def select_samples(
@@ -91,6 +82,25 @@ def select_samples(
     rows = runner.select_samples(samples, unit, splits, limit)
     no_doc = rows["document"].isna() | (rows["document"].astype(str).str.strip() == "")
     return rows[~no_doc], int(no_doc.sum())
+
+
+@dataclass(frozen=True)
+class DetectorRunSpec:
+    """One detector run, as the CLI, a queued job, evaluate() and reproduce ask for it: the
+    detector (a registry name) on a benchmark, how it is built (checkpoint, device, batch size,
+    options: the runner's own, RUNNER_OPTIONS, and the detector's), what it scores (splits, the
+    first `limit` samples of each), the board name, and where it scores (the engine)."""
+
+    detector: str
+    benchmark: str
+    checkpoint: str | None = None
+    device: str | None = None
+    batch_size: int | None = None
+    splits: tuple[str, ...] | None = None
+    limit: int | None = None
+    model_name: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    engine: runner.Engine = field(default_factory=runner.Engine)
 
 
 @dataclass
@@ -111,40 +121,64 @@ def run_detector(
     name: str,
     benchmark: str,
     *,
-    checkpoint: str | None = None,
-    device: str | None = None,
-    batch_size: int | None = None,
-    splits: list[str] | None = None,
-    limit: int | None = None,
-    model_name: str | None = None,
-    options: Mapping[str, Any] | None = None,
     progress: bool = False,
     root: Path | None = None,
     run_id: str | None = None,
-    engine: runner.Engine | None = None,
     factory: Callable[[], Any] | None = None,
+    **spec: Any,
 ) -> Path:
-    """Score `benchmark` with detector `name` and store the run; returns its folder.
+    """Score `benchmark` with detector `name` and store the run; returns its folder. `spec`:
+    the other fields of DetectorRunSpec (checkpoint, device, batch_size, splits, limit,
+    model_name, options, engine); see `run`."""
+    return run(
+        _spec(name, benchmark, spec), progress=progress, root=root, run_id=run_id, factory=factory
+    )
 
-    run_id: the id to store the run under (a queued job derives it from its job id).
-    engine: where to score (default: local, blocks of runner.DEFAULT_BLOCK_SIZE).
-    factory: builds the detector that scores, in this process or in each Ray actor, instead of
-    the registry (a test wraps a detector); the run is still described by the registry's."""
-    p = predict_detector(
-        name,
-        benchmark,
-        checkpoint=checkpoint,
-        device=device,
-        batch_size=batch_size,
-        splits=splits,
-        limit=limit,
-        model_name=model_name,
-        options=options,
+
+def predict_detector(
+    name: str,
+    benchmark: str,
+    *,
+    progress: bool = False,
+    root: Path | None = None,
+    factory: Callable[[], Any] | None = None,
+    detector: Detector | None = None,
+    **spec: Any,
+) -> DetectorPredictions:
+    """`predict` with the run's settings as keyword arguments (DetectorRunSpec's fields)."""
+    return predict(
+        _spec(name, benchmark, spec),
         progress=progress,
         root=root,
-        engine=engine,
         factory=factory,
+        detector=detector,
     )
+
+
+def _spec(name: str, benchmark: str, fields: Mapping[str, Any]) -> DetectorRunSpec:
+    f = dict(fields)
+    if f.get("splits") is not None:
+        f["splits"] = tuple(f["splits"])
+    f["options"] = dict(f.get("options") or {})
+    if f.get("engine") is None:
+        f.pop("engine", None)
+    return DetectorRunSpec(name, benchmark, **f)
+
+
+def run(
+    spec: DetectorRunSpec,
+    *,
+    progress: bool = False,
+    root: Path | None = None,
+    run_id: str | None = None,
+    factory: Callable[[], Any] | None = None,
+) -> Path:
+    """Score the run `spec` describes and store it; returns its folder.
+
+    run_id: the id to store the run under (a queued job derives it from its job id).
+    factory: builds the detector that scores, in this process or in each Ray actor, instead of
+    the registry (a test wraps a detector); the run is still described by the registry's."""
+    p = predict(spec, progress=progress, root=root, factory=factory)
     path = runner.score_and_write(
         p.inputs, p.predictions, p.model, p.config, p.options, root, run_id, evidence=p.evidence
     )
@@ -152,43 +186,38 @@ def run_detector(
     return path
 
 
-def predict_detector(
-    name: str,
-    benchmark: str,
-    *,
-    checkpoint: str | None = None,
-    device: str | None = None,
-    batch_size: int | None = None,
-    splits: list[str] | None = None,
-    limit: int | None = None,
-    model_name: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    progress: bool = False,
-    root: Path | None = None,
-    engine: runner.Engine | None = None,
-    factory: Callable[[], Any] | None = None,
-    detector: Any = None,
-) -> DetectorPredictions:
-    """What `run_detector` scores and stores: the detector's predictions with the run's model,
-    config and scoring settings (arguments as `run_detector`'s).
+@dataclass(frozen=True)
+class _Settings:
+    """What the run's options and the benchmark decide before a detector is built."""
 
-    detector: a built detector (any object with `score(documents, summaries)`) to score with
-    instead of building `name` from the registry (evaluator.evaluate); `name` then only names
-    it, and no earlier run's checkpointed blocks are reused."""
-    t0 = time.perf_counter()
-    engine = (engine or runner.Engine()).check(DetectorError)
-    spec = registry.get(benchmark)
-    if detector is None:
-        get_detector(name)  # unknown names fail before anything is read
+    spec: BenchmarkSpec
+    unit: str
+    threshold: float | None  # --option threshold (policy "fixed")
+    requested: list[str] | None  # the splits asked for (none: the benchmark's own choice)
+    detector_options: dict[str, Any]
+
+    @property
+    def detection(self) -> bool:
+        return self.spec.task != "correlation"
+
+    @property
+    def has_dev(self) -> bool:
+        return "dev" in self.spec.splits
+
+
+def _settings(run: DetectorRunSpec, check_name: bool) -> _Settings:
+    spec = registry.get(run.benchmark)
+    if check_name:
+        get_detector(run.detector)  # unknown names fail before anything is read
     if spec.task == "explanation-grading":
         raise DetectorError(
-            f"{benchmark} grades explanations; a detector has nothing to score there"
+            f"{run.benchmark} grades explanations; a detector has nothing to score there"
         )
-    runner.check_limit(limit, DetectorError)
-    mine, det_options = _split_options(options)
+    runner.check_limit(run.limit, DetectorError)
+    mine, det_options = _split_options(run.options)
     unit = str(mine.get("unit") or spec.units[0])
     if unit not in spec.units:
-        raise DetectorError(f"unit {unit!r} not in {benchmark}'s units {list(spec.units)}")
+        raise DetectorError(f"unit {unit!r} not in {run.benchmark}'s units {list(spec.units)}")
     threshold = None
     if mine.get("threshold") is not None:
         try:
@@ -197,95 +226,186 @@ def predict_detector(
             raise DetectorError(f"option threshold={mine['threshold']!r} is not a number") from None
         if not math.isfinite(threshold):
             raise DetectorError(f"option threshold={threshold!r} is not finite")
+    splits = list(run.splits) if run.splits is not None else None
     requested = runner.requested_splits(spec, splits, DetectorError)
-    detection = spec.task != "correlation"
-    has_dev = "dev" in spec.splits
-    if detection and threshold is None and not has_dev:
+    s = _Settings(spec, unit, threshold, requested, det_options)
+    if s.detection and threshold is None and not s.has_dev:
         raise DetectorError(
-            f"{benchmark} has no dev split to tune a threshold on; give --option threshold=T"
+            f"{run.benchmark} has no dev split to tune a threshold on; give --option threshold=T"
         )
-    det = detector
-    if det is None:
-        det = build_detector(
-            name,
-            checkpoint=checkpoint,
-            device=device,
-            batch_size=batch_size,
-            options=det_options,
-            progress=progress,
-        )
-    elif factory is None:
-        factory = lambda: det  # noqa: E731 (the one detector, in each Ray actor too)
-    needs_fit = bool(getattr(det, "needs_fit", False))
-    if needs_fit and not has_dev:
-        raise DetectorError(
-            f"{name} trains on the dev split and {benchmark} has none; give "
-            "--option conv_weights=FILE (weights from another run's run.json)"
-        )
-    scored_splits = requested or [
-        s for s in spec.splits if s != "dev" or spec.fixed_threshold is None or needs_fit
-    ]
-    needed = list(scored_splits)
-    tunes = detection and threshold is None and spec.fixed_threshold is None
-    if has_dev and "dev" not in needed and (tunes or needs_fit):
-        needed.append("dev")
+    return s
 
-    inputs = runner.load_inputs(benchmark, root)
-    rows, no_document = select_samples(spec, inputs.samples, unit, needed, limit)
-    if rows.empty:
-        why = f" ({no_document} without a document)" if no_document else ""
+
+def _needed_splits(s: _Settings, needs_fit: bool) -> list[str]:
+    """The splits the detector scores: those asked for (or the benchmark's), and dev where a
+    threshold is tuned or the detector trains there."""
+    spec = s.spec
+    scored = s.requested or [
+        x for x in spec.splits if x != "dev" or spec.fixed_threshold is None or needs_fit
+    ]
+    needed = list(scored)
+    tunes = s.detection and s.threshold is None and spec.fixed_threshold is None
+    if s.has_dev and "dev" not in needed and (tunes or needs_fit):
+        needed.append("dev")
+    return needed
+
+
+def _fit(
+    det: Detector, rows: pd.DataFrame, run: DetectorRunSpec, version: str, unit: str
+) -> dict[str, Any]:
+    """Train a detector that learns on the dev split; what it was trained on, for the run."""
+    dev = rows[(rows["split"] == "dev") & rows["label"].notna()]
+    if dev.empty:
         raise DetectorError(
-            f"no {unit} of {benchmark} in split(s) {', '.join(needed)} can be scored{why}"
+            f"{run.detector} trains on labelled dev samples; {run.benchmark} has none"
         )
-    extra: dict[str, Any] = {}
-    if needs_fit:
-        dev = rows[(rows["split"] == "dev") & rows["label"].notna()]
-        if dev.empty:
-            raise DetectorError(f"{name} trains on labelled dev samples; {benchmark} has none")
-        det.fit(
-            dev["document"].tolist(),
-            dev["summary"].tolist(),
-            [int(v) for v in dev["label"]],
-        )
-        extra["summac_conv_trained_on"] = {
-            "benchmark": benchmark,
-            "benchmark_version": inputs.version,
+    det.fit(dev["document"].tolist(), dev["summary"].tolist(), [int(v) for v in dev["label"]])
+    return {
+        det.TRAINED_ON: {
+            "benchmark": run.benchmark,
+            "benchmark_version": version,
             "split": "dev",
             "unit": unit,
             "n": int(len(dev)),
         }
-    if hasattr(det, "progress"):
-        det.progress = False  # the run's bar counts pairs across blocks (and engines)
+    }
+
+
+def predict(
+    run: DetectorRunSpec,
+    *,
+    progress: bool = False,
+    root: Path | None = None,
+    factory: Callable[[], Any] | None = None,
+    detector: Detector | None = None,
+) -> DetectorPredictions:
+    """What `run` scores and stores: the detector's predictions with the run's model, config
+    and scoring settings.
+
+    detector: a built detector (evaluator.detectors.custom.CallableDetector wraps any object
+    with `score(documents, summaries)`) to score with instead of building `run.detector` from
+    the registry (evaluator.evaluate); the name then only names it, and no earlier run's
+    checkpointed blocks are reused."""
+    t0 = time.perf_counter()
+    engine = run.engine.check(DetectorError)
+    s = _settings(run, check_name=detector is None)
+    det = detector
+    if det is None:
+        det = build_detector(
+            run.detector,
+            checkpoint=run.checkpoint,
+            device=run.device,
+            batch_size=run.batch_size,
+            options=s.detector_options,
+            progress=progress,
+        )
+    elif factory is None:
+        built = det
+        factory = lambda: built  # noqa: E731 (the one detector, in each Ray actor too)
+    needs_fit = det.needs_fit
+    if needs_fit and not s.has_dev:
+        raise DetectorError(
+            f"{run.detector} trains on the dev split and {run.benchmark} has none; give "
+            "--option conv_weights=FILE (weights from another run's run.json)"
+        )
+    needed = _needed_splits(s, needs_fit)
+    inputs = runner.load_inputs(run.benchmark, root)
+    rows, no_document = select_samples(s.spec, inputs.samples, s.unit, needed, run.limit)
+    if rows.empty:
+        why = f" ({no_document} without a document)" if no_document else ""
+        raise DetectorError(
+            f"no {s.unit} of {run.benchmark} in split(s) {', '.join(needed)} can be scored{why}"
+        )
+    extra = _fit(det, rows, run, inputs.version, s.unit) if needs_fit else {}
+    det.quiet()  # the run's bar counts pairs across blocks (and engines)
     scores, metas, store, evidence = _score(
         det,
         rows,
         engine,
-        spec=_actor_spec(name, det, checkpoint, device, batch_size, det_options),
-        key={
-            "detector": name,
-            "checkpoint": checkpoint,
-            "device": device,
-            "batch_size": batch_size,
-            "options": det_options,
-            "benchmark": benchmark,
-            "version": inputs.version,
-            "unit": unit,
-            "block_size": engine.block_size,
-            "trained": getattr(det, "state", None) if needs_fit else None,
-            **({"built_by_caller": uuid.uuid4().hex} if detector is not None else {}),
-        },
+        spec=_actor_spec(run, det, s.detector_options),
+        key=_checkpoint_key(run, s, engine, inputs.version, det, needs_fit, detector is not None),
         root=root,
         progress=progress,
-        desc=f"{name} on {benchmark}",
+        desc=f"{run.detector} on {run.benchmark}",
         factory=factory,
     )
+    preds, ev_frame = _frames(rows, scores, evidence)
+    if preds.empty:
+        raise DetectorError(f"detector {run.detector} gave no defined score on {run.benchmark}")
+    info, recorded = _record(det, metas)
+    extra.update(
+        {
+            "device": info.get("device"),
+            "dtype": info.get("dtype"),
+            "batch_size": info.get("batch_size"),
+            "options": info.get("options", {}),
+            "unit": s.unit,
+            "splits_run": sorted(set(rows["split"])),
+            "limit": run.limit,
+            "samples_without_document": no_document,
+            "stats": B.merge_stats(m.get("stats") for m in metas),
+            "elapsed_s": round(time.perf_counter() - t0, 2),
+            "versions": _versions_of(metas),
+            "engine": engine.record(),
+        }
+    )
+    extra.update(recorded)
+    package = detector_package(run.detector) if detector is None else None
+    if package is not None:  # a detector installed through an entry point: which release
+        extra["package"] = package
+    preds, policy, threshold = _labels_or_scores(preds, metas, extra, s.threshold)
+    config = RunConfig(detector=run.detector, checkpoint=info.get("checkpoint"), extra=extra)
+    kind, url, description = det.model_card()
+    model = ModelInfo(
+        name=run.model_name or default_model_name(det),
+        kind=kind,  # type: ignore[arg-type]
+        url=url,
+        description=description,
+    )
+    opts = ScoreOptions(
+        policy=policy,
+        threshold=threshold,
+        splits=tuple(s.requested) if s.requested else None,
+    )
+    return DetectorPredictions(inputs, preds, model, config, opts, ev_frame, store)
+
+
+def _checkpoint_key(
+    run: DetectorRunSpec,
+    s: _Settings,
+    engine: runner.Engine,
+    version: str,
+    det: Detector,
+    needs_fit: bool,
+    caller_built: bool,
+) -> dict[str, Any]:
+    """What makes an earlier, interrupted run's checkpointed blocks this run's: the same
+    detector, build, options, benchmark version, unit, block size and trained weights (a
+    caller's own detector object never matches another)."""
+    return {
+        "detector": run.detector,
+        "checkpoint": run.checkpoint,
+        "device": run.device,
+        "batch_size": run.batch_size,
+        "options": s.detector_options,
+        "benchmark": run.benchmark,
+        "version": version,
+        "unit": s.unit,
+        "block_size": engine.block_size,
+        "trained": det.trained_state() if needs_fit else None,
+        **({"built_by_caller": uuid.uuid4().hex} if caller_built else {}),
+    }
+
+
+def _frames(
+    rows: pd.DataFrame, scores: list[float], evidence: list[str | None]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The predictions (pairs with a defined score) and each pair's evidence, where the
+    detector said why (stored as evidence.parquet)."""
     clean = [None if (v is None or not math.isfinite(float(v))) else float(v) for v in scores]
     preds = pd.DataFrame({"sample_id": rows["sample_id"].astype(str).tolist(), "score": clean})
     preds["score"] = preds["score"].astype("float64")
     preds = preds[preds["score"].notna()].reset_index(drop=True)
-    if preds.empty:
-        raise DetectorError(f"detector {name} gave no defined score on {benchmark}")
-    # why each pair scored so, where the detector said (stored as evidence.parquet)
     ev_frame = pd.DataFrame(
         {
             "sample_id": rows["sample_id"].astype(str).tolist(),
@@ -293,45 +413,38 @@ def predict_detector(
             "evidence": evidence,
         }
     )
+    return preds, ev_frame
 
+
+def _record(det: Detector, metas: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the run records of the detector: its describe() with device and dtype as the
+    detector that scored resolved them, and the entries of it the detector names (RECORDED)
+    that it gave."""
     scored_by: dict[str, Any] = next((m["describe"] for m in metas if m.get("describe")), {})
     ran = (scored_by.get("fidelity") or {}).get("splitter")
-    if ran is not None and hasattr(det, "record_splitter"):
+    if ran is not None:
         det.record_splitter(ran)  # the splitter that ran where the pairs were scored
-    info = det.describe() if hasattr(det, "describe") else {}
+    info = det.describe()
     for k in ("device", "dtype"):  # as the detector that scored resolved them
         if scored_by.get(k) is not None:
             info[k] = scored_by[k]
+    return info, {k: info[k] for k in det.RECORDED if info.get(k) is not None}
+
+
+def _versions_of(metas: list[dict[str, Any]]) -> dict[str, Any]:
     versions = library_versions()
     for m in metas:
         for k, v in (m.get("versions") or {}).items():
             versions.setdefault(k, v)
-    extra.update(
-        {
-            "device": info.get("device"),
-            "dtype": info.get("dtype"),
-            "batch_size": info.get("batch_size"),
-            "options": info.get("options", {}),
-            "unit": unit,
-            "splits_run": sorted(set(rows["split"])),
-            "limit": limit,
-            "samples_without_document": no_document,
-            "stats": B.merge_stats(m.get("stats") for m in metas),
-            "elapsed_s": round(time.perf_counter() - t0, 2),
-            "versions": versions,
-            "engine": engine.record(),
-        }
-    )
-    if info.get("fidelity") is not None:
-        extra["fidelity"] = info["fidelity"]
-    if info.get("summac_conv") is not None:
-        extra["summac_conv"] = info["summac_conv"]
-    package = detector_package(name) if detector is None else None
-    if package is not None:  # a detector installed through an entry point: which release
-        extra["package"] = package
+    return versions
+
+
+def _labels_or_scores(
+    preds: pd.DataFrame, metas: list[dict[str, Any]], extra: dict[str, Any], threshold: float | None
+) -> tuple[pd.DataFrame, str, float | None]:
+    """A detector from outside FactBoard (evaluator.detectors.custom) may give labels: 1/True
+    consistent, 0/False not, in every block; they are scored as labels, not thresholded."""
     policy = "fixed" if threshold is not None else "auto"
-    # a detector from outside FactBoard (evaluator.detectors.custom) may give labels: 1/True
-    # consistent, 0/False not, in every block; they are scored as labels, not thresholded
     returns = [(m.get("describe") or {}).get("returns") for m in metas]
     if any(returns):
         extra["returns"] = "labels" if all(r == "labels" for r in returns) else "scores"
@@ -339,40 +452,17 @@ def predict_detector(
             labels = preds["score"].round().astype("Int8")
             preds = pd.DataFrame({"sample_id": preds["sample_id"], "label": labels})
             policy, threshold = "labels", None
-    config = RunConfig(detector=name, checkpoint=info.get("checkpoint"), extra=extra)
-    cls = type(det)
-    model = ModelInfo(
-        name=model_name or default_model_name(det),
-        kind=getattr(cls, "kind", "non-llm"),
-        url=getattr(cls, "paper", None) or None,
-        description=getattr(det, "description", None) or None,
-    )
-    opts = ScoreOptions(
-        policy=policy,
-        threshold=threshold,
-        splits=tuple(requested) if requested else None,
-    )
-    return DetectorPredictions(inputs, preds, model, config, opts, ev_frame, store)
+    return preds, policy, threshold
 
 
-def _actor_spec(
-    name: str,
-    det: Any,
-    checkpoint: str | None,
-    device: str | None,
-    batch_size: int | None,
-    options: Mapping[str, Any],
-) -> Any:
-    """How a Ray actor builds the same detector. SummaC-Conv's weights (trained here, or read
-    here from --option conv_weights) travel with it as the text of that file, for nodes that do
-    not share this machine's disk."""
+def _actor_spec(run: DetectorRunSpec, det: Detector, options: Mapping[str, Any]) -> Any:
+    """How a Ray actor builds the same detector, with the files the detector read here
+    (SummaC-Conv's weights) as text, for nodes that do not share this machine's disk."""
     from evaluator.distributed.detectors import DetectorSpec
 
-    files: dict[str, str] = {}
-    state = getattr(det, "state", None)
-    if state is not None and "conv_weights" in getattr(det, "OPTIONS", {}):
-        files["conv_weights"] = json.dumps(state)
-    return DetectorSpec(name, checkpoint, device, batch_size, dict(options), files)
+    return DetectorSpec(
+        run.detector, run.checkpoint, run.device, run.batch_size, dict(options), det.actor_files()
+    )
 
 
 def _score(

@@ -1,4 +1,4 @@
-"""Reference detectors on Ray Data: the blocks of evaluator.distributed.blocks go through
+"""Reference detectors on Ray Data: the blocks of evaluator.detectors.blocks go through
 `map_batches` with a callable class (`ScoreBlocks`) that builds the detector once per actor, by
 the same registry code as a local run, and scores each block with the same function
 (`blocks.score_block`). `workers` actors run at once, each asking Ray for one CPU and
@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from evaluator.distributed.blocks import BlockResult, by_block, score_block
+from evaluator.detectors.blocks import BlockResult, by_block, score_block
 from evaluator.distributed.cluster import ClusterError, connect
 
 MAX_RESTARTS = 4  # restarts of one actor (Ray's), and retries of the block it was running

@@ -61,23 +61,6 @@ EXTRACTION = {
     "per-domain-dev": "score >= per-domain threshold tuned on dev",
     "none": "score",
 }
-_CORRELATIONS = {"pearson", "spearman", "kendall_tau", "partial_pearson", "partial_spearman"}
-_KINDS = {
-    "balanced_accuracy": "accuracy",
-    "accuracy": "accuracy",
-    "detection_accuracy": "accuracy",
-    "detection_score": "recall",
-    "recall": "recall",
-    "fpr": "error_rate",
-    "fnr": "error_rate",
-    "roc_auc": "auroc",
-    "explanation_score": "judge_score",
-    "joint_score": "judge_score",
-    "explanation_share": "proportion",
-    "cohen_kappa": "agreement",
-    "correlation": "correlation",
-    "runtime_seconds": "latency",
-}
 
 
 @dataclass(frozen=True)
@@ -154,7 +137,7 @@ def final_label(
 
 
 def _bounds(metric: str) -> tuple[float | str, float | str, str]:
-    if metric in _CORRELATIONS or metric in ("correlation", "cohen_kappa"):
+    if metric in V.CORRELATIONS or metric in ("correlation", "cohen_kappa"):
         return -1.0, 1.0, "coefficient"
     if metric == "runtime_seconds":
         return 0.0, "Infinity", "seconds"
@@ -280,7 +263,7 @@ def _result(
             + (f" ({V.slice_label(r.slice_kind)}: {r.slice_value})" if r.slice_value else ""),
             "metric_id": eee.metric_id(r.metric),
             "metric_name": V.metric_label(r.metric, r.grader),
-            "metric_kind": _KINDS.get(r.metric, r.metric),
+            "metric_kind": V.EEE_KINDS.get(r.metric, r.metric),
             "metric_unit": unit,
             "metric_parameters": params,
             "lower_is_better": V.lower_is_better(r.metric),
@@ -617,7 +600,7 @@ def _reported_result(bench: str, row: dict[Any, Any], source: dict[str, Any]) ->
             "evaluation_description": m.title if m else metric,
             "metric_id": eee.metric_id(metric),
             "metric_name": V.metric_label(metric),
-            "metric_kind": _KINDS.get(metric, metric),
+            "metric_kind": V.EEE_KINDS.get(metric, metric),
             "metric_unit": unit,
             "lower_is_better": V.lower_is_better(metric),
             "score_type": "continuous",

@@ -206,6 +206,33 @@ class LocalGate:
         return None
 
 
+def _given_up(err: TransientLLMError, attempt: int, retry: RetryPolicy) -> Outcome | None:
+    """The outcome of a request that is not retried after a transient error: its attempts are
+    spent, or the server asks for a longer wait than the policy allows; None: retry."""
+    if attempt >= retry.max_attempts:
+        return Outcome(
+            error=f"gave up after {attempt} attempts: {redact(str(err))}",
+            attempts=attempt,
+        )
+    if err.retry_after is not None and err.retry_after > retry.max_retry_after:
+        return Outcome(
+            error=(
+                f"server asked to retry after {err.retry_after:.0f} s (more than "
+                f"{retry.max_retry_after:.0f} s): {redact(str(err))}"
+            ),
+            attempts=attempt,
+        )
+    return None
+
+
+def _count_tokens(tally: Tally, resp: ChatResponse) -> None:
+    with tally._lock:
+        if resp.input_tokens is None or resp.output_tokens is None:
+            tally.tokens_unknown += 1
+        tally.input_tokens += resp.input_tokens or 0
+        tally.output_tokens += resp.output_tokens or 0
+
+
 def send_all(
     client: ChatClient,
     requests: Sequence[ChatRequest],
@@ -256,19 +283,9 @@ def send_all(
                 gate.release()
             if transient is not None:
                 err = transient
-                if attempt >= retry.max_attempts:
-                    return Outcome(
-                        error=f"gave up after {attempt} attempts: {redact(str(err))}",
-                        attempts=attempt,
-                    )
-                if err.retry_after is not None and err.retry_after > retry.max_retry_after:
-                    return Outcome(
-                        error=(
-                            f"server asked to retry after {err.retry_after:.0f} s (more than "
-                            f"{retry.max_retry_after:.0f} s): {redact(str(err))}"
-                        ),
-                        attempts=attempt,
-                    )
+                given_up = _given_up(err, attempt, retry)
+                if given_up is not None:
+                    return given_up
                 with tally._lock:
                     tally.retries += 1
                 wait = retry.delay(attempt, err.retry_after)
@@ -279,11 +296,7 @@ def send_all(
                 continue
             if cache is not None and keys is not None:
                 cache.put(keys[i], ident, resp)
-            with tally._lock:
-                if resp.input_tokens is None or resp.output_tokens is None:
-                    tally.tokens_unknown += 1
-                tally.input_tokens += resp.input_tokens or 0
-                tally.output_tokens += resp.output_tokens or 0
+            _count_tokens(tally, resp)
             return Outcome(response=resp, attempts=attempt)
 
     if not todo:

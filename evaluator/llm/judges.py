@@ -32,6 +32,7 @@ import pandas as pd
 from evaluator import scorer
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
+from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import GRADE_COLUMNS, RunConfig, RunRecord
@@ -162,7 +163,7 @@ def supported_protocols(rows: pd.DataFrame) -> list[str]:
 @dataclass
 class Graded:
     grades: pd.DataFrame  # GRADE_COLUMNS (+ run_id)
-    reports: dict[tuple[str, str], dict[str, Any]]  # (run_id, protocol) -> report
+    reports: dict[tuple[str, str], GradingTally]  # (run_id, protocol) -> how it went
     outcomes: list[Outcome] = field(default_factory=list)
 
 
@@ -184,19 +185,7 @@ def _grade(
     cfg = settings(judge, options, root, retry)
     client = make_client(judge, cfg.client_options)
     asked = [t for t in targets if not t.empty]
-    requests, tags = [], []
-    for t in asked:
-        prompt = P.judge_prompt(t.protocol)
-        msg = P.render_judge(prompt, t.values)
-        tags.append(msg.tag)
-        requests.append(
-            ChatRequest(
-                user=msg.user,
-                system=msg.system,
-                temperature=0.0,
-                max_tokens=cfg.max_tokens or prompt.max_tokens,
-            )
-        )
+    requests, tags = _judge_requests(asked, cfg.max_tokens)
     _, model = split_provider_model(judge)
     outcomes, tally = run_batch(
         client,
@@ -211,77 +200,115 @@ def _grade(
         engine=engine,
         client_spec=(judge, cfg.client_options),
     )
-    rows: list[dict[str, Any]] = []
-    reports: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def rep(t: Target) -> dict[str, Any]:
-        return reports.setdefault(
-            (t.run_id, t.protocol),
-            {
-                "targets": 0,
-                "graded": 0,
-                "unparsable": 0,
-                "failed": 0,
-                "no_explanation": 0,
-                "unparsable_examples": [],
-                "failed_examples": [],
-                "_outcomes": [],
-            },
-        )
-
-    for t in targets:
-        if t.empty:
-            r = rep(t)
-            r["targets"] += 1
-            r["no_explanation"] += 1
-            rows.append(
-                {
-                    "run_id": t.run_id,
-                    "sample_id": t.sample_id,
-                    "judge": judge,
-                    "protocol": t.protocol,
-                    "grade": 0.0,
-                    "rationale": NO_EXPLANATION,
-                    "raw_output": None,
-                }
-            )
-    for t, tag, o in zip(asked, tags, outcomes, strict=True):
-        r = rep(t)
-        r["targets"] += 1
-        r["_outcomes"].append(o)
-        if o.response is None:
-            r["failed"] += 1
-            if len(r["failed_examples"]) < MAX_ERRORS_KEPT:
-                r["failed_examples"].append({"sample_id": t.sample_id, "error": str(o.error)})
-            continue
-        g = parse_grade(o.response.text, tag)
-        if g.grade is None:
-            r["unparsable"] += 1
-            if len(r["unparsable_examples"]) < MAX_ERRORS_KEPT:
-                r["unparsable_examples"].append(
-                    {"sample_id": t.sample_id, "problem": str(g.problem)}
-                )
-        else:
-            r["graded"] += 1
-        rows.append(
-            {
-                "run_id": t.run_id,
-                "sample_id": t.sample_id,
-                "judge": judge,
-                "protocol": t.protocol,
-                "grade": g.grade,
-                "rationale": g.rationale if g.grade is not None else f"unparsable: {g.problem}",
-                "raw_output": o.response.text,
-            }
-        )
-    for r in reports.values():
-        r["usage"] = usage_of(r.pop("_outcomes"), cfg.price)
+    rows, tallies = _grade_rows(judge, targets, asked, tags, outcomes)
+    for t in tallies.values():
+        t.usage = usage_of(t.outcomes, cfg.price)
     grades = pd.DataFrame(rows, columns=["run_id", *GRADE_COLUMNS])
     grades["grade"] = grades["grade"].astype(float)
     meta = {"client": client_record(client), "usage": tally.record(), "tally": tally}
     if engine is not None:
         meta["engine"] = engine.record()
-    return Graded(grades, reports, outcomes), meta
+    return Graded(grades, tallies, outcomes), meta
+
+
+def _judge_requests(
+    asked: list[Target], max_tokens: int | None
+) -> tuple[list[ChatRequest], list[str]]:
+    """One request per explanation to grade, with the tag its reply's grade line must carry."""
+    requests, tags = [], []
+    for t in asked:
+        prompt = P.judge_prompt(t.protocol)
+        msg = P.render_judge(prompt, t.values)
+        tags.append(msg.tag)
+        requests.append(
+            ChatRequest(
+                user=msg.user,
+                system=msg.system,
+                temperature=0.0,
+                max_tokens=max_tokens or prompt.max_tokens,
+            )
+        )
+    return requests, tags
+
+
+@dataclass
+class GradingTally:
+    """How the grading of one run under one protocol went (the run's judge report)."""
+
+    targets: int = 0
+    graded: int = 0
+    unparsable: int = 0
+    failed: int = 0
+    no_explanation: int = 0
+    unparsable_examples: list[dict[str, str]] = field(default_factory=list)
+    failed_examples: list[dict[str, str]] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)  # the replies, for the usage
+    usage: dict[str, Any] | None = None  # tokens and cost of the replies, once graded
+
+    def record(self) -> dict[str, Any]:
+        """The report as the run records it, with the replies' usage."""
+        return {
+            "targets": self.targets,
+            "graded": self.graded,
+            "unparsable": self.unparsable,
+            "failed": self.failed,
+            "no_explanation": self.no_explanation,
+            "unparsable_examples": self.unparsable_examples,
+            "failed_examples": self.failed_examples,
+            "usage": self.usage,
+        }
+
+
+def _grade_row(
+    t: Target, judge: str, grade: float | None, rationale: str | None, raw: str | None
+) -> dict[str, Any]:
+    return {
+        "run_id": t.run_id,
+        "sample_id": t.sample_id,
+        "judge": judge,
+        "protocol": t.protocol,
+        "grade": grade,
+        "rationale": rationale,
+        "raw_output": raw,
+    }
+
+
+def _grade_rows(
+    judge: str,
+    targets: list[Target],
+    asked: list[Target],
+    tags: list[str],
+    outcomes: list[Outcome],
+) -> tuple[list[dict[str, Any]], dict[tuple[str, str], GradingTally]]:
+    """The grades table's rows (an empty explanation is graded 0 without asking; a reply's
+    grade is parsed, an unparsable one stored as such) and each (run, protocol)'s tally."""
+    rows: list[dict[str, Any]] = []
+    tallies: dict[tuple[str, str], GradingTally] = {}
+    for t in targets:
+        if t.empty:
+            r = tallies.setdefault((t.run_id, t.protocol), GradingTally())
+            r.targets += 1
+            r.no_explanation += 1
+            rows.append(_grade_row(t, judge, 0.0, NO_EXPLANATION, None))
+    for t, tag, o in zip(asked, tags, outcomes, strict=True):
+        r = tallies.setdefault((t.run_id, t.protocol), GradingTally())
+        r.targets += 1
+        r.outcomes.append(o)
+        if o.response is None:
+            r.failed += 1
+            if len(r.failed_examples) < MAX_ERRORS_KEPT:
+                r.failed_examples.append({"sample_id": t.sample_id, "error": str(o.error)})
+            continue
+        g = parse_grade(o.response.text, tag)
+        if g.grade is None:
+            r.unparsable += 1
+            if len(r.unparsable_examples) < MAX_ERRORS_KEPT:
+                r.unparsable_examples.append({"sample_id": t.sample_id, "problem": str(g.problem)})
+        else:
+            r.graded += 1
+        why = g.rationale if g.grade is not None else f"unparsable: {g.problem}"
+        rows.append(_grade_row(t, judge, g.grade, why, o.response.text))
+    return rows, tallies
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,7 +415,7 @@ def _merge_grades(old: pd.DataFrame | None, new: pd.DataFrame) -> pd.DataFrame:
 
 
 def _judge_entry(
-    judge: str, protocol: str, report: dict[str, Any], client: dict[str, Any], limit: int | None
+    judge: str, protocol: str, report: GradingTally, client: dict[str, Any], limit: int | None
 ) -> dict[str, Any]:
     return {
         "judge": judge,
@@ -398,14 +425,14 @@ def _judge_entry(
         "graded_at": runs.now_iso(),
         "temperature": 0.0,
         "limit": limit,
-        **report,
+        **report.record(),
     }
 
 
 def judge_run(
     run_id: str,
     judge: str,
-    protocol: str = "EvalV4",
+    protocol: str = DEFAULT_JUDGE_PROTOCOL,
     *,
     concurrency: int = 8,
     options: Mapping[str, Any] | None = None,
@@ -444,19 +471,19 @@ def judge_run(
         engine=engine,
     )
     report = graded.reports[(rec.run_id, protocol)]
-    if fail_on_failed and report["failed"]:
-        first = (report["failed_examples"] or [{}])[0]
+    if fail_on_failed and report.failed:
+        first = (report.failed_examples or [{}])[0]
         raise JudgeIncomplete(
-            f"{report['failed']} of {report['targets']} grade requests to {judge} failed (e.g. "
+            f"{report.failed} of {report.targets} grade requests to {judge} failed (e.g. "
             f"{first}); a retry sends only those (the others are cached)",
-            report["failed"],
-            report["targets"],
+            report.failed,
+            report.targets,
         )
-    if report["graded"] == 0 and report["no_explanation"] == 0:
-        first = (report["failed_examples"] or report["unparsable_examples"] or [{}])[0]
+    if report.graded == 0 and report.no_explanation == 0:
+        first = (report.failed_examples or report.unparsable_examples or [{}])[0]
         raise FactBoardError(
-            f"{judge} graded none of the {report['targets']} explanations ({report['failed']} "
-            f"failed, {report['unparsable']} unparsable; e.g. {first}); nothing was written"
+            f"{judge} graded none of the {report.targets} explanations ({report.failed} "
+            f"failed, {report.unparsable} unparsable; e.g. {first}); nothing was written"
         )
     entry = _judge_entry(judge, protocol, report, meta["client"], limit)
     entry["engine"] = meta["engine"]
@@ -467,8 +494,8 @@ def judge_run(
     )
     if progress:
         print(
-            f"{judge} {protocol}: {report['graded']} graded, {report['unparsable']} unparsable, "
-            f"{report['failed']} failed, {report['no_explanation']} without explanation "
+            f"{judge} {protocol}: {report.graded} graded, {report.unparsable} unparsable, "
+            f"{report.failed} failed, {report.no_explanation} without explanation "
             f"(graded 0); {meta['tally'].postfix()} -> {path.name} (supersedes {rec.run_id})",
             file=sys.stderr,
         )
@@ -560,6 +587,47 @@ def _human_runs(
     return out
 
 
+def _check_answered(judge: str, graded: Graded, targets: list[Target]) -> None:
+    """A judge that answered no request writes nothing, and says so with a failure."""
+    answered = sum(r.graded + r.unparsable for r in graded.reports.values())
+    if answered == 0 and any(not t.empty for t in targets):
+        first: dict[str, str] = next(
+            (r.failed_examples[0] for r in graded.reports.values() if r.failed_examples), {}
+        )
+        raise FactBoardError(
+            f"{judge} answered none of the grade requests (e.g. {first}); nothing was written"
+        )
+
+
+def _pooled(ag: dict[str, Any], reps: list[GradingTally], benchmark: str) -> dict[str, Any]:
+    """A protocol's agreement pooled over the study's runs, with what was graded."""
+    ag.update(
+        {
+            "scope": f"pooled over {len(reps)} runs of {benchmark}",
+            "explanations": int(sum(r.targets for r in reps)),
+            "unparsable": int(sum(r.unparsable for r in reps)),
+            "failed": int(sum(r.failed for r in reps)),
+            "no_explanation_excluded": int(sum(r.no_explanation for r in reps)),
+        }
+    )
+    return ag
+
+
+def _agreement_row(judge: str, protocol: str, ag: dict[str, Any]) -> dict[str, Any]:
+    """One row of the grader table: a judge's pooled agreement under one protocol."""
+    return {
+        "judge": judge,
+        "protocol": protocol,
+        "n": ag["n"],
+        "pearson": (ag["pearson"] or {}).get("value"),
+        "balanced_accuracy": (ag["balanced_accuracy"] or {}).get("value"),
+        "balanced_accuracy_binary": ag.get("balanced_accuracy_binary"),
+        "cohen_kappa": ag.get("cohen_kappa"),
+        "unparsable": ag["unparsable"],
+        "failed": ag["failed"],
+    }
+
+
 def grade_the_grader(
     judge: str,
     protocols: Sequence[str],
@@ -611,14 +679,7 @@ def grade_the_grader(
         retry=retry,
         engine=engine,
     )
-    answered = sum(r["graded"] + r["unparsable"] for r in graded.reports.values())
-    if answered == 0 and any(not t.empty for t in targets):
-        first: dict[str, str] = next(
-            (r["failed_examples"][0] for r in graded.reports.values() if r["failed_examples"]), {}
-        )
-        raise FactBoardError(
-            f"{judge} answered none of the grade requests (e.g. {first}); nothing was written"
-        )
+    _check_answered(judge, graded, targets)
     asked = graded.grades[graded.grades["rationale"] != NO_EXPLANATION]
     human = pd.concat(
         [g[g["protocol"] == "human"].assign(run_id=rec.run_id) for rec, _, g in found],
@@ -635,33 +696,10 @@ def grade_the_grader(
     rows = []
     pooled: dict[str, dict[str, Any]] = {}
     for p in protocols:
-        sel = asked[asked["protocol"] == p]
-        h, j = pairs(sel)
-        ag = agreement(h, j, resamples=resamples, seed=seed)
+        h, j = pairs(asked[asked["protocol"] == p])
         reps = [graded.reports[(rec.run_id, p)] for rec, _, _ in found]
-        ag.update(
-            {
-                "scope": f"pooled over {len(found)} runs of {benchmark}",
-                "explanations": int(sum(r["targets"] for r in reps)),
-                "unparsable": int(sum(r["unparsable"] for r in reps)),
-                "failed": int(sum(r["failed"] for r in reps)),
-                "no_explanation_excluded": int(sum(r["no_explanation"] for r in reps)),
-            }
-        )
-        pooled[p] = ag
-        rows.append(
-            {
-                "judge": judge,
-                "protocol": p,
-                "n": ag["n"],
-                "pearson": (ag["pearson"] or {}).get("value"),
-                "balanced_accuracy": (ag["balanced_accuracy"] or {}).get("value"),
-                "balanced_accuracy_binary": ag.get("balanced_accuracy_binary"),
-                "cohen_kappa": ag.get("cohen_kappa"),
-                "unparsable": ag["unparsable"],
-                "failed": ag["failed"],
-            }
-        )
+        pooled[p] = _pooled(agreement(h, j, resamples=resamples, seed=seed), reps, benchmark)
+        rows.append(_agreement_row(judge, p, pooled[p]))
     written = []
     for rec, preds, old in found:
         mine = graded.grades[graded.grades["run_id"] == rec.run_id]

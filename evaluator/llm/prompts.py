@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evaluator.core.choices import JUDGE_PROTOCOLS as JUDGE_PROTOCOLS
 from evaluator.core.errors import FactBoardError, UnknownNameError
 from evaluator.core.registry import Registry
 
@@ -477,8 +478,6 @@ _JUDGES: dict[str, dict[str, Any]] = {
         ),
     },
 }
-
-JUDGE_PROTOCOLS: tuple[str, ...] = tuple(_JUDGES)
 
 
 def _judge_prompt(protocol: str) -> Prompt:

@@ -32,6 +32,7 @@ import pandas as pd
 
 from evaluator import runner
 from evaluator.benchmarks import registry
+from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import metrics as M
 from evaluator.core.errors import FactBoardError, ScoringError
 from evaluator.core.scoring import Scored, ScoreOptions
@@ -285,6 +286,40 @@ def prompt_help(benchmark: str | None = None) -> str:
     return "; ".join(lines)
 
 
+def _detector_prompt(spec: BenchmarkSpec, benchmark: str, prompt_id: str | None) -> P.Prompt:
+    """The detector prompt `prompt_id`, refused with what to use instead where it does not
+    fit the benchmark (its task, or the unit it asks about)."""
+    if not prompt_id:
+        raise FactBoardError(f"--prompt is required for --llm; prompts: {prompt_help(benchmark)}")
+    prompt = P.get(prompt_id)
+    if prompt.kind != "detector":
+        raise FactBoardError(
+            f"prompt {prompt_id} is a {prompt.kind} prompt; detector prompts: "
+            f"{prompt_help(benchmark)}"
+        )
+    if spec.task not in ("detection", "detection+explanation"):
+        raise FactBoardError(
+            f"{benchmark} is a {spec.task} benchmark; a prompted detector gives labels for "
+            "detection benchmarks"
+        )
+    if prompt.unit not in spec.units:
+        raise FactBoardError(
+            f"prompt {prompt_id} asks about one {prompt.unit} at a time; {benchmark} has units "
+            f"{', '.join(spec.units)}"
+        )
+    return prompt
+
+
+def _check_run(repeats: int, concurrency: int, limit: int | None, temperature: float) -> None:
+    if repeats < 1:
+        raise FactBoardError(f"repeats must be at least 1, got {repeats}")
+    if concurrency < 1:
+        raise FactBoardError(f"concurrency must be at least 1, got {concurrency}")
+    runner.check_limit(limit)
+    if not math.isfinite(temperature) or temperature < 0:
+        raise FactBoardError(f"temperature must be a finite number >= 0, got {temperature}")
+
+
 def run_llm(
     provider_model: str,
     benchmark: str,
@@ -307,48 +342,17 @@ def run_llm(
     engine: where the requests are sent from (default: this process)."""
     engine = (engine or runner.Engine()).check()
     spec = registry.get(benchmark)
-    if not prompt_id:
-        raise FactBoardError(f"--prompt is required for --llm; prompts: {prompt_help(benchmark)}")
-    prompt = P.get(prompt_id)
-    if prompt.kind != "detector":
-        raise FactBoardError(
-            f"prompt {prompt_id} is a {prompt.kind} prompt; detector prompts: "
-            f"{prompt_help(benchmark)}"
-        )
-    if spec.task not in ("detection", "detection+explanation"):
-        raise FactBoardError(
-            f"{benchmark} is a {spec.task} benchmark; a prompted detector gives labels for "
-            "detection benchmarks"
-        )
-    if prompt.unit not in spec.units:
-        raise FactBoardError(
-            f"prompt {prompt_id} asks about one {prompt.unit} at a time; {benchmark} has units "
-            f"{', '.join(spec.units)}"
-        )
-    if repeats < 1:
-        raise FactBoardError(f"repeats must be at least 1, got {repeats}")
-    if concurrency < 1:
-        raise FactBoardError(f"concurrency must be at least 1, got {concurrency}")
-    runner.check_limit(limit)
-    if not math.isfinite(temperature) or temperature < 0:
-        raise FactBoardError(f"temperature must be a finite number >= 0, got {temperature}")
+    prompt = _detector_prompt(spec, benchmark, prompt_id)
+    _check_run(repeats, concurrency, limit, temperature)
     cfg = settings(provider_model, options, root, retry)
     provider, model = split_provider_model(provider_model)
     client = make_client(provider_model, cfg.client_options)
 
     inputs = runner.load_inputs(benchmark, root)
-    samples = inputs.samples
     use_splits = _splits(spec, splits)
-    rows, skipped = _select(spec, samples, prompt, use_splits, limit)
-    if rows.empty:
-        why = f" (left out for missing fields: {skipped})" if skipped else ""
-        raise FactBoardError(
-            f"no {prompt.unit} of {benchmark} in split(s) {', '.join(use_splits)} can be "
-            f"prompted with {prompt_id}{why}"
-        )
+    rows, skipped = _prompted_rows(spec, inputs.samples, prompt, use_splits, limit)
+    texts = [P.render_detector(prompt, r) for r in _records(rows)]
     max_tokens = cfg.max_tokens or prompt.max_tokens
-    records = _records(rows)
-    texts = [P.render_detector(prompt, r) for r in records]
     requests = [
         ChatRequest(user=t, temperature=temperature, max_tokens=max_tokens, repeat=r)
         for r in range(repeats)
@@ -371,54 +375,24 @@ def run_llm(
     parsed = [predictions_from(rows, outs, prompt) for outs in per_repeat]
     agreement = self_agreement([p for p, _ in parsed]) if repeats > 1 else None
 
-    name = model_name or f"{model} ({prompt_id})"
-    names = [name if repeats == 1 else f"{name} run {r + 1}/{repeats}" for r in range(repeats)]
-    run_ids = [runs.new_run_id(benchmark, nm) for nm in names]
     info = ModelInfo(
-        name=name[:120],
+        name=(model_name or f"{model} ({prompt_id})")[:120],
         kind=(cfg.kind or default_kind(provider)),  # type: ignore[arg-type]
         org=cfg.org,
         params=cfg.params,
     )
+    names = _repeat_names(model_name or f"{model} ({prompt_id})", repeats)
+    run_ids = [runs.new_run_id(benchmark, nm) for nm in names]
     written: list[Path] = []
-    for r, (preds, report) in enumerate(parsed):
-        if preds.empty or preds["label"].isna().all():
-            example = (report["failed_examples"] or report["unparsable_examples"] or [{}])[0]
-            raise FactBoardError(
-                f"{model} gave no usable label in repeat {r + 1}: {report['failed']} request(s) "
-                f"failed and {report['unparsable']} repl(ies) were unparsable (e.g. {example}); "
-                "nothing was written (replies received are cached)"
-            )
-        extra: dict[str, Any] = {
-            "prompt": prompt.record(),
-            "client": client_record(client),
-            "unit": prompt.unit,
-            "max_tokens": max_tokens,
-            "concurrency": concurrency,
-            "engine": engine.record(),
-            "repeat": r + 1,
-            "repeats": repeats,
-            "limit": limit,
-            "usage": usage_of(per_repeat[r], cfg.price),
-            "parse": report,
-            "samples_prompted": n,
-            "left_out_missing_fields": skipped,
-            "served_models": sorted(
-                {str(o.response.model) for o in per_repeat[r] if o.response and o.response.model}
-            ),
-        }
-        if prompt.given_inconsistent:
-            extra["labels_given"] = (
-                "E|D: the model was told every summary is inconsistent; the labels are not its "
-                "predictions, and only its explanations (ES) measure it"
-            )
+    for r, ((preds, report), outs) in enumerate(zip(parsed, per_repeat, strict=True)):
+        _check_usable(model, r, preds, report)
+        extra = _run_extra(
+            prompt, client, engine, cfg, outs, report, r, repeats, limit, skipped, concurrency
+        )
         if agreement is not None:
             extra["self_agreement"] = {**agreement, "run_ids": run_ids}
         config = RunConfig(
-            llm=f"{provider}:{model}",
-            prompt_id=prompt.id,
-            temperature=temperature,
-            extra=extra,
+            llm=f"{provider}:{model}", prompt_id=prompt.id, temperature=temperature, extra=extra
         )
         opts = ScoreOptions(
             policy="labels", splits=tuple(use_splits), labels_given=prompt.given_inconsistent
@@ -440,6 +414,81 @@ def run_llm(
     if progress:
         _print_summary(tally, parsed, skipped, agreement, written)
     return written
+
+
+def _prompted_rows(
+    spec: BenchmarkSpec,
+    samples: pd.DataFrame,
+    prompt: P.Prompt,
+    splits: list[str],
+    limit: int | None,
+) -> tuple[pd.DataFrame, Any]:
+    """The rows the prompt is asked about, and those left out for missing fields; none is an
+    error that says why."""
+    rows, skipped = _select(spec, samples, prompt, splits, limit)
+    if rows.empty:
+        why = f" (left out for missing fields: {skipped})" if skipped else ""
+        raise FactBoardError(
+            f"no {prompt.unit} of {spec.name} in split(s) {', '.join(splits)} can be "
+            f"prompted with {prompt.id}{why}"
+        )
+    return rows, skipped
+
+
+def _repeat_names(name: str, repeats: int) -> list[str]:
+    """The board name of each repeat's run ("NAME run 2/3"; NAME alone for one run)."""
+    return [name if repeats == 1 else f"{name} run {r + 1}/{repeats}" for r in range(repeats)]
+
+
+def _check_usable(model: str, r: int, preds: pd.DataFrame, report: Mapping[str, Any]) -> None:
+    """A repeat with no usable label writes nothing and says why."""
+    if preds.empty or preds["label"].isna().all():
+        example = (report["failed_examples"] or report["unparsable_examples"] or [{}])[0]
+        raise FactBoardError(
+            f"{model} gave no usable label in repeat {r + 1}: {report['failed']} request(s) "
+            f"failed and {report['unparsable']} repl(ies) were unparsable (e.g. {example}); "
+            "nothing was written (replies received are cached)"
+        )
+
+
+def _run_extra(
+    prompt: P.Prompt,
+    client: Any,
+    engine: runner.Engine,
+    cfg: Any,
+    outcomes: Sequence[Outcome],
+    report: Mapping[str, Any],
+    repeat: int,
+    repeats: int,
+    limit: int | None,
+    skipped: Any,
+    concurrency: int,
+) -> dict[str, Any]:
+    """What one repeat's run records beside its model and prompt (config.extra)."""
+    extra: dict[str, Any] = {
+        "prompt": prompt.record(),
+        "client": client_record(client),
+        "unit": prompt.unit,
+        "max_tokens": cfg.max_tokens or prompt.max_tokens,
+        "concurrency": concurrency,
+        "engine": engine.record(),
+        "repeat": repeat + 1,
+        "repeats": repeats,
+        "limit": limit,
+        "usage": usage_of(outcomes, cfg.price),
+        "parse": report,
+        "samples_prompted": len(outcomes),
+        "left_out_missing_fields": skipped,
+        "served_models": sorted(
+            {str(o.response.model) for o in outcomes if o.response and o.response.model}
+        ),
+    }
+    if prompt.given_inconsistent:
+        extra["labels_given"] = (
+            "E|D: the model was told every summary is inconsistent; the labels are not its "
+            "predictions, and only its explanations (ES) measure it"
+        )
+    return extra
 
 
 def _reply_counts(report: Mapping[str, Any]) -> Callable[[Scored], None]:

@@ -15,7 +15,7 @@ labels.parquet, evidence.parquet]}.
   readers then make them with evaluator.core.scoring.final_labels (the same rule, from the
   predictions and the stored threshold).
 - evidence.parquet: why a detector scored each pair as it did (EVIDENCE_COLUMNS: sample_id,
-  split, and the evidence of evaluator.detectors.base.evidence() as a JSON string), written only
+  split, and the evidence of evaluator.core.evidence.Evidence as a JSON string), written only
   when at least one pair has evidence; sorted by sample id in small row groups (zstd), so that
   `read_evidence` reads one sample's rows without loading the file. Runs stored before evidence
   was, and detectors that give none, have no such file.
@@ -73,7 +73,7 @@ from evaluator.store.layout import (
 )
 
 # evidence.parquet: one row per pair with evidence; `evidence` is the JSON of
-# evaluator.detectors.base.evidence() ({"unit", "aggregate", "items", ["note"]})
+# evaluator.core.evidence.Evidence ({"unit", "aggregate", "items", ["note"]})
 EVIDENCE_SCHEMA = pa.schema(
     [("sample_id", pa.string()), ("split", pa.string()), ("evidence", pa.string())]
 )
@@ -361,10 +361,10 @@ def evidence_table(evidence: pd.DataFrame) -> pa.Table | None:
 
 
 def check_evidence(ev: object) -> str | None:
-    """What is wrong with one pair's evidence (evaluator.detectors.base.evidence()), or None:
+    """What is wrong with one pair's evidence (evaluator.core.evidence.Evidence), or None:
     an object with a known `unit`, an `aggregate` text and `items`, each an object with a `text`
     and a numeric or null `score` (`support` text and an `extra` object optional)."""
-    from evaluator.detectors.base import EVIDENCE_UNITS
+    from evaluator.core.evidence import EVIDENCE_UNITS
 
     if not isinstance(ev, dict):
         return f"is {type(ev).__name__}, not an object"

@@ -20,13 +20,12 @@ from evaluator.detectors.batching import length_sorted_batches, unique
 from evaluator.detectors.ldfacts import ldfacts_aggregate, snippet, top_k
 from evaluator.detectors.minicheck import minicheck_aggregate
 from evaluator.detectors.qags import normalize_answer, qags_aggregate, regex_candidates, token_f1
-from evaluator.detectors.summac import (
+from evaluator.detectors.summac import label_order_from_config, zs_score
+from evaluator.detectors.summac_conv import (
     PERCENTILE_BINS,
     conv_bins,
     conv_histogram,
     conv_probability,
-    label_order_from_config,
-    zs_score,
 )
 from evaluator.detectors.text import (
     alignscore_chunks,
@@ -121,7 +120,7 @@ def test_summac_conv_forward_by_hand() -> None:
 
 def test_summac_conv_training_learns_a_separable_signal() -> None:
     pytest.importorskip("torch")
-    from evaluator.detectors.summac import train_conv
+    from evaluator.detectors.summac_conv import train_conv
 
     rng = np.random.default_rng(0)
     imgs, labels = [], []

@@ -14,15 +14,13 @@ import pytest
 
 from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import build_detector, default_model_name
-from evaluator.detectors.summac import (
+from evaluator.detectors.summac import segments, split_text, zs_sentence_scores
+from evaluator.detectors.summac_conv import (
     PERCENTILE_BINS,
     RELEASED_CONV_FILE,
     conv_histogram,
     conv_probability,
     conv_rows,
-    segments,
-    split_text,
-    zs_sentence_scores,
 )
 from tests.support.detectors import DOCS, SUMMARIES, build_tiny_models
 from tests.support.tiny_summac import punkt_installed, write_punkt_tab
@@ -314,7 +312,7 @@ def test_the_released_weights_are_downloaded_once_and_checked(
     import http.server
     import threading
 
-    from evaluator.detectors import summac
+    from evaluator.detectors import summac_conv as summac
 
     served = tmp_path / "served"
     served.mkdir()

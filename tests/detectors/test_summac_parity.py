@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from evaluator.detectors.runner import build_detector
-from evaluator.detectors.summac import RELEASED_CONV_FILE
+from evaluator.detectors.summac_conv import RELEASED_CONV_FILE
 from tests.support.detectors import DOCS, SUMMARIES
 from tests.support.tiny_summac import build_nli_512, punkt_installed, write_punkt_tab
 

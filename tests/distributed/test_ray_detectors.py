@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from evaluator.core.errors import FactBoardError
+from evaluator.detectors import blocks as B
 from evaluator.detectors.runner import build_detector, run_detector
-from evaluator.distributed import blocks as B
 from evaluator.runner import Engine
 from evaluator.store import runs
 
@@ -237,7 +237,7 @@ def test_summac_conv_weights_trained_on_the_driver_travel_to_the_actors(
 ) -> None:
     """What each actor runs (DetectorSpec.build), in this process: the weights trained here go
     as file text, so an actor on another node scores with them without training again."""
-    from evaluator.detectors.runner import _actor_spec
+    from evaluator.detectors.runner import DetectorRunSpec, _actor_spec
     from evaluator.store import ingested
 
     dev = ingested.load_samples("demo").query("split == 'dev'").head(16)
@@ -245,7 +245,8 @@ def test_summac_conv_weights_trained_on_the_driver_travel_to_the_actors(
         "summac-conv", checkpoint=tiny["nli"], device="cpu", options={"epochs": "5"}
     )
     det.fit(dev["document"].tolist(), dev["summary"].tolist(), [int(v) for v in dev["label"]])
-    spec = _actor_spec("summac-conv", det, tiny["nli"], "cpu", None, {"epochs": "5"})
+    run = DetectorRunSpec("summac-conv", "demo", checkpoint=tiny["nli"], device="cpu")
+    spec = _actor_spec(run, det, {"epochs": "5"})
     assert set(spec.files) == {"conv_weights"}
     twin = spec.build()
     assert not twin.needs_fit and twin.state == det.state

@@ -15,6 +15,8 @@ import pytest
 from evaluator.benchmarks import frank
 from evaluator.benchmarks.registry import LoadedBenchmark
 from evaluator.core.errors import IngestError
+from tests.ingest.conftest import files_under
+from tests.support.fake_hub import FakeHub
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -613,36 +615,21 @@ def test_split_lists_must_agree(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- hub
 
 
-def test_hub_copy_is_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import huggingface_hub
-
+def test_hub_copy_is_parsed(tmp_path: Path, hub: FakeHub) -> None:
     hub_root = tmp_path / "hub"
     tiny_release(hub_root / "data", official=True)
-    calls: list = []
-
-    def download(repo_id: str, filename: str, repo_type: str | None = None, **kw) -> str:
-        calls.append((repo_id, filename, repo_type))
-        return str(hub_root / filename)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    hub.create("someone/frank")
+    hub.put("someone/frank", files_under(hub_root))
     got = frank.load("hub", hub_repo="someone/frank")
     assert len(got.samples) == 3 and len(got.released_runs) == 12
     assert got.samples[0].summary == "Official summary by bart."
-    assert calls == [
-        ("someone/frank", f"data/{n}", "dataset")
-        for n in (frank.ANNOTATIONS, frank.METRIC_OUTPUTS, frank.BENCHMARK_DATA)
-    ]
+    for n in (frank.ANNOTATIONS, frank.METRIC_OUTPUTS, frank.BENCHMARK_DATA):
+        assert hub.count("GET", f"/datasets/someone/frank/resolve/main/data/{n}") == 1
 
 
-def test_hub_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_failures(no_hub: str) -> None:
     with pytest.raises(IngestError, match="no Hugging Face hub release.*--from PATH"):
         frank.load("hub")
-    import huggingface_hub
-
-    def offline(*args, **kwargs):
-        raise ConnectionError("Network is unreachable")
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
     with pytest.raises(IngestError, match="could not download.*--from PATH") as err:
         frank.load("hub", hub_repo="someone/frank")
     assert "hf://datasets/someone/frank/data/human_annotations.json" in str(err.value)

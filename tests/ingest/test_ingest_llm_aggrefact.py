@@ -9,7 +9,6 @@ import csv
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -182,30 +181,6 @@ def test_missing_field_and_unknown_split(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------------- hub
 
 
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    """A fake Hub holding the release, reached by the real huggingface_hub client."""
-    import huggingface_hub.constants as hc
-
-    server = FakeHub({"hf_readtokenCCCCCCCCCCCCCCCC": "read"}).start()
-    server.create(la.HUB_ID)
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setenv("HF_TOKEN", "hf_readtokenCCCCCCCCCCCCCCCC")
-    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(hc, "HF_HUB_DISABLE_XET", True)
-    monkeypatch.setattr(hc, "ENDPOINT", server.url)
-    monkeypatch.setattr(
-        hc, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
-    )
-    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hf_home" / "hub"))
-    yield server
-    server.stop()
-
-
 def _hub_files(dev: list[dict], test: list[dict]) -> dict[str, bytes]:
     out = {"README.md": b"---\nlicense: cc-by-nd-4.0\n---\n"}
     for split, rows in (("dev", dev), ("test", test)):
@@ -216,6 +191,7 @@ def _hub_files(dev: list[dict], test: list[dict]) -> dict[str, bytes]:
 
 
 def test_hub_download_through_a_fake_hub(hub: FakeHub, release: Path) -> None:
+    hub.create(la.HUB_ID)
     first = hub.put(la.HUB_ID, _hub_files(records("dev"), records("test")))
     lb = la.load("hub")
     assert [s.to_row() for s in lb.samples] == [s.to_row() for s in la.load(release).samples]
@@ -230,13 +206,7 @@ def test_hub_download_through_a_fake_hub(hub: FakeHub, release: Path) -> None:
     assert len(pinned.samples) == 132 and pinned.sources[0].endswith(f"@{first}")
 
 
-def test_hub_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
-    import huggingface_hub
-
-    def offline(**kwargs):
-        raise OSError("We couldn't connect to 'https://huggingface.co'")
-
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+def test_hub_unreachable(no_hub: str) -> None:
     with pytest.raises(IngestError) as err:
         la.load("hub")
     msg = str(err.value)

@@ -16,6 +16,8 @@ from evaluator.benchmarks import longsciverify as lsv
 from evaluator.benchmarks.registry import LoadedBenchmark
 from evaluator.core.errors import IngestError
 from evaluator.core.types import Sample
+from tests.ingest.conftest import files_under
+from tests.support.fake_hub import FakeHub
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -390,49 +392,24 @@ def test_longeval_truncated_documents(copy: Path) -> None:
 # ----------------------------------------------------------------------------- hub
 
 
-def _fake_hub(monkeypatch: pytest.MonkeyPatch, hub_root: Path, calls: list) -> None:
-    import huggingface_hub
-
-    def download(repo_id: str, filename: str, repo_type: str | None = None, **kw) -> str:
-        calls.append((repo_id, filename, repo_type))
-        path = hub_root / filename
-        if not path.exists():
-            raise FileNotFoundError(filename)
-        return str(path)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
-
-
-def test_hub_copy_is_parsed_like_a_folder(
-    release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hub_copy_is_parsed_like_a_folder(release: Path, tmp_path: Path, hub: FakeHub) -> None:
     hub_root = tmp_path / "hub"
     shutil.copytree(release, hub_root / "data")  # the GitHub layout: data/raw_data/...
-    calls: list = []
-    _fake_hub(monkeypatch, hub_root, calls)
+    for repo in ("someone/longdocfactscore", "someone/x"):
+        hub.create(repo)
+        hub.put(repo, files_under(hub_root))
     got = lsv.load_longsciverify("hub", hub_repo="someone/longdocfactscore")
     assert len(got.samples) == 90
-    assert {c[0] for c in calls} == {"someone/longdocfactscore"}
-    assert {c[2] for c in calls} == {"dataset"}
-    assert (
-        "someone/longdocfactscore",
-        "data/raw_data/LongSciVerify/arxiv_test.json",
-        "dataset",
-    ) in calls
+    arxiv = "/datasets/someone/longdocfactscore/resolve/main/data/raw_data/LongSciVerify/arxiv_test"
+    assert hub.count("GET", arxiv + ".json") == 1
     assert [s.to_row() for s in got.samples] == [
         s.to_row() for s in lsv.load_longsciverify(release).samples
     ]
     assert len(lsv.load_longeval_pubmed("hub", hub_repo="someone/x").samples) == 40
 
 
-def test_hub_without_repo_or_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_without_repo_or_network(no_hub: str) -> None:
     with pytest.raises(IngestError, match="no Hugging Face hub release.*--from PATH"):
         lsv.load_longsciverify("hub")
-    import huggingface_hub
-
-    def offline(*args, **kwargs):
-        raise OSError("Network is unreachable")
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
     with pytest.raises(IngestError, match="could not download.*unreachable.*--from PATH"):
         lsv.load_longeval_pubmed("hub", hub_repo="someone/x")

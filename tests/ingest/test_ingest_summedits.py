@@ -15,6 +15,7 @@ import pytest
 from evaluator.benchmarks import summedits
 from evaluator.benchmarks.registry import LoadedBenchmark
 from evaluator.core.errors import IngestError
+from tests.support.fake_hub import FakeHub
 
 # SOURCE.md: rows per GitHub file.
 ROWS_PER_DOMAIN = {
@@ -298,32 +299,19 @@ def _hub_records() -> list[dict]:
     return rows
 
 
-def test_hub_download_is_parsed_like_a_local_file(tmp_path: Path, monkeypatch) -> None:
-    import huggingface_hub
-
+def test_hub_download_is_parsed_like_a_local_file(tmp_path: Path, hub: FakeHub) -> None:
     hub_copy = _write(tmp_path / "summedits.json", _hub_records())
-    calls = []
-
-    def fake_download(**kwargs):
-        calls.append(kwargs)
-        return str(hub_copy)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    lb = summedits.load("hub", revision="abc123")
-    assert calls == [
-        {
-            "repo_id": "Salesforce/summedits",
-            "filename": "summedits.json",
-            "repo_type": "dataset",
-            "revision": "abc123",
-        }
-    ]
+    hub.create("Salesforce/summedits")
+    rev = hub.put("Salesforce/summedits", {"summedits.json": hub_copy.read_bytes()})
+    hub.put("Salesforce/summedits", {"summedits.json": b"[]"})  # a later commit, not read
+    lb = summedits.load("hub", revision=rev)
+    assert hub.count("GET", f"/datasets/Salesforce/summedits/resolve/{rev}/summedits.json") == 1
     assert len(lb.samples) == 20
     assert {s.domain for s in lb.samples} == set(summedits.DOMAINS)
     assert {s.split for s in lb.samples} == {"test"}  # no split field in the hub release
     assert any("no split field" in n for n in lb.notes)
     assert not any(n.startswith("domains absent") for n in lb.notes)
-    assert lb.sources == ["hf://datasets/Salesforce/summedits/summedits.json@abc123"]
+    assert lb.sources == [f"hf://datasets/Salesforce/summedits/summedits.json@{rev}"]
     seed = next(s for s in lb.samples if s.sample_id == "news_7_og")
     assert (seed.doc_id, seed.seed_summary, seed.label) == ("news_7", seed.summary, 1)
     assert next(s for s in lb.samples if s.sample_id == "podcast_7_3").error_types == ()
@@ -340,18 +328,12 @@ def test_hub_release_with_a_split_field_keeps_it(tmp_path: Path) -> None:
     assert {s.split for s in lb.samples} == {"dev"}
 
 
-def test_hub_unreachable_is_a_clear_ingest_error(monkeypatch) -> None:
-    import huggingface_hub
-
-    def offline(**kwargs):
-        raise ConnectionError("Network is unreachable")
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+def test_hub_unreachable_is_a_clear_ingest_error(no_hub: str) -> None:
     with pytest.raises(IngestError) as err:
         summedits.load("hub")
     msg = str(err.value)
     assert "hub could not be reached" in msg and "--from PATH" in msg
-    assert "Salesforce/summedits" in msg and "ConnectionError" in msg
+    assert "hf://datasets/Salesforce/summedits/summedits.json" in msg
 
 
 def test_demo_reuses_the_parser(tmp_path: Path) -> None:

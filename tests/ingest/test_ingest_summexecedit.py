@@ -10,6 +10,7 @@ import pytest
 
 from evaluator.benchmarks import summexecedit
 from evaluator.core.errors import IngestError
+from tests.support.fake_hub import FakeHub
 
 FILENAME = "defies_summedits_final_all_combined.json"
 DOMAIN_SPELLINGS = [
@@ -142,37 +143,17 @@ def test_a_label_field_must_agree_with_edit_type(tmp_path: Path) -> None:
     assert (err.value.field, str(err.value.record)) == ("label", "#3 (id 's003')")
 
 
-def test_hub(tmp_path: Path, monkeypatch) -> None:
-    import huggingface_hub
-
+def test_hub(tmp_path: Path, hub: FakeHub) -> None:
     hub_copy = _write(tmp_path / FILENAME, _records())
-    calls = []
-
-    def fake_download(**kwargs):
-        calls.append(kwargs)
-        return str(hub_copy)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    hub.create("Salesforce/summexecedit")
+    hub.put("Salesforce/summexecedit", {FILENAME: hub_copy.read_bytes()})
     lb = summexecedit.load("hub")
-    assert calls == [
-        {
-            "repo_id": "Salesforce/summexecedit",
-            "filename": FILENAME,
-            "repo_type": "dataset",
-            "revision": None,
-        }
-    ]
+    assert hub.count("GET", f"/datasets/Salesforce/summexecedit/resolve/main/{FILENAME}") == 1
     assert len(lb.samples) == 12
     assert lb.sources == [f"hf://datasets/Salesforce/summexecedit/{FILENAME}"]
 
 
-def test_hub_unreachable(monkeypatch) -> None:
-    import huggingface_hub
-
-    def offline(**kwargs):
-        raise OSError("We couldn't connect to 'https://huggingface.co'")
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+def test_hub_unreachable(no_hub: str) -> None:
     with pytest.raises(IngestError) as err:
         summexecedit.load("hub")
     assert "hub could not be reached" in str(err.value) and "--from PATH" in str(err.value)

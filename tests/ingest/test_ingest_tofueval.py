@@ -13,6 +13,7 @@ from evaluator.benchmarks import registry, tofueval
 from evaluator.benchmarks.registry import LoadedBenchmark
 from evaluator.core.errors import IngestError
 from evaluator.core.types import Sample
+from tests.support.fake_hub import FakeHub
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -651,35 +652,20 @@ def test_conflicting_document_text(tmp_path: Path) -> None:
         tofueval.load(root, meetingbank=table)
 
 
-def test_meetingbank_from_the_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import huggingface_hub
-
+def test_meetingbank_from_the_hub(tmp_path: Path, hub: FakeHub) -> None:
     root = write_release(tmp_path / "t")
     ids = [d for split in tofueval.SPLITS for d in _docs("meetingbank", split)]
     hub_file = tmp_path / "hub" / "test.csv"
     hub_file.parent.mkdir()
     _write_meetingbank_csv(hub_file, ids)
-    calls = []
-
-    def fake_download(**kwargs: str) -> str:
-        calls.append(kwargs)
-        return str(hub_file)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    hub.create("lytang/MeetingBank-transcript")
+    hub.put("lytang/MeetingBank-transcript", {"test.csv": hub_file.read_bytes()})
     lb = tofueval.load(root, meetingbank="hub")
-    assert calls == [
-        {"repo_id": "lytang/MeetingBank-transcript", "filename": "test.csv", "repo_type": "dataset"}
-    ]
+    assert hub.count("GET", "/datasets/lytang/MeetingBank-transcript/resolve/main/test.csv") == 1
     assert all(s.document for s in lb.samples if s.domain == "meetingbank")
 
 
-def test_meetingbank_hub_unreachable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import huggingface_hub
-
-    def offline(**kwargs: str) -> str:
-        raise OSError("network is unreachable")
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+def test_meetingbank_hub_unreachable(tmp_path: Path, no_hub: str) -> None:
     root = write_release(tmp_path / "t")
     with pytest.raises(IngestError, match="could not reach the Hugging Face hub.*local path"):
         tofueval.load(root, meetingbank="hub")

@@ -327,3 +327,11 @@ def test_importing_the_llm_layer_loads_no_sdk() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_every_judge_protocol_has_its_prompt_and_the_default_is_one_of_them() -> None:
+    from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL, JUDGE_PROTOCOLS
+
+    assert set(P._JUDGES) == set(JUDGE_PROTOCOLS) == set(P.JUDGES.names())
+    assert DEFAULT_JUDGE_PROTOCOL in JUDGE_PROTOCOLS
+    assert P.judge_prompt(DEFAULT_JUDGE_PROTOCOL).protocol == DEFAULT_JUDGE_PROTOCOL

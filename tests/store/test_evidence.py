@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaluator.core.errors import CorruptRunError, FactBoardError
+from evaluator.detectors import blocks as B
 from evaluator.detectors.runner import run_detector
-from evaluator.distributed import blocks as B
 from evaluator.runner import Engine
 from evaluator.store import doctor, ingested, layout, runs
 from tests.support.evidence import EvidenceFactory, sentence_evidence

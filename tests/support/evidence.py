@@ -33,7 +33,7 @@ def sentence_evidence(document: str, summary: str) -> tuple[float, dict[str, Any
 
 
 class SentenceOverlap:
-    """The detector (the shape evaluator.distributed.blocks.score_block calls)."""
+    """The detector (the shape evaluator.detectors.blocks.score_block calls)."""
 
     name = "lexical-overlap"
 
