@@ -16,7 +16,7 @@ from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core import formatting as F
 from evaluator.core.errors import FactBoardError
 from evaluator.core.formatting import plural
-from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label
+from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label, metric_label
 from evaluator.submissions import moderation, report
 from explorer import charts, ui
 from explorer import compare_view as V
@@ -337,7 +337,7 @@ def _error_types(
         metric = "recall"
         long = ui.slice_long(root, token, bench, unit, metric, err_kind, head)
     what = L.slice_noun(err_kind)
-    title = L.metric_label(metric)
+    title = metric_label(metric)
     ch = charts.grouped_bars(long, title, what, head["label"].tolist())
     _chart(ch, "No per-error-type numbers for the rows shown.")
     if ch is not None:
