@@ -26,6 +26,7 @@ from explorer import samples as X
 from explorer import submit as S
 
 CHARTS = ["CI forest plot", "Model × slice", "Error types", "Size vs score"]
+CHARTS_TITLE = "Charts: "  # the expander's title, then the charts' names
 VALUES_PLOT = "Values plot"  # the first tab where no row has a CI (published numbers only)
 HEATMAP_ROWS = 60  # rows of the table on the model × slice heatmap (the first, in its order)
 SLICE_COLUMNS = ["label", "origin_code", "run_id", "model", "source", "config", "rep_key"]
@@ -216,15 +217,27 @@ def board_charts(
     kinds: set[str],
     cache: tuple[str, str],
 ) -> None:
-    """The chart tabs; only the active one is computed. kinds: the slice kinds with numbers at
-    this level; cache: (store root, token) for ui.slice_long."""
-    st.subheader("Charts")
+    """The chart tabs, folded away until the reader opens them (the page is complete without
+    them; a link with a chart in it opens them); only the open tab is computed. kinds: the
+    slice kinds with numbers at this level; cache: (store root, token) for ui.slice_long."""
+    any_ci = bool((shown["ci_low"].notna() & shown["ci_high"].notna()).any())
+    labels = CHARTS if any_ci else [VALUES_PLOT, *CHARTS[1:]]
+    box = st.expander(
+        CHARTS_TITLE + " · ".join(labels),
+        expanded=bool(ui.url_value("chart")),
+        icon="📊",
+        key=f"{page}.charts",
+        on_change="rerun",
+    )
+    if not box.open:
+        for name in ("chart", "fpage"):  # a copied link opens the page as it is: folded
+            ui.set_url_value(name, None)
+        return
     root, token = cache
     unit = view.unit
     spread, err_kind = L.chart_kinds(kinds, view.slice_kind)
-    any_ci = bool((shown["ci_low"].notna() & shown["ci_high"].notna()).any())
-    labels = CHARTS if any_ci else [VALUES_PLOT, *CHARTS[1:]]
-    tabs, active = ui.url_tabs(labels, "chart", page)
+    with box:
+        tabs, active = ui.url_tabs(labels, "chart", page)
     with tabs[labels.index(active)]:
         ch: Any = None
         if active == labels[0]:
@@ -253,6 +266,7 @@ def board_charts(
 
 
 FOREST_ROWS = 25  # rows per page of the forest plot
+FOREST_COLUMNS = ["label", "value", "ci_low", "ci_high", "n", "rank", "origin_code"]
 
 
 def _heatmap(
@@ -300,6 +314,8 @@ def _forest(shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: st
     if pages > 1:
         at = ui.url_page_number("fpage", page, pages, reset_token=(view, len(plotted)))
     part = plotted.iloc[(at - 1) * FOREST_ROWS : at * FOREST_ROWS]
+    # the columns the plot reads, alone: the chart's data is not the board's forty columns
+    part = part[[c for c in FOREST_COLUMNS if c in part.columns]]
     ch = charts.forest(part, metric_title, x_domain=charts.ci_domain(plotted))
     if ch is None:
         st.caption("Nothing to plot.")
