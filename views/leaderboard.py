@@ -152,7 +152,17 @@ sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])
 sections.board_charts(shown, PAGE, view, mlabel, at_level, (str(s.root), token))
 
+
+@st.fragment
+def cite(citation: str) -> None:
+    """The BibTeX, drawn when opened (a code block costs the browser ~0.5 s to load), in a
+    fragment: opening it reruns this alone."""
+    box = st.expander("Cite this benchmark (BibTeX)", key=f"{PAGE}.cite", on_change="rerun")
+    if box.open:
+        with box:
+            st.code(citation, language="bibtex")
+
+
 citation = meta.get("citation") or (spec.citation if spec else None)
 if citation:
-    with st.expander("Cite this benchmark (BibTeX)"):
-        st.code(citation, language="bibtex")
+    cite(citation)

@@ -85,8 +85,17 @@ def test_default_board_on_the_demo(data: Path) -> None:
         "Charts: CI forest plot · Model × slice · Error types · Size vs score"
     ]
     assert not at.tabs
+    # the citation is drawn when its expander is opened
+    assert not at.code
+    at.session_state["lb.cite"] = True
+    at.run()
     code = [c.value for c in at.code]
     assert code and code[0].startswith("@misc{factboard-demo")
+    # and so are the charts
+    at.session_state["lb.charts"] = True
+    at.run()
+    assert [t.label for t in at.tabs][0] == "CI forest plot"
+    assert at.query_params["chart"] == "CI forest plot"
 
 
 def test_state_comes_from_the_url(data: Path) -> None:
