@@ -1,5 +1,6 @@
 """Leaderboard: who is best on a benchmark slice, and is the lead real?"""
 
+import pandas as pd
 import streamlit as st
 
 from evaluator.core import formatting as F
@@ -139,14 +140,29 @@ if not paper.empty:
 in_pairs = rows[rows["run_id"].isin(b.pairwise.index)] if not b.pairwise.empty else rows.iloc[:0]
 pair_labels = dict(zip(in_pairs["run_id"].tolist(), in_pairs["label"].tolist(), strict=True))
 pairs = L.pairwise_table(b, pair_labels, lower(metric))
+
+
+@st.fragment
+def pairwise(pairs: pd.DataFrame) -> None:
+    """The matrix, drawn when opened (a second grid costs the browser a render even folded
+    away), in a fragment: opening it reruns this alone."""
+    box = st.expander(
+        f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)",
+        key=f"{PAGE}.pairs",
+        on_change="rerun",
+    )
+    if box.open:
+        with box:
+            st.caption(
+                "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
+                "≈ not distinguishable; the number is the two-sided paired-bootstrap p-value "
+                "on the same samples."
+            )
+            st.dataframe(pairs, width="stretch")
+
+
 if not pairs.empty:
-    with st.expander(f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)"):
-        st.caption(
-            "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
-            "≈ not distinguishable; the number is the two-sided paired-bootstrap p-value on "
-            "the same samples."
-        )
-        st.dataframe(pairs, width="stretch")
+    pairwise(pairs)
 
 sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])

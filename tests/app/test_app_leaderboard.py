@@ -289,6 +289,9 @@ def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
     assert t["p vs best run"].iloc[1] != ""
     assert all(p == "< 0.001" or p[0].isdigit() for p in t["p vs best run"].iloc[1:])
     assert all(str(bar).startswith("data:image/svg+xml") for bar in t["95% CI"])
+    assert any("Pairwise significance" in e.label for e in at.expander)
+    at.session_state["lb.pairs"] = True  # opened: the matrix is drawn
+    at.run()
     exp = next(e for e in at.expander if "Pairwise significance" in e.label)
     m = exp.dataframe[0].value
     assert m.shape == (5, 5) and m.iloc[0, 0] == "—"
