@@ -1,5 +1,7 @@
 """Leaderboard: who is best on a benchmark slice, and is the lead real?"""
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -111,7 +113,7 @@ st.markdown(
 )
 sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
 widgets.download_buttons(
-    L.display_table(shown, look.columns, mlabel, board=b, download=True),
+    partial(L.display_table, shown, look.columns, mlabel, board=b, download=True),
     L.file_stem(bench, unit, kind, value, metric),
     PAGE,
     eee=L.eee_download(shown, s.root, bench if bench in ingested else None),
