@@ -84,51 +84,12 @@ def paired_test(
         return PairedTest(None, why)
     if spec is None:
         return PairedTest(None, "benchmark not ingested")
-    ok = (runs["version"] == version) & (runs["missing"] == 0) & (runs["unparsable"] == 0)
-    ok_pos = np.flatnonzero(ok.to_numpy())
-    if len(ok_pos) < 2:
+    chosen = _candidates(runs, q.metric, version)
+    if chosen is None:
         return PairedTest(None, "fewer than two complete runs on this benchmark version")
-    # the most common split (ties: the first by name)
-    counts = runs["split"].iloc[ok_pos].astype(str).value_counts()
-    split = min(
-        zip(counts.index.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0])
-    )[0]
-    ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
-    sign = -1.0 if lower_is_better(q.metric) else 1.0
-    best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
-    ok_pos = np.sort(ok_pos[best[:PAIRED_TOP]])
+    ok_pos, split = chosen
     run_ids = runs.iloc[ok_pos]["run_id"].tolist()
-    # each run's final labels on the frame, kept per run (a new set of best runs, e.g. on
-    # another slice, loads and reads only the runs not seen yet)
-    vkey = ("score-rows" if by_scores else "label-rows", q.benchmark, version, q.unit, split)
-    vectors: dict[str, np.ndarray] = kept(memo, vkey, dict, dict)
-    new = sorted(r for r in set(run_ids) if r not in vectors)
-    if ensure is not None:
-        # (the samples, at least; scores are read from the labels table)
-        ensure(new if labels is None or by_scores else [])
-    fkey = ("frame", q.benchmark, version, q.unit, split)
-    frame = kept(
-        memo,
-        fkey,
-        pd.DataFrame,
-        lambda: Q.scored_samples(con, q.benchmark, q.unit, split.split("+")),
-    )
-    if new and by_scores:
-        got_s = Q.score_matrix(con, new, q.unit, frame["ix"].to_numpy())
-        vectors = {**vectors, **dict(zip(new, got_s, strict=True))}
-    elif new and labels is not None:
-        read = labels(new, frame)
-        vectors = {**vectors, **{r: read[r] for r in new}}
-    elif new:
-        got = Q.label_matrix(con, new, q.unit, frame["ix"].to_numpy())
-        vectors = {**vectors, **dict(zip(new, got, strict=True))}
-    memo[vkey] = vectors
-    order = sorted(run_ids)
-    full = (
-        np.stack([vectors[r] for r in order])
-        if order
-        else np.empty((0, len(frame)), dtype=float if by_scores else np.int8)
-    )
+    frame, full = _run_vectors(con, q, version, split, run_ids, memo, ensure, labels)
     if frame.empty:
         return PairedTest(None, "no samples")
     mkey = ("masks", q.benchmark, version, q.unit, split, q.slice_kind)
@@ -137,8 +98,7 @@ def paired_test(
     )
     if mask is None or not mask.any():
         return PairedTest(None, "slice not found in the samples")
-    pos = {r: i for i, r in enumerate(order)}
-    P = full[[pos[r] for r in run_ids]][:, mask]
+    P = full[:, mask]
     complete = np.isfinite(P).all(axis=1) if by_scores else (P >= 0).all(axis=1)
     y = frame["label"].to_numpy()[mask]
     if np.isnan(y.astype(float)).any():
@@ -181,6 +141,68 @@ def paired_test(
     if len(use) < len(runs):
         why = why or "incomplete predictions, another benchmark version or split"
     return PairedTest(PairedRuns(ok_pos[use], sb.point[agree], pvals, boot), why)
+
+
+def _run_vectors(
+    con: Q.Con,
+    q: BoardQuery,
+    version: str | None,
+    split: str,
+    run_ids: list[str],
+    memo: Memo,
+    ensure: Callable[[list[str]], None] | None,
+    labels: LabelReader | None,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The scored samples of the split (the frame) and each run's final labels (or scores,
+    for SCORE_METRICS) on them, one row per run in run_ids' order. Kept per run in the memo:
+    a new set of best runs, e.g. on another slice, loads and reads only the runs not seen."""
+    by_scores = q.metric in SCORE_METRICS
+    vkey = ("score-rows" if by_scores else "label-rows", q.benchmark, version, q.unit, split)
+    vectors: dict[str, np.ndarray] = kept(memo, vkey, dict, dict)
+    new = sorted(r for r in set(run_ids) if r not in vectors)
+    if ensure is not None:
+        # (the samples, at least; scores are read from the labels table)
+        ensure(new if labels is None or by_scores else [])
+    fkey = ("frame", q.benchmark, version, q.unit, split)
+    frame = kept(
+        memo,
+        fkey,
+        pd.DataFrame,
+        lambda: Q.scored_samples(con, q.benchmark, q.unit, split.split("+")),
+    )
+    if new and by_scores:
+        got_s = Q.score_matrix(con, new, q.unit, frame["ix"].to_numpy())
+        vectors = {**vectors, **dict(zip(new, got_s, strict=True))}
+    elif new and labels is not None:
+        read = labels(new, frame)
+        vectors = {**vectors, **{r: read[r] for r in new}}
+    elif new:
+        got = Q.label_matrix(con, new, q.unit, frame["ix"].to_numpy())
+        vectors = {**vectors, **dict(zip(new, got, strict=True))}
+    memo[vkey] = vectors
+    if not run_ids:
+        return frame, np.empty((0, len(frame)), dtype=float if by_scores else np.int8)
+    return frame, np.stack([vectors[r] for r in run_ids])
+
+
+def _candidates(
+    runs: pd.DataFrame, metric: str, version: str | None
+) -> tuple[np.ndarray, str] | None:
+    """The runs the paired test may compare: complete runs on this benchmark version, on the
+    most common split (ties: the first by name), the PAIRED_TOP best of them (positions into
+    runs, in order) and that split; None when fewer than two runs are complete."""
+    ok = (runs["version"] == version) & (runs["missing"] == 0) & (runs["unparsable"] == 0)
+    ok_pos = np.flatnonzero(ok.to_numpy())
+    if len(ok_pos) < 2:
+        return None
+    counts = runs["split"].iloc[ok_pos].astype(str).value_counts()
+    split = min(
+        zip(counts.index.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0])
+    )[0]
+    ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
+    sign = -1.0 if lower_is_better(metric) else 1.0
+    best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
+    return np.sort(ok_pos[best[:PAIRED_TOP]]), str(split)
 
 
 def _slice_masks(spec: BenchmarkSpec, frame: pd.DataFrame, kind: str) -> dict[str, np.ndarray]:
