@@ -9,8 +9,8 @@ from evaluator.core import formatting as F
 from evaluator.core.vocabulary import lower_is_better as lower
 from evaluator.core.vocabulary import metric_label, slice_definition
 from evaluator.core.vocabulary import slice_label as slice_title
+from explorer import board_sections, ui, widgets
 from explorer import leaderboard as L
-from explorer import sections, ui, widgets
 from explorer.words import level_label
 
 PAGE = "lb"
@@ -82,14 +82,16 @@ if not keys:
     st.stop()
 metric, grader = L.parse_metric_key(widgets.metric_picker(keys, PAGE, unit, kind, top[4]))
 
-sections.board_banner(bench, spec, meta, _bench_label(bench) if bench not in ingested else None)
+board_sections.board_banner(
+    bench, spec, meta, _bench_label(bench) if bench not in ingested else None
+)
 view = L.BoardQuery(bench, unit, kind, value, metric, grader)
 b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
 narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin"))
 with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
-    look = sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
+    look = board_sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
 which = ui.url_radio(
     "Show",
     list(L.ROW_SETS),
@@ -111,7 +113,7 @@ st.markdown(
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
+board_sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
 widgets.download_buttons(
     partial(L.display_table, shown, look.columns, mlabel, board=b, download=True),
     L.file_stem(bench, unit, kind, value, metric),
@@ -166,9 +168,9 @@ def pairwise(pairs: pd.DataFrame) -> None:
 if not pairs.empty:
     pairwise(pairs)
 
-sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
+board_sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])
-sections.board_charts(shown, PAGE, view, mlabel, at_level, (str(s.root), token))
+board_sections.board_charts(shown, PAGE, view, mlabel, at_level, (str(s.root), token))
 
 
 @st.fragment
