@@ -16,8 +16,8 @@ from evaluator.core.vocabulary import ORIGIN_BADGES, kind_label
 from evaluator.store.export import neutralise_formulas
 from explorer import queries as Q
 from explorer import textdiff
+from explorer.board_rows import as_list
 from explorer.compare import percentile_rank
-from explorer.leaderboard import as_list
 
 PAGE_SIZE = 20
 LABEL_TEXT = {1: "✓ consistent", 0: "✗ inconsistent"}

@@ -103,11 +103,15 @@ def metric_picker(
 
 
 def download_buttons(
-    table: pd.DataFrame, stem: str, page: str, eee: Callable[[], bytes] | None = None
+    table: Callable[[], pd.DataFrame],
+    stem: str,
+    page: str,
+    eee: Callable[[], bytes] | None = None,
 ) -> None:
-    """CSV, JSON and LaTeX of exactly this table, made when clicked (keys '<page>.csv' ...);
-    with `eee`, also the Every Eval Ever records of what is shown (a zip in the datastore's
-    layout, key '<page>.eee')."""
+    """CSV, JSON and LaTeX of exactly the table `table()` makes, made when clicked (keys
+    '<page>.csv' ...; the table too, so a page load does not build it); with `eee`, also the
+    Every Eval Ever records of what is shown (a zip in the datastore's layout, key
+    '<page>.eee')."""
     formats = (
         ("CSV", "csv", "text/csv", export.to_csv),
         ("JSON", "json", "application/json", export.to_json),
@@ -117,7 +121,7 @@ def download_buttons(
         for title, ext, mime, write in formats:
             st.download_button(
                 f"⬇️ {title}",
-                partial(write, table),
+                partial(_written, write, table),
                 f"{stem}.{ext}",
                 mime,
                 on_click="ignore",
@@ -138,6 +142,11 @@ def download_buttons(
             "CSV and JSON hold exactly the rows and columns shown above; LaTeX, the rows with "
             "the columns a paper needs (rank, model, kind, value, 95% CI, n, source)."
         )
+
+
+def _written(write: Callable[[pd.DataFrame], str], table: Callable[[], pd.DataFrame]) -> str:
+    """A download's data, made when it is clicked: the table, then the file."""
+    return write(table())
 
 
 # --------------------------------------------------------------------------------------------

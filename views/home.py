@@ -95,8 +95,9 @@ for bench in names:
         st.subheader(title + (" · synthetic demo" if spec is not None and spec.synthetic else ""))
         if card is not None:
             st.caption(c["caption"], help=c["help"])
-            for line in card.lines:
-                st.markdown(ui.md_escape(line))
+            # one element for the card's lines (each element costs the browser a render)
+            if card.lines:
+                st.markdown("\n\n".join(ui.md_escape(line) for line in card.lines))
             if len(card.table):
                 # a static table wraps its cells, so no column is cropped at any width; its
                 # cells are Markdown, so the names from data are escaped
@@ -116,8 +117,7 @@ for bench in names:
             )
         if sub is not None:
             st.markdown(ui.md_escape(c["sub_head"]), help=c["sub_help"])
-            for line in c["sub_lines"]:
-                st.markdown("- " + ui.md_escape(line))
+            st.markdown("\n".join("- " + ui.md_escape(line) for line in c["sub_lines"]))
             leaderboard_link(
                 bench,
                 {"unit": sub.unit, "slice": sub.slice_kind, "metric": sub.metric},

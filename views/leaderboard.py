@@ -1,13 +1,16 @@
 """Leaderboard: who is best on a benchmark slice, and is the lead real?"""
 
+from functools import partial
+
+import pandas as pd
 import streamlit as st
 
 from evaluator.core import formatting as F
 from evaluator.core.vocabulary import lower_is_better as lower
 from evaluator.core.vocabulary import metric_label, slice_definition
 from evaluator.core.vocabulary import slice_label as slice_title
+from explorer import board_sections, ui, widgets
 from explorer import leaderboard as L
-from explorer import sections, ui, widgets
 from explorer.words import level_label
 
 PAGE = "lb"
@@ -79,14 +82,16 @@ if not keys:
     st.stop()
 metric, grader = L.parse_metric_key(widgets.metric_picker(keys, PAGE, unit, kind, top[4]))
 
-sections.board_banner(bench, spec, meta, _bench_label(bench) if bench not in ingested else None)
+board_sections.board_banner(
+    bench, spec, meta, _bench_label(bench) if bench not in ingested else None
+)
 view = L.BoardQuery(bench, unit, kind, value, metric, grader)
 b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
 narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin", "verified"))
 with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
-    look = sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
+    look = board_sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
 which = ui.url_radio(
     "Show",
     list(L.ROW_SETS),
@@ -108,9 +113,9 @@ st.markdown(
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
+board_sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
 widgets.download_buttons(
-    L.display_table(shown, look.columns, mlabel, board=b, download=True),
+    partial(L.display_table, shown, look.columns, mlabel, board=b, download=True),
     L.file_stem(bench, unit, kind, value, metric),
     PAGE,
     eee=L.eee_download(shown, s.root, bench if bench in ingested else None),
@@ -139,20 +144,45 @@ if not paper.empty:
 in_pairs = rows[rows["run_id"].isin(b.pairwise.index)] if not b.pairwise.empty else rows.iloc[:0]
 pair_labels = dict(zip(in_pairs["run_id"].tolist(), in_pairs["label"].tolist(), strict=True))
 pairs = L.pairwise_table(b, pair_labels, lower(metric))
-if not pairs.empty:
-    with st.expander(f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)"):
-        st.caption(
-            "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
-            "≈ not distinguishable; the number is the two-sided paired-bootstrap p-value on "
-            "the same samples."
-        )
-        st.dataframe(pairs, width="stretch")
 
-sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
+
+@st.fragment
+def pairwise(pairs: pd.DataFrame) -> None:
+    """The matrix, drawn when opened (a second grid costs the browser a render even folded
+    away), in a fragment: opening it reruns this alone."""
+    box = st.expander(
+        f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)",
+        key=f"{PAGE}.pairs",
+        on_change="rerun",
+    )
+    if box.open:
+        with box:
+            st.caption(
+                "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
+                "≈ not distinguishable; the number is the two-sided paired-bootstrap p-value "
+                "on the same samples."
+            )
+            st.dataframe(pairs, width="stretch")
+
+
+if not pairs.empty:
+    pairwise(pairs)
+
+board_sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])
-sections.board_charts(shown, PAGE, view, mlabel, at_level, (str(s.root), token))
+board_sections.board_charts(shown, PAGE, view, mlabel, at_level, (str(s.root), token))
+
+
+@st.fragment
+def cite(citation: str) -> None:
+    """The BibTeX, drawn when opened (a code block costs the browser ~0.5 s to load), in a
+    fragment: opening it reruns this alone."""
+    box = st.expander("Cite this benchmark (BibTeX)", key=f"{PAGE}.cite", on_change="rerun")
+    if box.open:
+        with box:
+            st.code(citation, language="bibtex")
+
 
 citation = meta.get("citation") or (spec.citation if spec else None)
 if citation:
-    with st.expander("Cite this benchmark (BibTeX)"):
-        st.code(citation, language="bibtex")
+    cite(citation)

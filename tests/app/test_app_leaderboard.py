@@ -79,10 +79,23 @@ def test_default_board_on_the_demo(data: Path) -> None:
         "sort": "value",
         "rows": "all",
         "cols": L.DEFAULT_COLUMNS,
-        "chart": "CI forest plot",
     }
+    # the charts are folded away until opened: none of them is computed on the first load
+    assert [e.label for e in at.expander if e.label.startswith("Charts")] == [
+        "Charts: CI forest plot · Model × slice · Error types · Size vs score"
+    ]
+    assert not at.tabs
+    # the citation is drawn when its expander is opened
+    assert not at.code
+    at.session_state["lb.cite"] = True
+    at.run()
     code = [c.value for c in at.code]
     assert code and code[0].startswith("@misc{factboard-demo")
+    # and so are the charts
+    at.session_state["lb.charts"] = True
+    at.run()
+    assert [t.label for t in at.tabs][0] == "CI forest plot"
+    assert at.query_params["chart"] == "CI forest plot"
 
 
 def test_state_comes_from_the_url(data: Path) -> None:
@@ -216,7 +229,16 @@ def test_published_only_benchmark(data: Path) -> None:
     assert t.columns[0] == "Rank (by value)" and t["Rank (by value)"].iloc[0] == 1
     assert "Δ to top" in t.columns
     assert "not significance" in at.caption[1].value
-    assert [x.label for x in at.tabs][0] == "Values plot"
+    assert any(e.label.startswith("Charts: Values plot") for e in at.expander)
+    opened = open_page(
+        {
+            "benchmark": "tofueval",
+            "slice": "dataset+topic_type",
+            "value": "mediasum+main",
+            "chart": "Values plot",
+        }
+    )
+    assert [x.label for x in opened.tabs][0] == "Values plot"
 
 
 def test_level_switch_on_published_tofueval(data: Path) -> None:
@@ -267,6 +289,9 @@ def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
     assert t["p vs best run"].iloc[1] != ""
     assert all(p == "< 0.001" or p[0].isdigit() for p in t["p vs best run"].iloc[1:])
     assert all(str(bar).startswith("data:image/svg+xml") for bar in t["95% CI"])
+    assert any("Pairwise significance" in e.label for e in at.expander)
+    at.session_state["lb.pairs"] = True  # opened: the matrix is drawn
+    at.run()
     exp = next(e for e in at.expander if "Pairwise significance" in e.label)
     m = exp.dataframe[0].value
     assert m.shape == (5, 5) and m.iloc[0, 0] == "—"
@@ -319,7 +344,7 @@ def test_the_readers_metric_comes_back_after_a_view_without_it(data: Path) -> No
 
 def test_the_forest_plot_pages_through_every_row(data: Path) -> None:
     """77 published rows: 4 pages of at most 25, each page its URL; every row is reachable."""
-    at = open_page({"benchmark": "factcc_synthetic"})
+    at = open_page({"benchmark": "factcc_synthetic", "chart": "Values plot"})
     n = len(table(at))
     assert n > 50
     pag = at.get("pagination")
@@ -330,12 +355,13 @@ def test_the_forest_plot_pages_through_every_row(data: Path) -> None:
     assert at.query_params["fpage"] == str(-(-n // 25))
     last = n - 25 * (-(-n // 25) - 1)
     assert f"Rows {n - last + 1}–{n} of the {n} rows" in " ".join(c.value for c in at.caption)
-    again = open_page({"benchmark": "factcc_synthetic", "fpage": "2"})
+    again = open_page({"benchmark": "factcc_synthetic", "chart": "Values plot", "fpage": "2"})
     assert "Rows 26–50" in " ".join(c.value for c in again.caption)
 
 
 def test_a_short_board_has_one_forest_page(data: Path) -> None:
-    at = open_page()
+    at = open_page({"chart": "CI forest plot"})
+    assert at.tabs and at.query_params["chart"] == "CI forest plot"
     assert len(at.get("pagination")) == 0
     assert not any("Rows 1–" in c.value for c in at.caption)
 

@@ -60,7 +60,7 @@ def _ids(root: Path) -> tuple[str, str]:
     ("page", "params"),
     [
         ("views/home.py", {}),
-        ("views/leaderboard.py", {"benchmark": "demo"}),
+        ("views/leaderboard.py", {"benchmark": "demo", "chart": "CI forest plot"}),
         ("views/samples.py", {"benchmark": "demo"}),
         ("views/compare.py", {"benchmark": "demo"}),
         ("views/across.py", {}),

@@ -114,11 +114,18 @@ def settle(p) -> None:  # type: ignore[no-untyped-def]
 
 
 def eventually(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    """Wait for a condition (re-checked every 0.2 s) instead of a fixed sleep."""
+    """Wait for a condition (re-checked every 0.2 s) instead of a fixed sleep. A check that
+    raises (an element replaced by a rerun while it was read) counts as not yet."""
     deadline = time.monotonic() + timeout
-    while not check():
+    while True:
+        try:
+            if check():
+                return
+            why = ""
+        except Exception as e:  # read again; said if it never settles
+            why = f" (last: {e!r})"
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}{why}")
         time.sleep(0.2)
 
 
@@ -138,11 +145,24 @@ def choose(p, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
 def table(p, index: int = 0) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
     """Rows of the index-th dataframe, from the grid's accessible table."""
     frame = p.get_by_test_id("stDataFrame").nth(index)
-    frame.locator("td").first.wait_for(state="attached")
-    head = frame.locator("th").all_inner_texts()
-    cells = frame.locator("td").all_inner_texts()
-    n = len(head)
-    return [dict(zip(head, cells[i : i + n], strict=True)) for i in range(0, len(cells), n)]
+    got: list[list[dict[str, str]]] = []
+
+    def read() -> bool:
+        # the grid draws its accessible table in steps: a read is kept when it is whole
+        # (a header, and cells that fill rows of it) and the same twice in a row
+        frame.locator("td").first.wait_for(state="attached")
+        head = frame.locator("th").all_inner_texts()
+        cells = frame.locator("td").all_inner_texts()
+        n = len(head)
+        if not n or not cells or len(cells) % n:
+            return False
+        rows = [dict(zip(head, cells[i : i + n], strict=True)) for i in range(0, len(cells), n)]
+        same = bool(got) and got[-1] == rows
+        got.append(rows)
+        return same
+
+    eventually(read, f"the table {index} to be drawn")
+    return got[-1]
 
 
 def test_board_slice_sample_compare_and_csv(server: tuple[str, Path], page) -> None:  # type: ignore[no-untyped-def]

@@ -103,8 +103,13 @@ def test_published_numbers_only_are_ranked_by_value(server: str, page, tmp_path:
     assert list(rows[0])[:2] == ["Rank (by value)", "Model"]
     assert rows[0]["Rank (by value)"] == "1" and "95% CI" not in rows[0]
     expect(p.get_by_text("not significance").first).to_be_visible()
+    # the charts are folded away until the reader opens them; then the link keeps them open
+    expect(p.get_by_role("tab", name="Values plot")).to_have_count(0)
+    p.get_by_text("Charts: Values plot", exact=False).click()
+    settle(p)
     tab = p.get_by_role("tab", name="Values plot")
     expect(tab).to_be_visible()
+    assert "chart=Values" in p.url
     tab.scroll_into_view_if_needed()
     p.screenshot(path=str(tmp_path / "published-only.png"), full_page=True)
     expect(p.get_by_role("tab", name="CI forest plot")).to_have_count(0)

@@ -1,5 +1,5 @@
-"""One local Ray per test module (2 CPUs, one logical GPU, no dashboard), shut down after the module; the tiny
-random-weight detector models, built once per module."""
+"""One local Ray per test module (2 CPUs, one logical GPU, no dashboard), shut down after the
+module; the tiny random-weight detector models, built once per module."""
 
 from __future__ import annotations
 

@@ -418,7 +418,7 @@ def test_explorer_tables_read_what_the_run_models_define() -> None:
     unread = sorted(set(leaves) - read - NOT_READ)
     assert not unread, (
         f"run.json fields {unread} are read by no explorer table: add a column to the runs or "
-        "results table (explorer/queries.py SCHEMA, RUN_COLUMNS or RESULT_COLUMNS, "
+        "results table (explorer/queries/schema.py: SCHEMA, RUN_COLUMNS or RESULT_COLUMNS, "
         "insert_staged_runs), or list them in NOT_READ"
     )
     # the structure the board parses run.json with is the models' own

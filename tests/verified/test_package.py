@@ -65,7 +65,7 @@ def test_the_wheel_carries_the_engine_and_its_data_files(wheel: Path) -> None:
         "evaluator/interop/schemas/eval.schema.json",
         "evaluator/interop/schemas/instance_level_eval.schema.json",
         "evaluator/interop/schemas/LICENSE",
-        "explorer/queries.py",
+        "explorer/queries/__init__.py",
         "views/leaderboard.py",
     ):
         assert path in names, path

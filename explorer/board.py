@@ -1,0 +1,315 @@
+"""The leaderboard of one view (`build_board`): FactBoard runs (explorer.board_rows) and
+published numbers (explorer.published) for one benchmark slice, every other metric of the
+slice as extra columns, the rank (tie groups, explorer.ranking; the best complete runs by a
+paired bootstrap, explorer.paired, the others by CI overlap; published numbers placed by
+value), the difference to the leader with its paired CI and p, the pairwise matrix of the
+best runs, and notes that say when rows are not comparable (different domain coverage,
+different split).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, MutableMapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core.formatting import plural
+from evaluator.core.vocabulary import (
+    ORIGIN_BADGES,
+    kind_label,
+    lower_is_better,
+)
+from explorer import queries as Q
+from explorer import ranking as R
+from explorer import scope_notes
+from explorer.board_rows import params_to_float, row_labels, run_rows
+from explorer.board_types import Board, BoardQuery, LabelReader
+from explorer.paired import PAIRED_TOP, PairedRuns, paired_test
+from explorer.published import fold_published, report_key, reported_rows, row_key
+
+PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
+
+
+def _other_metrics(
+    values: dict[str, np.ndarray] | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
+) -> tuple[pd.DataFrame, list[str]]:
+    """Every other metric of the same slice as extra columns (value only). values: the runs'
+    other ungraded metrics (Q.board_other_values), None without runs."""
+    if q.grader is not None:
+        return rows, []
+    v_run = np.asarray(values["run_id"], dtype=object) if values else np.array([], object)
+    v_metric = np.asarray(values["metric"], dtype=object) if values else np.array([], object)
+    v_value = np.asarray(values["value"], dtype=float) if values else np.array([], float)
+    metrics = sorted((set(pd.unique(v_metric)) | set(rep["metric"])) - {q.metric})
+    rep_wide = pd.DataFrame()
+    if not rep.empty:
+        r = rep.assign(key=report_key(rep["model"], rep["source"], rep["note"]))
+        rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
+            index="key", columns="metric", values="value"
+        )
+    is_rep = (rows["origin_code"] == "reported").to_numpy()
+    # the runs' values in one (runs, metrics) array, the first value of a (run, metric) kept;
+    # then one lookup per row set (not per metric and row): runs by run id, published by key
+    run_vals = np.full((len(rows), len(metrics)), np.nan)
+    if len(v_run) and metrics:
+        ids = pd.Index(pd.unique(v_run))
+        r_at = ids.get_indexer(v_run)
+        m_at = pd.Index(metrics).get_indexer(v_metric)
+        ok = m_at >= 0
+        cell = r_at[ok] * len(metrics) + m_at[ok]
+        _, first = np.unique(cell, return_index=True)
+        wide = np.full((len(ids), len(metrics)), np.nan)
+        wide[r_at[ok][first], m_at[ok][first]] = v_value[ok][first]
+        at = ids.get_indexer(rows["run_id"].to_numpy(dtype=object))
+        have = (at >= 0) & ~is_rep
+        run_vals[have] = wide[at[have]]
+    if is_rep.any():
+        keys = row_key(rows["model"], rows["source"], rows["config"])
+        rep_vals = rep_wide.reindex(index=keys.to_numpy(), columns=metrics)
+    else:
+        rep_vals = pd.DataFrame(np.nan, index=range(len(rows)), columns=metrics)
+    both = np.where(
+        is_rep[:, None],
+        rep_vals.to_numpy(dtype=float, na_value=np.nan),
+        run_vals,
+    )
+    names = []
+    extra = {}
+    for j, m in enumerate(metrics):
+        vals = both[:, j]
+        if not np.isnan(vals).all():
+            extra[f"m:{m}"] = vals
+            names.append(f"m:{m}")
+    if extra:
+        rows = pd.concat([rows, pd.DataFrame(extra, index=rows.index)], axis=1)
+    return rows, names
+
+
+def build_board(
+    con: Q.Con,
+    q: BoardQuery,
+    spec: BenchmarkSpec | None,
+    version: str | None,
+    resamples: int = 1000,
+    seed: int = 0,
+    memo: MutableMapping[object, object] | None = None,
+    ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
+) -> Board:
+    """The board for one view. memo: a dict that may keep per-sample label matrices and the
+    runs' own columns between calls (the caller clears it when a run or the samples change;
+    a new run needs no clearing). ensure(run_ids): loads the
+    per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
+    PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
+    (read from run.json), so a board never loads every run's predictions. labels(run_ids,
+    frame): these runs' final labels on the frame's samples, read in place
+    (explorer.store.Store.label_vectors); without it they are loaded with ensure and read
+    from the labels table."""
+    memo = memo if memo is not None else {}
+    rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
+    declared = list(spec.domains) if spec is not None else []
+    runs = run_rows(con, q, declared, memo)
+    rows = pd.concat([runs, reported_rows(rep, q, declared)], ignore_index=True)
+    values = None
+    if q.grader is None and len(runs):
+        values = Q.board_other_values(
+            con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric
+        )
+    rows, others = _other_metrics(values, rep, q, rows)
+    rows = fold_published(rows)
+    # the runs' kind, origin and size come with their fields (run_fields); the published
+    # rows' here, after folding (a folded row takes the canonical model name)
+    pub = np.flatnonzero((rows["origin_code"] == "reported").to_numpy())
+    if len(pub):
+        sub = rows.iloc[pub]
+        at = rows.index[pub]
+        sizes = [params_to_float(p, m) for p, m in zip(sub["params"], sub["model"], strict=True)]
+        rows.loc[at, "kind"] = sub["kind_code"].map(kind_label).to_numpy()
+        badge = sub["origin_code"].map(lambda o: ORIGIN_BADGES.get(o, o))
+        rows.loc[at, "origin"] = badge.to_numpy()
+        rows.loc[at, "params_value"] = [np.nan if s is None else s for s, _ in sizes]
+        rows.loc[at, "params_from"] = [w for _, w in sizes]
+        for c in ("kind", "origin", "params_from"):  # text columns, as the runs' are
+            rows[c] = rows[c].to_numpy(dtype=object)
+    rows["params_value"] = rows["params_value"].astype(float)
+    rows["paired"] = False
+    rows["label"] = row_labels(rows)
+    rows["rank"] = pd.array([pd.NA] * len(rows), dtype="Int64")
+    for c in ("delta", "delta_low", "delta_high", "delta_p"):
+        rows[c] = np.nan
+    board = Board(rows=rows, other_metrics=others)
+    _rank(con, board, q, spec, version, resamples, seed, memo, ensure, labels)
+    board.notes = _notes(rows, q, declared)
+    lower = lower_is_better(q.metric)
+    board.rows = rows.sort_values(
+        ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
+    ).reset_index(drop=True)
+    return board
+
+
+def _rank(
+    con: Q.Con,
+    board: Board,
+    q: BoardQuery,
+    spec: BenchmarkSpec | None,
+    version: str | None,
+    resamples: int,
+    seed: int,
+    memo: MutableMapping[object, object],
+    ensure: Callable[[list[str]], None] | None = None,
+    labels: LabelReader | None = None,
+) -> None:
+    rows = board.rows
+    is_run = (rows["origin_code"] != "reported").to_numpy()
+    idx = np.flatnonzero(is_run & rows["value"].notna().to_numpy())
+    lower = lower_is_better(q.metric)
+    if len(idx) == 0:
+        _rank_by_value(board, lower)
+        return
+    vals = rows.loc[idx, "value"].to_numpy(float)
+    lo = rows.loc[idx, "ci_low"].to_numpy(float)
+    hi = rows.loc[idx, "ci_high"].to_numpy(float)
+    test = paired_test(con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure, labels)
+    paired = test.runs
+    rk = R.ranks_by_significance(
+        vals,
+        lo,
+        hi,
+        lower,
+        None if paired is None else paired.at,
+        None if paired is None else paired.point,
+        None if paired is None else paired.p_values,
+    )
+    rows.loc[idx, "rank"] = rk
+    sign = -1.0 if lower else 1.0
+    lead = int(np.argmax(sign * vals))
+    # every row's difference to the best run (a published number above it reads positive)
+    rows["delta"] = rows["value"].astype(float) - vals[lead]
+    if paired is not None and len(paired.at):
+        rows.loc[idx[paired.at], "paired"] = True
+        board.paired_runs = rows.loc[idx[paired.at], "run_id"].tolist()
+        _leader_and_pairs(board, idx[paired.at], idx[lead], paired, sign)
+    n_paired = len(board.paired_runs)
+    n_ci = len(idx) - n_paired
+    parts = [
+        "Rank = 1 + the number of runs significantly better (95%); runs that share a rank "
+        "are not distinguishable."
+    ]
+    if n_paired:
+        parts.append(
+            f"{n_paired} runs with complete per-sample predictions on the same samples "
+            f"(the best {PAIRED_TOP} at most) are compared by a paired bootstrap "
+            f"({resamples:,} shared resamples)."
+        )
+    if n_ci:
+        parts.append(
+            f"{plural(n_ci, 'run')} compared by CI non-overlap"
+            + (f" ({test.why})." if test.why else ".")
+        )
+    if (~is_run).any():
+        parts.append(PUBLISHED_ORDER)
+    board.method = " ".join(parts)
+
+
+PUBLISHED_ORDER = (
+    "Published numbers carry no CI here: they are not ranked, only placed by value, and "
+    "their order is not significance."
+)
+
+
+def _rank_by_value(board: Board, lower: bool) -> None:
+    """A view with published numbers only: each row's place by value (equal numbers share
+    it; `value_rank`) and its difference to the top number; the method says that this is not
+    a significance rank."""
+    rows = board.rows
+    v = rows["value"].astype(float)
+    have = v.notna().to_numpy()
+    if not have.any():
+        board.method = "No number in this view."
+        return
+    place = v.rank(method="min", ascending=lower)
+    # beside the significance rank, which stays empty (what the front page and the exports
+    # read as "not ranked"): the table shows this one, titled as a rank by value
+    rows["value_rank"] = pd.array([int(x) if x == x else pd.NA for x in place], dtype="Int64")
+    top = float(v.min() if lower else v.max())
+    rows["delta"] = v - top
+    board.rank_by = "value"
+    board.method = (
+        "Rank by value: these published numbers carry no CI here, so their order is by "
+        "value alone, not significance (close numbers may not differ)."
+    )
+
+
+def _leader_and_pairs(
+    board: Board,
+    at: np.ndarray,
+    leader_at: int,
+    paired: PairedRuns,
+    sign: float,
+) -> None:
+    """The paired difference to the leader (its 95% percentile CI and p) for the paired runs,
+    when the leader is one of them, and the p-value matrix of the best paired runs."""
+    rows = board.rows
+    point, pvals, boot = paired.point, paired.p_values, paired.boot
+    where = np.flatnonzero(at == leader_at)
+    if len(where):
+        li = int(where[0])
+        d = boot - boot[:, [li]]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanpercentile(d, [2.5, 97.5], axis=0)
+        rows.loc[at, "delta_low"] = lo
+        rows.loc[at, "delta_high"] = hi
+        rows.loc[at, "delta_p"] = pvals[li]
+        rows.loc[leader_at, ["delta_low", "delta_high", "delta_p"]] = np.nan
+    top = np.argsort(-sign * point, kind="stable")[:PAIRWISE_TOP]
+    ids = rows.loc[at[top], "run_id"].astype(str).tolist()
+    board.pairwise = pd.DataFrame(pvals[np.ix_(top, top)], index=ids, columns=ids)
+    board.pairwise_values = dict(zip(ids, point[top].tolist(), strict=True))
+
+
+def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[str]:
+    notes = []
+    who_col = np.where(rows["origin_code"] == "reported", "published numbers", "FactBoard runs")
+    if q.slice_kind == "overall" and declared:
+        sets: dict[str, set[str]] = {}
+        for cov, who in zip(rows["coverage_set"].tolist(), who_col.tolist(), strict=True):
+            if cov:
+                sets.setdefault(cov, set()).add(who)
+        if len(sets) > 1:
+            parts = []
+            for cov, who_set in sorted(sets.items(), key=lambda kv: -len(kv[0])):
+                doms = cov.split(";")
+                missing = [d for d in declared if d not in doms]
+                what = f"{len(doms)} of {len(declared)} domains"
+                if missing:
+                    what += f" (without {', '.join(missing)})"
+                parts.append(f"{' and '.join(sorted(who_set))} cover {what}")
+            notes.append(
+                "Rows average over different domains: "
+                + "; ".join(parts)
+                + ". An Overall over fewer domains is not directly comparable."
+            )
+    splits: dict[str, set[str]] = {}
+    for sp, who in zip(rows["split"].astype(str).tolist(), who_col.tolist(), strict=True):
+        splits.setdefault(sp, set()).add(who)
+    if len(splits) > 1:
+        desc = "; ".join(
+            f"{' and '.join(sorted(w))} on split '{sp}'" for sp, w in sorted(splits.items())
+        )
+        notes.append(
+            f"Rows come from different splits: {desc}. ('all' means the paper scored "
+            "every row, before the dev/test split existed.)"
+        )
+    if rows["config"].str.contains("suspect=yes", regex=False).any():
+        notes.append(
+            "Rows flagged ⚠ suspect in the Check column are printed that way in the paper "
+            "but contradict the paper's own other numbers; hover the flag for the reason."
+        )
+    population = scope_notes.published_population(q.benchmark, rows["origin_code"], q.slice_kind)
+    if population:
+        notes.append(population)
+    return notes

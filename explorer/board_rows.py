@@ -1,0 +1,286 @@
+"""The board's rows of FactBoard runs: each run's own columns (name, kind, origin, source,
+threshold in words, size), made once per run and kept in the memo (`run_fields`), joined to
+the view's numbers from one narrow query; what a number covers in words; each row's label.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import MutableMapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evaluator.core.formatting import plural
+from evaluator.core.vocabulary import (
+    ORIGIN_BADGES,
+    kind_label,
+)
+from evaluator.submissions import verification
+from explorer import queries as Q
+from explorer.board_types import BoardQuery
+
+_CONFIG_PAIR = re.compile(r"^[a-z_]+=[^ ]")
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z])")
+
+
+def split_note(note: str | None) -> tuple[str, str]:
+    """A reported row's note -> (configuration 'key=value; ...', free text)."""
+    if not note or not isinstance(note, str):
+        return "", ""
+    config: list[str] = []
+    text: list[str] = []
+    for part in note.split("; "):
+        (config if _CONFIG_PAIR.match(part) and not text else text).append(part)
+    return "; ".join(config), "; ".join(text)
+
+
+def params_to_float(params: str | None, name: str | None = None) -> tuple[float | None, str]:
+    """'7B' -> 7e9. Falls back to a size written in the model name ('Llama2-13b').
+    Returns (count, where it came from: 'stated' / 'from name' / '')."""
+    for text, where in ((params, "stated"), (name, "from name")):
+        if not text or not isinstance(text, str):
+            continue
+        m = _SIZE.search(text)
+        if m:
+            scale = 1e9 if m.group(2).lower() == "b" else 1e6
+            return float(m.group(1)) * scale, where
+    return None, ""
+
+
+def as_list(v: object) -> list[str] | None:
+    """A list cell from DuckDB/pandas (list, ndarray, None, NA, NaN) as a list of str or None."""
+    if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+        return None
+    if isinstance(v, str):
+        return [c for c in v.split(";") if c]
+    try:
+        return [str(x) for x in v]  # type: ignore[attr-defined]
+    except TypeError:
+        return None
+
+
+def coverage_text(
+    cov: Sequence[str] | str | None, declared: Sequence[str], slice_kind: str, slice_value: str
+) -> str:
+    """What a number covers, in words: '8/10 domains (no billsum, shakespeare)'."""
+    if slice_kind in ("domain", "dataset"):
+        return slice_value
+    covered = as_list(cov)
+    if not covered:
+        return ""
+    if declared:
+        missing = [d for d in declared if d not in covered]
+        text = f"{len([c for c in covered if c in declared])}/{len(declared)} domains"
+        return text + (f" (no {', '.join(missing)})" if missing else "")
+    return f"{len(covered)} domains: {', '.join(covered)}"
+
+
+def _threshold_text(policy: str | None, threshold: float | None) -> str:
+    if policy in (None, "", "none"):
+        return ""
+    if policy == "labels":
+        return "labels as given"
+    if policy == "per-domain-dev":
+        return "per-domain, tuned on dev"
+    if threshold is None or (isinstance(threshold, float) and np.isnan(threshold)):
+        return str(policy)
+    where = "tuned on dev" if policy == "dev" else policy
+    return f"{threshold:.4g} ({where})"
+
+
+RUN_FIELDS_KEY = "board-run-fields"  # memo key (with the benchmark) of the runs' own columns
+
+
+def run_fields(
+    con: Q.Con, benchmark: str, run_ids: Sequence[str], memo: MutableMapping[object, object]
+) -> pd.DataFrame:
+    """The board columns of each run that no slice changes (name, kind and origin with their
+    labels, source, note, threshold in words, size, ...), one row per run id asked for, in
+    that order. Made once per run and kept in `memo` per benchmark: a slice change computes
+    them only for runs not seen yet. Valid because a run's fields change only when its
+    run.json does, and the store then clears the memo (explorer.store.Store._refresh_runs);
+    which runs are shown (hidden, superseded) is decided per slice by the query, not here."""
+    key = (RUN_FIELDS_KEY, benchmark)
+    got = memo.get(key)
+    have = got if isinstance(got, pd.DataFrame) else None
+    ids = pd.unique(pd.Series(run_ids, dtype=object))
+    new = list(ids) if have is None else list(ids[~pd.Index(ids).isin(have.index)])
+    if new or have is None:
+        made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
+        have = made if have is None or have.empty else pd.concat([have, made])
+    memo[key] = have  # (again: the most recently used)
+    return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
+
+
+def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
+    if f is None or f.empty:
+        cols = ["model", "kind_code", "origin_code", "source", "note", "org", "params"]
+        cols += ["threshold", "version", "created", "missing", "unparsable", "kind", "origin"]
+        cols += ["verified", "verified_code"]
+        empty = pd.DataFrame({c: pd.Series(dtype="str") for c in cols})
+        empty["missing"] = empty["unparsable"] = pd.Series(dtype=int)
+        empty["params_value"] = pd.Series(dtype=float)
+        empty["params_from"] = pd.Series(dtype="str")
+        return empty.set_axis(pd.Index([], dtype=object), axis=0)
+    f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
+    sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
+    return pd.DataFrame(
+        {
+            "model": f["model_name"],
+            "kind_code": f["model_kind"],
+            "origin_code": f["origin"],
+            "source": [run_source(o, s) for o, s in zip(f["origin"], f["submission"], strict=True)],
+            "note": _run_notes(f["missing"], f["unparsable"]),
+            "org": f["model_org"],
+            "params": f["model_params"],
+            "threshold": [
+                _threshold_text(p, t) for p, t in zip(f["policy"], f["threshold"], strict=True)
+            ],
+            "version": f["benchmark_version"],
+            "created": f["created_at"],
+            "missing": f["missing"].astype(int),
+            "unparsable": f["unparsable"].astype(int),
+            "kind": f["model_kind"].map(kind_label),
+            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
+            "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
+            "params_from": [w for _, w in sizes],
+            # has FactBoard re-run it? (evaluator.submissions.verification)
+            "verified": [
+                verification.label_of(o, c, s)
+                for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
+            ],
+            "verified_code": [
+                verification.status_of(o, c, s)
+                for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
+            ],
+        },
+        index=f.index,
+    ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
+
+
+_RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")
+_RUN_TEXT += ("params", "threshold", "version", "created", "kind", "origin", "params_from")
+_RUN_TEXT += ("verified", "verified_code")
+
+
+def _coverage_cells(
+    coverage: pd.Series, declared: Sequence[str], q: BoardQuery
+) -> tuple[list[str], list[str]]:
+    """(coverage in words, the covered domains sorted and joined by ';') per row, from the
+    coverage as Q.board_slice_results gives it; worked out once per distinct coverage."""
+    made: dict[object, tuple[str, str]] = {}
+    keys = [c if isinstance(c, str) else None for c in coverage.tolist()]
+    for c in dict.fromkeys(keys):
+        covered = None if c is None else [d for d in c.split("\x1f") if d]
+        made[c] = (
+            coverage_text(covered, declared, q.slice_kind, q.slice_value),
+            ";".join(sorted(covered or [])),
+        )
+    return [made[c][0] for c in keys], [made[c][1] for c in keys]
+
+
+def run_rows(
+    con: Q.Con, q: BoardQuery, declared: Sequence[str], memo: MutableMapping[object, object]
+) -> pd.DataFrame:
+    """One row per visible run with a number for the view: the slice's columns from one
+    narrow query, the run's own columns from run_fields."""
+    sl = Q.board_slice_results(
+        con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader
+    )
+    fx = run_fields(con, q.benchmark, sl["run_id"].tolist(), memo)
+    coverage, coverage_set = _coverage_cells(sl["coverage"], declared, q)
+    return pd.DataFrame(
+        {
+            "model": fx["model"],
+            "kind_code": fx["kind_code"],
+            "origin_code": fx["origin_code"],
+            "value": sl["value"].astype(float),
+            "ci_low": sl["ci_low"].astype(float),
+            "ci_high": sl["ci_high"].astype(float),
+            "n": sl["n"].astype("Int64"),
+            "coverage": coverage,
+            "coverage_set": coverage_set,
+            "split": sl["split"],
+            "config": "",
+            "source": fx["source"],
+            "note": fx["note"],
+            "org": fx["org"],
+            "params": fx["params"],
+            "threshold": fx["threshold"],
+            "run_id": sl["run_id"],
+            "version": fx["version"],
+            "created": fx["created"],
+            "missing": fx["missing"],
+            "unparsable": fx["unparsable"],
+            "kind": fx["kind"],
+            "origin": fx["origin"],
+            "params_value": fx["params_value"].astype(float),
+            "params_from": fx["params_from"],
+            "verified": fx["verified"],
+            "verified_code": fx["verified_code"],
+        }
+    )
+
+
+def run_source(origin: str, submission: object) -> str:
+    """'FactBoard run', or for an imported run the source its Every Eval Ever record names."""
+    if origin != "imported" or not isinstance(submission, str):
+        return "FactBoard run"
+    try:
+        sub = json.loads(submission)
+    except ValueError:
+        sub = None
+    if not isinstance(sub, dict):
+        return "FactBoard run"
+    who = sub.get("source_name") or sub.get("source_organization_name") or "a record"
+    return f"{who} (via Every Eval Ever)"
+
+
+def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:
+    out = []
+    for m, u in zip(
+        missing.fillna(0).astype(int).tolist(),
+        unparsable.fillna(0).astype(int).tolist(),
+        strict=True,
+    ):
+        parts = []
+        if m:
+            parts.append(f"{plural(m, 'sample')} without a prediction")
+        if u:
+            parts.append(f"{plural(u, 'unusable prediction')}")
+        out.append("; ".join(parts))
+    return out
+
+
+def row_labels(rows: pd.DataFrame) -> list[str]:
+    """A unique, readable label per board row (model, plus what tells same-named rows apart)."""
+    config = rows["config"].fillna("").astype(str)
+    base_s = pd.Series(
+        rows["model"].astype(str)
+        + np.where(rows["origin_code"] == "reported", " · published", "")
+        + np.where(config != "", " (" + config + ")", ""),
+        index=rows.index,
+    )
+    if not base_s.duplicated().any():
+        return base_s.tolist()
+    base = base_s.tolist()
+    run_ids = rows["run_id"].tolist()
+    sources = rows["source"].astype(str).tolist()
+    total: dict[str, int] = {}
+    for b in base:
+        total[b] = total.get(b, 0) + 1
+    out: list[str] = []
+    taken: set[str] = set()
+    for b, rid, src in zip(base, run_ids, sources, strict=True):
+        if total[b] > 1:
+            tag = str(rid)[-6:] if isinstance(rid, str) else src
+            b = f"{b} [{tag}]"
+            k = 2
+            while b in taken:
+                b = f"{b.rsplit(' #', 1)[0]} #{k}"
+                k += 1
+        taken.add(b)
+        out.append(b)
+    return out

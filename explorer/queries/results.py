@@ -1,0 +1,223 @@
+"""Runs and their per-slice results: the runs table, the dimensions a page offers, the board's
+narrow queries, and published numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from explorer.queries.schema import Con
+
+
+def runs_frame(
+    con: Con, benchmark: str | None = None, include_hidden: bool = False
+) -> pd.DataFrame:
+    sql = "SELECT * FROM runs WHERE (? IS NULL OR benchmark = ?)"
+    if not include_hidden:
+        sql += " AND NOT hidden"
+    sql += " ORDER BY created_at, run_id"
+    return con.execute(sql, [benchmark, benchmark]).df()
+
+
+def run_row(con: Con, run_id: str) -> dict[str, Any] | None:
+    df = con.execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
+    return None if df.empty else {str(k): v for k, v in df.iloc[0].to_dict().items()}
+
+
+def hidden_runs(con: Con, benchmark: str) -> set[str]:
+    """The benchmark's runs off the board (moderated or superseded)."""
+    rows = con.execute(
+        "SELECT run_id FROM runs WHERE benchmark = ? AND hidden", [benchmark]
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def run_benchmarks(con: Con) -> list[str]:
+    rows = con.execute("SELECT DISTINCT benchmark FROM runs WHERE NOT hidden ORDER BY 1").fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def result_dimensions(con: Con, benchmark: str) -> pd.DataFrame:
+    """Every (unit, slice_kind, slice_value, metric, grader) with a number, from runs or papers."""
+    return con.execute(
+        """
+        SELECT unit, slice_kind, slice_value, metric, grader, 'run' AS source, count(*) AS n
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = ? AND NOT r.hidden
+        GROUP BY ALL
+        UNION ALL
+        SELECT unit, slice_kind, slice_value, metric, NULL, 'reported', count(*)
+        FROM reported
+        WHERE benchmark = ? AND coalesce(note, '') NOT LIKE '%role=judge%'
+        GROUP BY ALL
+        """,
+        [benchmark, benchmark],
+    ).df()
+
+
+def all_result_dimensions(con: Con) -> pd.DataFrame:
+    """result_dimensions of every benchmark at once (with a benchmark column): one pass over
+    the results for a page that shows every benchmark."""
+    return con.execute(
+        """
+        SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source,
+               count(*) AS n
+        FROM results x JOIN runs r USING (run_id)
+        WHERE NOT r.hidden
+        GROUP BY ALL
+        UNION ALL
+        SELECT benchmark, unit, slice_kind, slice_value, metric, NULL, 'reported', count(*)
+        FROM reported
+        WHERE coalesce(note, '') NOT LIKE '%role=judge%'
+        GROUP BY ALL
+        """
+    ).df()
+
+
+def has_runs(con: Con, benchmark: str) -> bool:
+    """Whether the benchmark has a visible run (a published-only board skips the run queries)."""
+    row = con.execute(
+        "SELECT count(*) FROM runs WHERE benchmark = ? AND NOT hidden", [benchmark]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def run_results(
+    con: Con,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str | None = None,
+    metric: str | None = None,
+) -> pd.DataFrame:
+    """Every metric (or only `metric`) of every visible run of the benchmark for one slice (or
+    all its values); a benchmark without runs (published numbers only) gets the columns
+    without a pass over the results."""
+    none = "" if has_runs(con, benchmark) else " AND false"
+    return con.execute(
+        """
+        SELECT r.run_id, r.model_name, r.model_kind, r.origin, r.model_org, r.model_params,
+               r.model_url, r.benchmark_version, r.policy, r.threshold, r.created_at,
+               r.n_total, r.predicted, r.missing, r.unparsable,
+               CASE WHEN r.origin = 'imported' THEN r.submission END AS submission,
+               x.split, x.unit, x.slice_kind, x.slice_value, x.metric, x.grader, x.value,
+               x.ci_low, x.ci_high, x.n, x.coverage, x.aggregation
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
+              AND (? IS NULL OR x.slice_value = ?) AND (? IS NULL OR x.metric = ?)"""
+        + none
+        + """
+        ORDER BY r.run_id, x.metric
+        """,
+        [benchmark, unit, slice_kind, slice_value, slice_value, metric, metric],
+    ).df()
+
+
+def board_slice_results(
+    con: Con,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str,
+    metric: str,
+    grader: str | None,
+) -> pd.DataFrame:
+    """The board's per-slice columns of every visible run, for one metric (and grader: None
+    for none): run_id, split, value, 95% CI, n, and the coverage as text (its domains joined
+    by the unit separator, in their order; NULL for none). The run's own fields (name, kind,
+    threshold, ...) do not change with the slice: see board_run_fields."""
+    return con.execute(
+        """
+        SELECT x.run_id, x.split, x.value, x.ci_low, x.ci_high, x.n,
+               array_to_string(x.coverage, chr(31)) AS coverage
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
+              AND x.slice_value = ? AND x.metric = ? AND x.grader IS NOT DISTINCT FROM ?
+        ORDER BY x.run_id
+        """,
+        [benchmark, unit, slice_kind, slice_value, metric, grader],
+    ).df()
+
+
+def board_run_fields(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The fields of these runs that the board shows beside every slice's numbers (the
+    submission record only for an imported run, whose source it names, and a submitted one,
+    whose recipe and verification it holds; of the config, what says whether FactBoard made
+    the run from a recipe)."""
+    return con.execute(
+        """
+        SELECT run_id, model_name, model_kind, origin, model_org, model_params,
+               benchmark_version, policy, threshold, created_at, missing, unparsable,
+               CASE WHEN origin IN ('imported', 'submitted') THEN submission END AS submission,
+               json_object('detector', json_extract_string(config, '$.detector'),
+                           'llm', json_extract_string(config, '$.llm'),
+                           'prompt_id', json_extract_string(config, '$.prompt_id'))
+                   AS recipe_config
+        FROM runs
+        WHERE list_contains(?, run_id)
+        ORDER BY run_id
+        """,
+        [list(run_ids)],
+    ).df()
+
+
+def board_other_values(
+    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str, metric: str
+) -> dict[str, np.ndarray]:
+    """The point value of every other ungraded metric of every visible run for one slice, as
+    arrays (run_id, metric, value): the board's extra metric columns."""
+    got = con.execute(
+        """
+        SELECT x.run_id, x.metric, x.value
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
+              AND x.slice_value = ? AND x.metric <> ? AND x.grader IS NULL
+        ORDER BY x.run_id, x.metric
+        """,
+        [benchmark, unit, slice_kind, slice_value, metric],
+    ).fetchnumpy()
+    value = got["value"]
+    return {
+        "run_id": np.asarray(got["run_id"], dtype=object),
+        "metric": np.asarray(got["metric"], dtype=object),
+        "value": np.ma.filled(np.ma.asarray(value, dtype=float), np.nan),  # NULL: NaN
+    }
+
+
+def reported_results(
+    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str | None = None
+) -> pd.DataFrame:
+    """Published numbers for one slice; judge-agreement rows (role=judge) are left out."""
+    return con.execute(
+        """
+        SELECT model, kind, split, unit, slice_kind, slice_value, metric, value, n, coverage,
+               source, note
+        FROM reported
+        WHERE benchmark = ? AND unit = ? AND slice_kind = ? AND (? IS NULL OR slice_value = ?)
+              AND coalesce(note, '') NOT LIKE '%role=judge%'
+        ORDER BY model, source
+        """,
+        [benchmark, unit, slice_kind, slice_value, slice_value],
+    ).df()
+
+
+def reported_benchmarks(con: Con) -> list[str]:
+    rows = con.execute("SELECT DISTINCT benchmark FROM reported ORDER BY 1").fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def reported_judges(con: Con, benchmark: str | None = None) -> pd.DataFrame:
+    """Published agreement of LLM judges with human grades (rows with role=judge)."""
+    return con.execute(
+        """
+        SELECT model AS judge, kind, benchmark, metric, value, n, source, note
+        FROM reported
+        WHERE note LIKE '%role=judge%' AND (? IS NULL OR benchmark = ?)
+        ORDER BY benchmark, model, note, metric
+        """,
+        [benchmark, benchmark],
+    ).df()
