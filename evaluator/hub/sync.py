@@ -766,43 +766,83 @@ def _pull_runs(
             rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
             continue
 
-        # run folders are independent; the store's Parquet and fsync work overlaps in threads
-        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-            rows = [tabs.runs[rid] for rid in rids]
-            texts = [tabs.run_json(rid) for rid in rids]
-            k = len(rids)
-            n += sum(pool.map(_write_pulled, [local] * k, rows, texts, [parts] * k, [rep] * k))
+        n += _write_group(local, tabs, rids, parts, rep)
     return n
 
 
-def _write_pulled(
+def _write_group(
     local: Local,
-    row: dict[str, Any],
-    text: str | None,
+    tabs: RemoteTables,
+    rids: list[str],
     parts: dict[str, dict[str, pa.Table]],
     rep: Report,
-) -> bool:
-    """One pulled run, written through the store's own checks (validate_record, write_run)."""
+) -> int:
+    """The runs of one shard as run folders: each record checked as a local write is
+    (`_pulled_record`), then written in one pass (evaluator.store.runs.write_runs: one flush to
+    disk for all of them); a run with evidence goes through write_run, which checks evidence row
+    by row. Returns how many were written."""
+    bulk: list[tuple[Any, str | None, dict[str, pa.Table]]] = []
+    one_by_one: list[tuple[Any, dict[str, pa.Table]]] = []
+    for rid in rids:
+        try:
+            text = tabs.run_json(rid)
+            rec, hidden_in_text = _pulled_record(tabs.runs[rid], text)
+            preds = parts["predictions"].get(rid)
+            if preds is None:
+                raise FactBoardError("no predictions in its shard")
+        except (ValueError, RecursionError, TypeError, FactBoardError) as e:
+            rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
+            continue
+        files = {T.kind_file(k): p[rid] for k, p in parts.items() if rid in p}
+        if T.kind_file("evidence") in files:
+            one_by_one.append((rec, files))
+        else:  # the text is written as is when the record is the one validated from it
+            bulk.append((rec, text if rec.hidden == hidden_in_text else None, files))
+    n = 0
+    if bulk:
+        try:
+            done, failed = runs.write_runs(bulk, local.data_root, workers=WRITERS)
+        except OSError as e:
+            rep.skipped.append(f"{len(bulk)} runs of one shard not written: {e}")
+        else:
+            n += len(done)
+            rep.skipped += [
+                f"run {r} skipped ({H.RUNS_TABLE}:{r}): {why}" for r, why in failed.items()
+            ]
+    for rec, files in one_by_one:
+        n += _write_pulled(local, rec, files, rep)
+    return n
+
+
+def _pulled_record(row: dict[str, Any], text: str | None) -> tuple[Any, bool]:
+    """A pulled row's run.json as a RunRecord, checked as a local write is (validate_record)
+    and against its row, with the row's moderation state; and `hidden` as run.json said it."""
     rid = str(row["run_id"])
-    where = f"{H.RUNS_TABLE}:{rid}"
+    if not text:
+        raise FactBoardError("no run.json in its row")
+    rec = runs.validate_record(json.loads(text, parse_constant=_not_json), rid)
+    if rec.benchmark != row.get("benchmark"):
+        raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
+    hidden, said = bool(row.get("hidden")), bool(rec.hidden)
+    return (rec if said == hidden else rec.model_copy(update={"hidden": hidden})), said
+
+
+def _not_json(token: str) -> Any:
+    raise ValueError(f"run.json holds {token}, which is not JSON")
+
+
+def _write_pulled(local: Local, rec: Any, files: dict[str, pa.Table], rep: Report) -> bool:
+    """One pulled run, written through the store's own checks (write_run)."""
+    rid = rec.run_id
+
+    def frame(kind: str) -> Any:
+        t = files.get(T.kind_file(kind))
+        return None if t is None else t.to_pandas()
+
     try:
-        if not text:
-            raise FactBoardError("no run.json in its row")
-        rec = runs.validate_record(json.loads(text), rid)
-        if rec.benchmark != row.get("benchmark"):
-            raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
-        rec = rec.model_copy(update={"hidden": bool(row.get("hidden"))})
-        preds = parts["predictions"].get(rid)
-        if preds is None:
-            raise FactBoardError("no predictions in its shard")
-
-        def frame(kind: str) -> Any:
-            t = parts.get(kind, {}).get(rid)
-            return None if t is None else t.to_pandas()
-
         runs.write_run(
             rec,
-            preds.to_pandas(),
+            frame("predictions"),
             grades=frame("grades"),
             root=local.data_root,
             labels=frame("labels"),
@@ -812,7 +852,7 @@ def _write_pulled(
     except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
         if layout.run_dir(rid, local.data_root).exists():
             return False  # another process wrote it meanwhile
-        rep.skipped.append(f"run {rid} skipped ({where}): {e}")
+        rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
         return False
 
 
