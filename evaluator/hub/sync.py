@@ -54,6 +54,7 @@ from evaluator.store import layout, runs
 
 DEMO = "demo"
 MAX_RACES = 20
+COMPACT_AT = 64  # a push that leaves a benchmark more shards than this compacts the repo
 WRITERS = 4  # threads writing pulled run folders
 _TERMINAL_RECORDS = ("scored", "rejected", "abandoned", "deleted")
 _LOCK = threading.RLock()  # one pull or push at a time per process
@@ -628,6 +629,7 @@ class Report:
     pushed: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # what the repo holds that failed a check
+    shards: dict[str, int] = field(default_factory=dict)  # benchmark -> shards after a push
 
     def summary(self) -> str:
         from evaluator.core.formatting import plural
@@ -952,6 +954,8 @@ def _push(
                 remote = snapshot(client, cache=local.cache)
                 p = plan(client, remote, local, reported=reported, jobs=jobs, demo=demo)
                 continue
+        if adds:
+            _compact_if_due(client, rep)
         rep.pushed = {
             "runs pushed": len(p.push_runs),
             "benchmarks pushed": len(p.push_benchmarks),
@@ -1026,6 +1030,7 @@ def _outbox_files(
         adds[H.RESULTS_TABLE] = T.parquet_bytes(T.merge_results(old, drop, hidden, new_results))
     if runs_changed or H.MANIFEST not in remote.files:
         adds[H.MANIFEST] = manifest.to_bytes()
+    rep.shards = {b: len(s) for b, s in manifest.shards.items()}
 
     if p.push_records:
         merged = dict(tabs.records)
@@ -1057,6 +1062,36 @@ def _outbox_files(
     if list(adds) == [H.MANIFEST] and remote.layout() == 0 and not remote.files:
         return {}  # an empty repo and nothing to say
     return adds
+
+
+def compact_at() -> int:
+    """$FACTBOARD_HUB_COMPACT_AT (default COMPACT_AT): the most shards a benchmark keeps before
+    a push compacts the repo; 0 turns that off (`hub compact` by hand only)."""
+    try:
+        return max(0, int(os.environ.get("FACTBOARD_HUB_COMPACT_AT", COMPACT_AT)))
+    except ValueError:
+        return COMPACT_AT
+
+
+def _compact_if_due(client: HubClient, rep: Report) -> None:
+    """After a push: when a benchmark has more shards than compact_at(), compact (what `hub
+    compact` does, kill-safe: the merged shards and the manifest in one commit, then the old
+    shards removed), so no shard folder grows without end. A compaction that fails is put off
+    to a later push; the push itself has gone through."""
+    limit = compact_at()
+    over = sorted(b for b, n in rep.shards.items() if limit and n > limit)
+    if not over:
+        return
+    from evaluator.hub import compact
+
+    try:
+        done = compact.compact(client, min_shards=limit + 1)
+    except (HubError, T.TableError) as e:
+        rep.notes.append(f"compaction of {', '.join(over)} put off: {e}")
+        return
+    if done.head:
+        rep.head = done.head
+    rep.notes.append(f"compacted: {done.summary()}")
 
 
 def _status_of(record: str) -> str | None:

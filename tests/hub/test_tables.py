@@ -125,6 +125,35 @@ def test_compaction_stopped_at_any_commit_loses_no_row(
     assert compact(HubClient.from_env()).summary() == "nothing to compact"
 
 
+def test_a_push_that_leaves_too_many_shards_compacts_them(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOARD_HUB_COMPACT_AT", "2")
+    a = replica("a")
+    client = HubClient.from_env()
+    build_demo_root(a.data, reported=False)
+    sync.push(client, a.data, a.subs, demo=True)
+    add_run(a.data, "demo", "Second push", seed=1)
+    sync.push(client, a.data, a.subs)
+    assert len(shards(fake_hub)) == 4  # two shards of each kind: at the limit, left as they are
+    add_run(a.data, "demo", "Third push", seed=2)
+    commits = len(fake_hub.repo(REPO_ID).commits)
+    rep = sync.push(client, a.data, a.subs)
+    # the push, then the compaction's two commits: merged shards, then the old ones removed
+    assert rep.pushed["runs pushed"] == 1 and any("compacted" in n for n in rep.notes)
+    assert len(fake_hub.repo(REPO_ID).commits) == commits + 3
+    assert len(shards(fake_hub)) == 2
+    manifest = json.loads(files_of(fake_hub)["manifest.json"])
+    assert len(manifest["shards"]["demo"]) == 1
+    b = replica("b")
+    pulled = sync.pull(HubClient.from_env(), b.data, b.subs)
+    assert not pulled.skipped and live_ids(b.data) == live_ids(a.data)
+    for rid in live_ids(a.data):
+        same_rows(a.data, b.data, rid)
+    mine = sync.status(client, a.data, a.subs)
+    assert mine.push_runs == [] and mine.inbox() == 0
+
+
 # ------------------------------------------------------------------------------ migration
 
 
