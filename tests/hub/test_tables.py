@@ -19,7 +19,7 @@ from evaluator.hub.compact import compact
 from evaluator.hub.migrate import migrate
 from evaluator.store import runs
 from evaluator.submissions import moderation
-from tests.hub.conftest import REPO_ID, Replica, repo_records, repo_runs
+from tests.hub.conftest import REPO_ID, Replica, hub_env, repo_records, repo_runs
 from tests.support.fake_hub import FakeHub
 from tests.support.testdata import add_run, build_demo_root
 
@@ -271,3 +271,54 @@ def test_the_dataset_card_names_tables_that_pandas_and_duckdb_read(
         f"select run_id, count(*) from '{tmp_path}/shards/*/predictions-*.parquet' group by all"
     ).fetchall()
     assert {r[0] for r in preds} == live_ids(a.data)
+
+
+def test_datasets_loads_the_results_config_of_a_pushed_repo(
+    fake_hub: FakeHub, replica, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    add_run(a.data, "demo", "Hidden later", seed=3)
+    client = HubClient.from_env()
+    sync.push(client, a.data, a.subs, demo=True)
+    hide = next(r.run_id for r in runs.list_runs(a.data).runs if r.model.name == "Hidden later")
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("hide", hide, ADMIN, a.data, a.subs)
+    sync.push(client, a.data, a.subs)
+
+    # a reader's own process (datasets and huggingface_hub read HF_ENDPOINT when imported)
+    out = tmp_path / "read"
+    code = (
+        "import sys, datasets\n"
+        f"results = datasets.load_dataset({REPO_ID!r}, 'results', split='train')\n"
+        "results.to_parquet(sys.argv[1] + '-results.parquet')\n"
+        f"runs = datasets.load_dataset({REPO_ID!r}, 'runs', split='train')\n"
+        "runs.to_parquet(sys.argv[1] + '-runs.parquet')\n"
+    )
+    env = {**hub_env(fake_hub), "HF_HOME": str(tmp_path / "reader_home")}
+    env.pop("HF_HUB_OFFLINE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = pd.read_parquet(f"{out}-results.parquet")
+    assert set(rows["run_id"]) == live_ids(a.data)
+    assert set(rows.loc[rows["hidden"], "run_id"]) == {hide}
+    overall = rows[
+        (rows["metric"] == "balanced_accuracy")
+        & (rows["slice_kind"] == "overall")
+        & (rows["split"] == "test")
+        & (rows["unit"] == "summary")
+    ]
+    for r in runs.list_runs(a.data, include_hidden=True).runs:
+        mine = [
+            x.value
+            for x in r.results
+            if (x.metric, x.slice_kind, x.split, x.unit)
+            == ("balanced_accuracy", "overall", "test", "summary")
+        ]
+        assert overall.loc[overall["run_id"] == r.run_id, "value"].tolist() == mine
+    assert set(pd.read_parquet(f"{out}-runs.parquet")["run_id"]) == live_ids(a.data)
