@@ -230,6 +230,7 @@ def write_runs(
     batch = staging_path("bulk", root)
     batch.mkdir()
     failed: dict[str, str] = {}
+    texts: dict[str, str] = {}
 
     def clean(text: str) -> bool:
         """True when redaction has nothing to change in `text` (the quick search, in C)."""
@@ -263,6 +264,7 @@ def write_runs(
                 pq.write_table(t, sink)
                 (d / name).write_bytes(sink.getvalue().to_pybytes())
             (d / RUN_FILE).write_text(text, encoding="utf-8")
+            texts[rec.run_id] = text
         except (FactBoardError, ValueError, KeyError, pa.ArrowException) as e:
             failed[rec.run_id] = str(e)
             return None
@@ -280,9 +282,94 @@ def write_runs(
             except OSError:
                 pass  # another process wrote it meanwhile
         _fsync_dir(runs_dir)
+        _note_checked(runs_dir, {r: texts[r] for r in done})
         return done, failed
     finally:
         shutil.rmtree(batch, ignore_errors=True)
+
+
+# The runs write_runs wrote, as checked (<data root>/_checked/*.parquet, one file per batch,
+# merged beyond CHECKED_KEEP files): run id, the modification times of its run.json and of its
+# CHECKED_FILES (null where absent) as written, and the run.json text. A reader that finds a
+# folder's files with these very times may take the record as checked and read its text from
+# here (the board's store does, so that a replica's first page does not read and validate
+# every pulled run.json again); any change to the folder (moderation rewrites run.json) makes
+# it a folder like any other. A cache: deleting it costs only that.
+CHECKED_DIR = "_checked"
+CHECKED_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
+CHECKED_KEEP = 16
+CHECKED_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("m_run", pa.int64()),
+        ("m_files", pa.list_(pa.int64())),
+        ("run_json", pa.string()),
+    ]
+)
+
+
+def checked_dir(root: Path | None = None) -> Path:
+    return layout.runs_dir(root).parent / CHECKED_DIR
+
+
+def _stat_ns(p: Path) -> int | None:
+    try:
+        return p.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _note_checked(runs_dir: Path, texts: dict[str, str]) -> None:
+    if not texts:
+        return
+    rows: dict[str, list[object]] = {n: [] for n in CHECKED_SCHEMA.names}
+    for rid, text in texts.items():
+        d = runs_dir / rid
+        m = _stat_ns(d / RUN_FILE)
+        if m is None:
+            continue
+        rows["run_id"].append(rid)
+        rows["m_run"].append(m)
+        rows["m_files"].append([_stat_ns(d / f) for f in CHECKED_FILES])
+        rows["run_json"].append(text)
+    d = checked_dir(runs_dir.parent)
+    try:
+        d.mkdir(exist_ok=True)
+        name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}.parquet"
+        with atomic.replacing(d / name) as tmp:
+            pq.write_table(pa.table(rows, schema=CHECKED_SCHEMA), tmp, compression="zstd")
+        files = sorted(d.glob("*.parquet"))
+        if len(files) > CHECKED_KEEP:  # merged into one; a merge stopped midway loses nothing
+            merged = pa.concat_tables([pq.read_table(f, schema=CHECKED_SCHEMA) for f in files])
+            with atomic.replacing(d / f"{name[:-8]}-merged.parquet") as tmp:
+                pq.write_table(merged, tmp, compression="zstd")
+            for f in files:
+                f.unlink(missing_ok=True)
+    except (OSError, pa.ArrowException):
+        pass  # a cache: the folders are the runs
+
+
+def checked_runs(
+    root: Path | None = None,
+) -> dict[str, tuple[int, tuple[int | None, ...], str]]:
+    """run id -> (run.json's modification time, CHECKED_FILES' times, the ledger file holding
+    its text) of the runs write_runs wrote and checked (see CHECKED_DIR); the latest entry of
+    a run wins. Unreadable ledger files are passed over."""
+    out: dict[str, tuple[int, tuple[int | None, ...], str]] = {}
+    d = checked_dir(root)
+    if not d.is_dir():
+        return out
+    for f in sorted(d.glob("*.parquet")):
+        try:
+            t = pq.read_table(f, columns=["run_id", "m_run", "m_files"])
+        except (OSError, pa.ArrowException):
+            continue
+        for rid, m, ms in zip(
+            t["run_id"].to_pylist(), t["m_run"].to_pylist(), t["m_files"].to_pylist(), strict=True
+        ):
+            if rid and m is not None and ms is not None:
+                out[rid] = (int(m), tuple(ms), str(f))
+    return out
 
 
 def _flush(path: Path) -> None:

@@ -322,3 +322,47 @@ def test_datasets_loads_the_results_config_of_a_pushed_repo(
         ]
         assert overall.loc[overall["run_id"] == r.run_id, "value"].tolist() == mine
     assert set(pd.read_parquet(f"{out}-runs.parquet")["run_id"]) == live_ids(a.data)
+
+
+def test_a_pulled_replica_s_board_starts_from_the_runs_the_pull_checked(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from explorer import store as S
+    from explorer.store import Store
+
+    a, b = replica("a"), replica("b")
+    build_demo_root(a.data, reported=False)
+    for i in range(3):
+        add_run(a.data, "demo", f"Pulled model {i}", seed=i)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    sync.pull(HubClient.from_env(), b.data, b.subs)
+    ids = sorted(live_ids(b.data))
+    assert set(runs.checked_runs(b.data)) == set(ids)
+
+    # one pulled run hidden here (run.json rewritten), one changed by hand into what the engine
+    # refuses: both are folders like any other again, read and checked
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("hide", ids[0], ADMIN, b.data, b.subs)
+    bad = b.data / "runs" / ids[1] / "run.json"
+    body = json.loads(bad.read_text())
+    body["model"]["name"] = "x" * 5000
+    bad.write_text(json.dumps(body))
+
+    monkeypatch.setattr(S, "CHECKED_MIN", 0)
+    read = []
+    real = runs.read_record
+
+    def counted(d: Path) -> Any:
+        read.append(d.name)
+        return real(d)
+
+    monkeypatch.setattr(runs, "read_record", counted)
+    store = Store(b.data, snapshot=False)
+    store.refresh()
+    assert sorted(read) == sorted(ids[:2])  # the others were taken as the pull checked them
+    assert set(store._runs) == set(ids) - {ids[1]} and ids[1] in store.problems
+    shown = store.cursor().execute("SELECT run_id, hidden, model_name FROM runs").fetchall()
+    assert {r[0]: r[1] for r in shown}[ids[0]] is True
+    names = {r[0]: r[2] for r in shown}
+    for r in runs.list_runs(b.data, include_hidden=True).runs:
+        assert names[r.run_id] == r.model.name
