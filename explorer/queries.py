@@ -268,15 +268,17 @@ def stage_checked_runs(
         [list(files)],
     )
     if keys:
+        ids = [k.rsplit(":", 1)[0] for k in keys]
         con.execute(
             """
             INSERT INTO _run_text
             SELECT run_id, NULL, run_json, json_valid(run_json)
             FROM read_parquet(?, union_by_name = true)
-            WHERE list_contains(?, run_id || ':' || CAST(m_run AS VARCHAR))
+            WHERE run_id BETWEEN ? AND ?  -- row groups outside the range are not read
+              AND list_contains(?, run_id || ':' || CAST(m_run AS VARCHAR))
             QUALIFY row_number() OVER (PARTITION BY run_id) = 1
             """,
-            [list(ledgers), list(keys)],
+            [list(ledgers), min(ids), max(ids), list(keys)],
         )
     bad = [
         str(r[0])

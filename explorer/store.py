@@ -97,6 +97,7 @@ def _mtime_of(path: str) -> int | None:
 
 _RUN_DATA_FILES = runs.CHECKED_FILES  # predictions, labels, grades
 CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs is looked up
+LOAD_CHUNK = 1000  # run folders read and inserted at a time
 
 
 _MAGIC = b"PAR1"
@@ -413,8 +414,18 @@ class Store:
         self._write_snapshot()
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
+        """Read, check and insert the runs of these folders, LOAD_CHUNK at a time (their
+        run.json texts are staged whole: a bounded batch bounds the memory it takes)."""
         self._seen_state = seen
         checked = self._checked(folders, seen)
+        folders = sorted(folders)  # a chunk's ledger rows sit together (see runs.write_runs)
+        for i in range(0, len(folders), LOAD_CHUNK):
+            self._load_chunk(rdir, folders[i : i + LOAD_CHUNK], seen, checked)
+
+    def _load_chunk(
+        self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles], ledger: dict[str, str]
+    ) -> None:
+        checked = {f: ledger[f] for f in folders if f in ledger}
         files = [str(rdir / f / RUN_FILE) for f in folders if f not in checked]
         if checked:
             ledgers = sorted(set(checked.values()))

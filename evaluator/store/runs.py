@@ -298,6 +298,7 @@ def write_runs(
 CHECKED_DIR = "_checked"
 CHECKED_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
 CHECKED_KEEP = 16
+CHECKED_ROW_GROUP = 500
 CHECKED_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
@@ -336,13 +337,19 @@ def _note_checked(runs_dir: Path, texts: dict[str, str]) -> None:
     try:
         d.mkdir(exist_ok=True)
         name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}.parquet"
-        with atomic.replacing(d / name) as tmp:
-            pq.write_table(pa.table(rows, schema=CHECKED_SCHEMA), tmp, compression="zstd")
+        with atomic.replacing(d / name) as tmp:  # by run id, in row groups a reader can skip
+            t = pa.table(rows, schema=CHECKED_SCHEMA).sort_by("run_id")
+            pq.write_table(t, tmp, compression="zstd", row_group_size=CHECKED_ROW_GROUP)
         files = sorted(d.glob("*.parquet"))
         if len(files) > CHECKED_KEEP:  # merged into one; a merge stopped midway loses nothing
             merged = pa.concat_tables([pq.read_table(f, schema=CHECKED_SCHEMA) for f in files])
             with atomic.replacing(d / f"{name[:-8]}-merged.parquet") as tmp:
-                pq.write_table(merged, tmp, compression="zstd")
+                pq.write_table(
+                    merged.sort_by("run_id"),
+                    tmp,
+                    compression="zstd",
+                    row_group_size=CHECKED_ROW_GROUP,
+                )
             for f in files:
                 f.unlink(missing_ok=True)
     except (OSError, pa.ArrowException):

@@ -349,6 +349,7 @@ def test_a_pulled_replica_s_board_starts_from_the_runs_the_pull_checked(
     bad.write_text(json.dumps(body))
 
     monkeypatch.setattr(S, "CHECKED_MIN", 0)
+    monkeypatch.setattr(S, "LOAD_CHUNK", 2)  # several batches, as at scale
     read = []
     real = runs.read_record
 
