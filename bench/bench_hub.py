@@ -1,7 +1,7 @@
 """The results repo at scale: a replica booting from its tables, polls, a submission's publish
 and a whole root's push, against a fake Hub on 127.0.0.1 that counts requests.
 
-Run: python bench/bench_hub.py [--sizes 200,2000,10000] [--push-runs 1000] [--app]
+Run: python bench/bench_hub.py [--sizes 200,2000,10000] [--push-runs 1000] [--app] [--no-board]
 
 All in this one run (a temporary folder; the real huggingface_hub client through HF_ENDPOINT):
 
@@ -17,6 +17,10 @@ All in this one run (a temporary folder; the real huggingface_hub client through
 - files in the repo and the largest folder (goal: under 1,000 entries at 10,000 runs);
 - a push of a local root of --push-runs runs (written as run folders) into an empty repo, in a
   child process: seconds and peak memory (goals: under 60 s and 1 GB);
+- the board on the booted replicas of the smallest and largest repos, in a child process each
+  (bench_app's leaderboard measure, AppTest): the first render of a fresh replica (no store
+  snapshot yet), the first render of a new session, slice changes and the process's peak
+  memory (goals at 10,000 runs: under 1 s, 0.3 s and 1 GB, each growing under 1.5x from 200);
 - with --app: the first render of the leaderboard on a fresh replica of the 200-run repo (the
   app's start-up sync included) beside the warm local root (goal: within 1.2x), and a
   submission's time to a second replica running the app's background sync (goal: < 2 polls).
@@ -225,6 +229,57 @@ def push_child(root: str, subs: str) -> int:
     return 0
 
 
+def board_child(data: str, cache: str) -> int:
+    """Run in a child process: the leaderboard of the demo benchmark on a pulled replica, as
+    bench_app measures it (AppTest, server-side script time): the first render of a server
+    that has never seen this root (no store snapshot: a fresh replica's first page), the first
+    render of a new session (a new store, starting from the snapshot the first one left),
+    slice changes; and this process's peak memory. Prints JSON."""
+    os.environ.update(FACTBOARD_DATA=data, FACTBOARD_CACHE=cache, HF_HUB_OFFLINE="1")
+    os.environ.pop("FACTBOARD_HUB_REPO", None)
+    import bench_app
+
+    lb = bench_app.bench_leaderboard("demo")
+    out = {
+        "fresh": lb["first_without_snapshot"],
+        "first": lb["first"],
+        "slice": lb["median_slice_change"],
+        "rows": lb["rows"],
+        "peak": _hwm_mb(),
+    }
+    print(json.dumps(out))
+    return 0
+
+
+def board_rows(boards: dict[int, dict[str, float]]) -> list[tuple[str, float, float | None, str]]:
+    """The board's figures per size, against the goals at the largest, and their growth."""
+    rows: list[tuple[str, float, float | None, str]] = []
+    hi, lo = max(boards), min(boards)
+    for n, b in sorted(boards.items()):
+        top = n == hi
+        rows += [
+            (f"{n:>6} runs: board first render, fresh replica (s)", b["fresh"], None, ""),
+            (f"{n:>6} runs: board first render (s)", b["first"], 1.0 if top else None, ""),
+            (f"{n:>6} runs: board slice change (s)", b["slice"], 0.3 if top else None, ""),
+            (
+                f"{n:>6} runs: board process peak (MB)",
+                b["peak"],
+                1024.0 if top else None,
+                f"{b['rows']:.0f} rows on the board",
+            ),
+        ]
+    if hi != lo:
+        for key, what in (
+            ("fresh", "first render, fresh replica"),
+            ("first", "first render"),
+            ("slice", "slice change"),
+            ("peak", "process peak"),
+        ):
+            goal = None if key == "fresh" else 1.5
+            rows.append((f"board {what} {hi} / {lo}", boards[hi][key] / boards[lo][key], goal, ""))
+    return rows
+
+
 def setup_env(hub: Any, work: Path) -> None:
     import huggingface_hub.constants as hc
 
@@ -250,10 +305,14 @@ def main() -> int:
     ap.add_argument("--push-runs", type=int, default=1000)
     ap.add_argument("--app", action="store_true", help="also first render and submission lag")
     ap.add_argument("--poll", type=float, default=2.0)
+    ap.add_argument("--no-board", action="store_true", help="skip the board's figures")
     ap.add_argument("--push-child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--board-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.push_child:
         return push_child(*args.push_child)
+    if args.board_child:
+        return board_child(*args.board_child)
 
     from tests.support.fake_hub import FakeHub
 
@@ -268,6 +327,7 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     rows: list[tuple[str, float, float | None, str]] = []
     boot: dict[int, tuple[int, float]] = {}
+    boards: dict[int, dict[str, float]] = {}
     for n in sizes:
         repo_id = REPO_ID
         hub.repos.clear()
@@ -295,6 +355,16 @@ def main() -> int:
         again = sync.pull(client, data, subs)
         idle_req = len(hub.requests) - before
         assert again.summary() == "nothing to do", again.summary()
+        if not args.no_board and n in (min(sizes), max(sizes)):
+            out = subprocess.run(
+                [sys.executable, __file__, "--board-child", str(data), str(replica / "cache")],
+                capture_output=True,
+                text=True,
+                env=os.environ.copy(),
+            )
+            if out.returncode:
+                raise RuntimeError(f"the board's child failed: {out.stderr[-3000:]}")
+            boards[n] = json.loads(out.stdout.strip().splitlines()[-1])
 
         # one new submission, published from this replica
         from evaluator.submissions import service
@@ -355,6 +425,9 @@ def main() -> int:
                 f"runs grow {hi / lo:.0f}x",
             )
         )
+
+    if boards:
+        rows += board_rows(boards)
 
     # a whole root of --push-runs runs into an empty repo, in a child process
     if args.push_runs:

@@ -16,6 +16,11 @@ when its rows are loaded (`ensure_labels`: a column of the wrong type, a damaged
 its run off the board. Either way the folder is listed in `problems` (folder -> why) until its
 files change, and no page goes down.
 
+A new store with no snapshot of this root (a replica's first page after a pull) takes the runs
+the pull wrote and checked in bulk from the engine's ledger (evaluator.store.runs.checked_runs:
+their run.json texts in one Parquet file, and their files' modification times as written),
+for the folders whose files still have those times; any other folder is read and checked.
+
 `token(benchmark)` changes whenever anything about that benchmark changes; derived results
 cached elsewhere (st.cache_data) are keyed on it.
 """
@@ -90,7 +95,9 @@ def _mtime_of(path: str) -> int | None:
         return None
 
 
-_RUN_DATA_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
+_RUN_DATA_FILES = runs.CHECKED_FILES  # predictions, labels, grades
+CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs is looked up
+LOAD_CHUNK = 1000  # run folders read and inserted at a time
 
 
 _MAGIC = b"PAR1"
@@ -407,14 +414,30 @@ class Store:
         self._write_snapshot()
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
+        """Read, check and insert the runs of these folders, LOAD_CHUNK at a time (their
+        run.json texts are staged whole: a bounded batch bounds the memory it takes)."""
         self._seen_state = seen
-        files = [str(rdir / f / RUN_FILE) for f in folders]
-        meta, bad = Q.stage_run_files(self.con, files)
+        checked = self._checked(folders, seen)
+        folders = sorted(folders)  # a chunk's ledger rows sit together (see runs.write_runs)
+        for i in range(0, len(folders), LOAD_CHUNK):
+            self._load_chunk(rdir, folders[i : i + LOAD_CHUNK], seen, checked)
+
+    def _load_chunk(
+        self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles], ledger: dict[str, str]
+    ) -> None:
+        checked = {f: ledger[f] for f in folders if f in ledger}
+        files = [str(rdir / f / RUN_FILE) for f in folders if f not in checked]
+        if checked:
+            ledgers = sorted(set(checked.values()))
+            keys = [f"{f}:{seen[f].mtime}" for f in checked]
+            meta, bad = Q.stage_checked_runs(self.con, files, ledgers, keys)
+        else:
+            meta, bad = Q.stage_run_files(self.con, files)
         for f in bad:
             self._set_broken(f, f"{RUN_FILE} is not valid JSON", seen[f])
         good = []
         for f, benchmark in self._check_runs(meta):
-            why = self._engine_check(rdir / f, seen[f])
+            why = None if f in checked else self._engine_check(rdir / f, seen[f])
             if why:
                 self._set_broken(f, why, seen[f])
             else:
@@ -426,6 +449,21 @@ class Store:
             self._run_benchmark[f] = benchmark
             self.problems.pop(f, None)
             self._bump(benchmark)
+
+    def _checked(self, folders: list[str], seen: dict[str, _RunFiles]) -> dict[str, str]:
+        """The folders the engine wrote and checked in bulk (a pull: evaluator.store.runs
+        .write_runs) and that have not changed since, by the times of their files: folder ->
+        the ledger file holding its run.json text. These need neither their run.json read nor
+        the engine's check again."""
+        if len(folders) < CHECKED_MIN:  # a few runs: reading them is as quick
+            return {}
+        ledger = runs.checked_runs(self.root)
+        out = {}
+        for f in folders:
+            entry = ledger.get(f)
+            if entry is not None and entry[0] == seen[f].mtime and entry[1] == seen[f].files:
+                out[f] = entry[2]
+        return out
 
     def _set_broken(self, folder: str, why: str, state: _RunFiles | None) -> None:
         self.problems[folder] = why

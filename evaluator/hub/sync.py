@@ -59,6 +59,7 @@ from evaluator.store import layout, runs
 
 DEMO = "demo"
 MAX_RACES = 20
+COMPACT_AT = 64  # a push that leaves a benchmark more shards than this compacts the repo
 WRITERS = 4  # threads writing pulled run folders
 _TERMINAL_RECORDS = ("scored", "rejected", "abandoned", "deleted")
 _LOCK = threading.RLock()  # one pull or push at a time per process
@@ -641,6 +642,7 @@ class Report:
     pushed: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # what the repo holds that failed a check
+    shards: dict[str, int] = field(default_factory=dict)  # benchmark -> shards after a push
 
     def summary(self) -> str:
         from evaluator.core.formatting import plural
@@ -809,48 +811,94 @@ def _pull_runs(
             rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
             continue
 
-        # run folders are independent; the store's Parquet and fsync work overlaps in threads
-        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-            rows = [tabs.runs[rid] for rid in rids]
-            texts = [tabs.run_json(rid) for rid in rids]
-            k = len(rids)
-            n += sum(pool.map(_write_pulled, [local] * k, rows, texts, [parts] * k, [rep] * k))
+        n += _write_group(local, tabs, rids, parts, rep)
     return n
 
 
-def _write_pulled(
+def _write_group(
     local: Local,
-    row: dict[str, Any],
-    text: str | None,
+    tabs: RemoteTables,
+    rids: list[str],
     parts: dict[str, dict[str, pa.Table]],
     rep: Report,
-) -> bool:
-    """One pulled run, written through the store's own checks (validate_record, write_run)."""
+) -> int:
+    """The runs of one shard as run folders: each record checked as a local write is
+    (`_pulled_record`), then written in one pass (evaluator.store.runs.write_runs: one flush to
+    disk for all of them); a run with evidence goes through write_run, which checks evidence row
+    by row. Returns how many were written."""
+    bulk: list[tuple[Any, str | None, dict[str, pa.Table]]] = []
+    one_by_one: list[tuple[Any, dict[str, pa.Table]]] = []
+    for rid in rids:
+        try:
+            text = tabs.run_json(rid)
+            rec, hidden_in_text = _pulled_record(tabs.runs[rid], text)
+            preds = parts["predictions"].get(rid)
+            if preds is None:
+                raise FactBoardError("no predictions in its shard")
+            # its numbers must follow from its predictions and this replica's benchmark
+            grades = parts.get("grades", {}).get(rid)
+            why = checks.run_problem(
+                rec,
+                preds.to_pandas(),
+                None if grades is None else grades.to_pandas(),
+                local.data_root,
+            )
+            if why:
+                raise FactBoardError(why)
+        except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
+            rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
+            continue
+        files = {T.kind_file(k): p[rid] for k, p in parts.items() if rid in p}
+        if T.kind_file("evidence") in files:
+            one_by_one.append((rec, files))
+        else:  # the text is written as is when the record is the one validated from it
+            bulk.append((rec, text if rec.hidden == hidden_in_text else None, files))
+    n = 0
+    if bulk:
+        try:
+            done, failed = runs.write_runs(bulk, local.data_root, workers=WRITERS)
+        except OSError as e:
+            rep.skipped.append(f"{len(bulk)} runs of one shard not written: {e}")
+        else:
+            n += len(done)
+            rep.skipped += [
+                f"run {r} skipped ({H.RUNS_TABLE}:{r}): {why}" for r, why in failed.items()
+            ]
+    for rec, files in one_by_one:
+        n += _write_pulled(local, rec, files, rep)
+    return n
+
+
+def _pulled_record(row: dict[str, Any], text: str | None) -> tuple[Any, bool]:
+    """A pulled row's run.json as a RunRecord, checked as a local write is (validate_record)
+    and against its row, with the row's moderation state; and `hidden` as run.json said it."""
     rid = str(row["run_id"])
-    where = f"{H.RUNS_TABLE}:{rid}"
+    if not text:
+        raise FactBoardError("no run.json in its row")
+    rec = runs.validate_record(json.loads(text, parse_constant=_not_json), rid)
+    if rec.benchmark != row.get("benchmark"):
+        raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
+    hidden, said = bool(row.get("hidden")), bool(rec.hidden)
+    return (rec if said == hidden else rec.model_copy(update={"hidden": hidden})), said
+
+
+def _not_json(token: str) -> Any:
+    raise ValueError(f"run.json holds {token}, which is not JSON")
+
+
+def _write_pulled(local: Local, rec: Any, files: dict[str, pa.Table], rep: Report) -> bool:
+    """One pulled run, written through the store's own checks (write_run)."""
+    rid = rec.run_id
+
+    def frame(kind: str) -> Any:
+        t = files.get(T.kind_file(kind))
+        return None if t is None else t.to_pandas()
+
     try:
-        if not text:
-            raise FactBoardError("no run.json in its row")
-        rec = runs.validate_record(json.loads(text), rid)
-        if rec.benchmark != row.get("benchmark"):
-            raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
-        rec = rec.model_copy(update={"hidden": bool(row.get("hidden"))})
-        preds = parts["predictions"].get(rid)
-        if preds is None:
-            raise FactBoardError("no predictions in its shard")
-
-        def frame(kind: str) -> Any:
-            t = parts.get(kind, {}).get(rid)
-            return None if t is None else t.to_pandas()
-
-        predictions, grades = preds.to_pandas(), frame("grades")
-        why = checks.run_problem(rec, predictions, grades, local.data_root)
-        if why:
-            raise FactBoardError(why)
         runs.write_run(
             rec,
-            predictions,
-            grades=grades,
+            frame("predictions"),
+            grades=frame("grades"),
             root=local.data_root,
             labels=frame("labels"),
             evidence=frame("evidence"),
@@ -859,7 +907,7 @@ def _write_pulled(
     except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
         if layout.run_dir(rid, local.data_root).exists():
             return False  # another process wrote it meanwhile
-        rep.skipped.append(f"run {rid} skipped ({where}): {e}")
+        rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
         return False
 
 
@@ -963,6 +1011,7 @@ def _push(
                 p = plan(client, remote, local, reported=reported, jobs=jobs, demo=demo)
                 continue
             _published(local, p)
+            _compact_if_due(client, rep)
         rep.pushed = {
             "runs pushed": len(p.push_runs),
             "benchmarks pushed": len(p.push_benchmarks),
@@ -1037,6 +1086,7 @@ def _outbox_files(
         adds[H.RESULTS_TABLE] = T.parquet_bytes(T.merge_results(old, drop, hidden, new_results))
     if runs_changed or H.MANIFEST not in remote.files:
         adds[H.MANIFEST] = manifest.to_bytes()
+    rep.shards = {b: len(s) for b, s in manifest.shards.items()}
 
     if p.push_records:
         merged = dict(tabs.records)
@@ -1090,6 +1140,36 @@ def _published(local: Local, p: Plan) -> None:
         for name in p.push_reported:
             with contextlib.suppress(OSError):
                 _atomic(into / f"{name}.csv", (layout.reported_dir() / f"{name}.csv").read_bytes())
+
+
+def compact_at() -> int:
+    """$FACTBOARD_HUB_COMPACT_AT (default COMPACT_AT): the most shards a benchmark keeps before
+    a push compacts the repo; 0 turns that off (`hub compact` by hand only)."""
+    try:
+        return max(0, int(os.environ.get("FACTBOARD_HUB_COMPACT_AT", COMPACT_AT)))
+    except ValueError:
+        return COMPACT_AT
+
+
+def _compact_if_due(client: HubClient, rep: Report) -> None:
+    """After a push: when a benchmark has more shards than compact_at(), compact (what `hub
+    compact` does, kill-safe: the merged shards and the manifest in one commit, then the old
+    shards removed), so no shard folder grows without end. A compaction that fails is put off
+    to a later push; the push itself has gone through."""
+    limit = compact_at()
+    over = sorted(b for b, n in rep.shards.items() if limit and n > limit)
+    if not over:
+        return
+    from evaluator.hub import compact
+
+    try:
+        done = compact.compact(client, min_shards=limit + 1)
+    except (HubError, T.TableError) as e:
+        rep.notes.append(f"compaction of {', '.join(over)} put off: {e}")
+        return
+    if done.head:
+        rep.head = done.head
+    rep.notes.append(f"compacted: {done.summary()}")
 
 
 def _status_of(record: str) -> str | None:

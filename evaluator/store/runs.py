@@ -53,7 +53,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core.errors import CorruptRunError, FactBoardError
-from evaluator.core.sanitize import redact, redact_tree, secrets_in_env
+from evaluator.core.sanitize import dumps_strict, redact, redact_tree, secrets_in_env
 from evaluator.core.types import (
     GRADE_COLUMNS,
     GRADE_SCHEMA,
@@ -102,11 +102,17 @@ def now_iso() -> str:
 _FREE_TEXT = ("explanation", "raw_output", "rationale")
 
 
+def _hint(secrets: list[str]) -> str:
+    """A pattern found in every text that redaction would change (and in some it would not):
+    the quick search before the redaction proper."""
+    hint = "|".join([re.escape(x) for x in secrets] + [r"sk-", r"hf_", r"(?i:bearer)", r"(?i:key)"])
+    return hint + r"|(?i:authorization)"
+
+
 def _redact_column(col: pd.Series, secrets: list[str]) -> pd.Series:
     """The column with every cell that holds a secret (or something shaped like a key)
     redacted; cells without one are left as they are (a quick search first)."""
-    hint = "|".join([re.escape(x) for x in secrets] + [r"sk-", r"hf_", r"(?i:bearer)", r"(?i:key)"])
-    hint += r"|(?i:authorization)"
+    hint = _hint(secrets)
     text = col.where(col.map(lambda v: isinstance(v, str)))
     hit = text.str.contains(hint, regex=True, na=False)
     if not hit.any():
@@ -178,6 +184,217 @@ def write_run(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def _redact_arrow(col: pa.ChunkedArray | pa.Array, secrets: list[str]) -> pa.Array:
+    """_redact_column for an Arrow text column."""
+    import pyarrow.compute as pc
+
+    hit = pc.match_substring_regex(col, _hint(secrets)).fill_null(False)
+    if not pc.any(hit).as_py():
+        return col
+    flags = hit.to_pylist()
+    return pa.array(
+        [redact(v, secrets) if f else v for v, f in zip(col.to_pylist(), flags, strict=True)],
+        col.type,
+    )
+
+
+def write_runs(
+    items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]],
+    root: Path | None = None,
+    workers: int = 4,
+) -> tuple[list[str], dict[str, str]]:
+    """Many complete run folders at once (a pull of the results repo, where runs arrive as
+    tables), each as write_run writes one: the record checked and redacted, the Parquet files
+    cast to their schemas with their free text redacted, staged and renamed into runs/. What
+    differs is the cost: no pandas, the folders written by `workers` threads, and the data
+    flushed to disk once for all of them (before any is renamed) instead of once per file.
+
+    items: (record, text, {file name: its rows as an Arrow table}); text, when given, is the
+    strict JSON the record was validated from (validate_record), written as is when redaction
+    has nothing to change in it. The predictions file is required; evidence.parquet is not
+    written here (write_run checks evidence row by row). Returns the run ids written and
+    {run id: why} for those that failed a check; a run whose folder exists already is left as
+    it is (runs are immutable)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs_dir = layout.runs_dir(root)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    secrets = secrets_in_env()
+    schemas = {
+        PREDICTIONS_FILE: PREDICTION_SCHEMA,
+        LABELS_FILE: LABEL_SCHEMA,
+        GRADES_FILE: GRADE_SCHEMA,
+    }
+    batch = staging_path("bulk", root)
+    batch.mkdir()
+    failed: dict[str, str] = {}
+    texts: dict[str, str] = {}
+
+    def clean(text: str) -> bool:
+        """True when redaction has nothing to change in `text` (the quick search, in C)."""
+        low = text.lower()
+        return not any(x in text for x in secrets) and not any(
+            k in low for k in ("sk-", "hf_", "bearer", "key", "authorization")
+        )
+
+    def stage(item: tuple[RunRecord, str | None, dict[str, pa.Table]]) -> str | None:
+        rec, text, files = item
+        if not _RUN_ID.match(rec.run_id) or PREDICTIONS_FILE not in files:
+            failed[rec.run_id] = "not a valid run id, or no predictions"
+            return None
+        if (runs_dir / rec.run_id).exists():
+            return None
+        try:
+            if text is None or not clean(text):
+                data = redact_tree(rec.model_dump(mode="json"), secrets)
+                validate_record(data, rec.run_id)  # the one check, as write_run makes it
+                text = dumps_strict(data, indent=1)
+            d = batch / rec.run_id
+            d.mkdir()
+            for name, table in files.items():
+                schema = schemas[name]
+                t = table.select(schema.names).cast(schema)
+                for c in _FREE_TEXT:
+                    if c in t.column_names and len(t):
+                        at = t.schema.get_field_index(c)
+                        t = t.set_column(at, c, _redact_arrow(t[c], secrets))
+                sink = pa.BufferOutputStream()
+                pq.write_table(t, sink)
+                (d / name).write_bytes(sink.getvalue().to_pybytes())
+            (d / RUN_FILE).write_text(text, encoding="utf-8")
+            texts[rec.run_id] = text
+        except (FactBoardError, ValueError, KeyError, pa.ArrowException) as e:
+            failed[rec.run_id] = str(e)
+            return None
+        return rec.run_id
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            staged = [r for r in pool.map(stage, items) if r is not None]
+        _flush(batch)
+        done = []
+        for rid in staged:
+            try:
+                os.rename(batch / rid, runs_dir / rid)
+                done.append(rid)
+            except OSError:
+                pass  # another process wrote it meanwhile
+        _fsync_dir(runs_dir)
+        _note_checked(runs_dir, {r: texts[r] for r in done})
+        return done, failed
+    finally:
+        shutil.rmtree(batch, ignore_errors=True)
+
+
+# The runs write_runs wrote, as checked (<data root>/_checked/*.parquet, one file per batch,
+# merged beyond CHECKED_KEEP files): run id, the modification times of its run.json and of its
+# CHECKED_FILES (null where absent) as written, and the run.json text. A reader that finds a
+# folder's files with these very times may take the record as checked and read its text from
+# here (the board's store does, so that a replica's first page does not read and validate
+# every pulled run.json again); any change to the folder (moderation rewrites run.json) makes
+# it a folder like any other. A cache: deleting it costs only that.
+CHECKED_DIR = "_checked"
+CHECKED_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
+CHECKED_KEEP = 16
+CHECKED_ROW_GROUP = 500
+CHECKED_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("m_run", pa.int64()),
+        ("m_files", pa.list_(pa.int64())),
+        ("run_json", pa.string()),
+    ]
+)
+
+
+def checked_dir(root: Path | None = None) -> Path:
+    return layout.runs_dir(root).parent / CHECKED_DIR
+
+
+def _stat_ns(p: Path) -> int | None:
+    try:
+        return p.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _note_checked(runs_dir: Path, texts: dict[str, str]) -> None:
+    if not texts:
+        return
+    rows: dict[str, list[object]] = {n: [] for n in CHECKED_SCHEMA.names}
+    for rid, text in texts.items():
+        d = runs_dir / rid
+        m = _stat_ns(d / RUN_FILE)
+        if m is None:
+            continue
+        rows["run_id"].append(rid)
+        rows["m_run"].append(m)
+        rows["m_files"].append([_stat_ns(d / f) for f in CHECKED_FILES])
+        rows["run_json"].append(text)
+    d = checked_dir(runs_dir.parent)
+    try:
+        d.mkdir(exist_ok=True)
+        name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}.parquet"
+        with atomic.replacing(d / name) as tmp:  # by run id, in row groups a reader can skip
+            t = pa.table(rows, schema=CHECKED_SCHEMA).sort_by("run_id")
+            pq.write_table(t, tmp, compression="zstd", row_group_size=CHECKED_ROW_GROUP)
+        files = sorted(d.glob("*.parquet"))
+        if len(files) > CHECKED_KEEP:  # merged into one; a merge stopped midway loses nothing
+            merged = pa.concat_tables([pq.read_table(f, schema=CHECKED_SCHEMA) for f in files])
+            with atomic.replacing(d / f"{name[:-8]}-merged.parquet") as tmp:
+                pq.write_table(
+                    merged.sort_by("run_id"),
+                    tmp,
+                    compression="zstd",
+                    row_group_size=CHECKED_ROW_GROUP,
+                )
+            for f in files:
+                f.unlink(missing_ok=True)
+    except (OSError, pa.ArrowException):
+        pass  # a cache: the folders are the runs
+
+
+def checked_runs(
+    root: Path | None = None,
+) -> dict[str, tuple[int, tuple[int | None, ...], str]]:
+    """run id -> (run.json's modification time, CHECKED_FILES' times, the ledger file holding
+    its text) of the runs write_runs wrote and checked (see CHECKED_DIR); the latest entry of
+    a run wins. Unreadable ledger files are passed over."""
+    out: dict[str, tuple[int, tuple[int | None, ...], str]] = {}
+    d = checked_dir(root)
+    if not d.is_dir():
+        return out
+    for f in sorted(d.glob("*.parquet")):
+        try:
+            t = pq.read_table(f, columns=["run_id", "m_run", "m_files"])
+        except (OSError, pa.ArrowException):
+            continue
+        for rid, m, ms in zip(
+            t["run_id"].to_pylist(), t["m_run"].to_pylist(), t["m_files"].to_pylist(), strict=True
+        ):
+            if rid and m is not None and ms is not None:
+                out[rid] = (int(m), tuple(ms), str(f))
+    return out
+
+
+def _flush(path: Path) -> None:
+    """Everything written to the file system that holds `path` on disk (syncfs; os.sync where
+    that is missing): one call for a batch of files instead of an fsync per file."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if libc.syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        pass
+    os.sync()
 
 
 # What _staging/ may hold: a run, a benchmark or a pull being written, or a deleted run being

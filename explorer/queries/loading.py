@@ -77,6 +77,55 @@ def stage_run_files(con: Con, files: Sequence[str]) -> tuple[pd.DataFrame, list[
     return meta, bad
 
 
+def stage_checked_runs(
+    con: Con, files: Sequence[str], ledgers: Sequence[str], keys: Sequence[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """stage_run_files, where the run.json text of some folders comes from the engine's ledger
+    of checked runs (evaluator.store.runs.CHECKED_DIR: Parquet files with run_id, m_run and
+    run_json) instead of their files: `keys` names those rows as "<run_id>:<m_run>" (one
+    Parquet read instead of a file per run)."""
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _run_text AS
+        SELECT {FOLDER_OF_FILE} AS folder, filename, content, json_valid(content) AS ok
+        FROM read_text(?)
+        """,
+        [list(files)],
+    )
+    if keys:
+        ids = [k.rsplit(":", 1)[0] for k in keys]
+        con.execute(
+            """
+            INSERT INTO _run_text
+            SELECT run_id, NULL, run_json, json_valid(run_json)
+            FROM read_parquet(?, union_by_name = true)
+            WHERE run_id BETWEEN ? AND ?  -- row groups outside the range are not read
+              AND list_contains(?, run_id || ':' || CAST(m_run AS VARCHAR))
+            QUALIFY row_number() OVER (PARTITION BY run_id) = 1
+            """,
+            [list(ledgers), min(ids), max(ids), list(keys)],
+        )
+    bad = [
+        str(r[0])
+        for r in con.execute(
+            "SELECT folder FROM _run_text WHERE NOT coalesce(ok, false)"
+        ).fetchall()
+    ]
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE _run_json AS
+        SELECT folder, j.* FROM (SELECT folder, from_json(content, ?) AS j FROM _run_text
+                                 WHERE ok AND json_type(content) = 'OBJECT')
+        """,
+        [RUN_JSON_STRUCTURE],
+    )
+    con.execute("DROP TABLE _run_text")
+    meta = con.execute(
+        "SELECT folder, run_id, benchmark, model.name AS model_name, origin FROM _run_json"
+    ).df()
+    return meta, bad
+
+
 def supersession_rows(con: Con) -> list[tuple[str, str | None, bool]]:
     """(run_id, supersedes, moderated) of every loaded run: the input of
     evaluator.store.runs.superseded."""

@@ -452,3 +452,48 @@ def test_a_missing_repo_or_file_says_which(
     monkeypatch.setenv("FACTBOARD_HUB_REPO", "not-a-repo-id")
     with pytest.raises(HubError, match="owner/name"):
         HubClient.from_env()
+
+
+def test_a_secret_in_the_repo_is_redacted_on_the_replica_that_pulls_it(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=1)
+    secret = "this-replicas-own-secret-0123456789"
+    files = repo_files(fake_hub)
+    # the repo's rows carry b's secret (pasted by someone): in a run.json and in explanations
+    table = pq.read_table(io.BytesIO(files["tables/runs.parquet"]))
+    texts = table["run_json"].to_pylist()
+    body = json.loads(texts[0])
+    body["model"]["description"] = f"trained with {secret}"
+    texts[0] = json.dumps(body)
+    table = table.set_column(
+        table.schema.get_field_index("run_json"), "run_json", pa.array(texts, pa.string())
+    )
+    shard = next(p for p in files if p.startswith("shards/demo/predictions-"))
+    preds = pq.read_table(io.BytesIO(files[shard]))
+    preds = preds.set_column(
+        preds.schema.get_field_index("explanation"),
+        "explanation",
+        pa.array([f"as {secret} says"] * len(preds), pa.string()),
+    )
+
+    def parquet(t: pa.Table) -> bytes:
+        sink = io.BytesIO()
+        pq.write_table(t, sink)
+        return sink.getvalue()
+
+    fake_hub.put(REPO_ID, {"tables/runs.parquet": parquet(table), shard: parquet(preds)})
+    monkeypatch.setenv("FACTBOARD_JUDGE_API_KEY", secret)
+    rep = sync.pull(client, b.data, b.subs)
+    assert not rep.skipped and run_ids(b.data) == run_ids(a.data)
+    for f in b.data.rglob("*"):
+        if f.is_file() and "_hub" not in f.parts:  # _hub: the repo's own bytes, kept as a cache
+            assert secret.encode() not in f.read_bytes(), f
+    got = runs.read_predictions(b.data / "runs" / table["run_id"][0].as_py())
+    assert got["explanation"].str.contains("[redacted]", regex=False).all()

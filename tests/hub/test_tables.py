@@ -19,7 +19,7 @@ from evaluator.hub.compact import compact
 from evaluator.hub.migrate import migrate
 from evaluator.store import runs
 from evaluator.submissions import moderation
-from tests.hub.conftest import REPO_ID, Replica, repo_records, repo_runs
+from tests.hub.conftest import REPO_ID, Replica, hub_env, repo_records, repo_runs
 from tests.support.fake_hub import FakeHub
 from tests.support.testdata import add_run, build_demo_root
 
@@ -123,6 +123,35 @@ def test_compaction_stopped_at_any_commit_loses_no_row(
     mine = sync.status(HubClient.from_env(), a.data, a.subs)
     assert mine.push_runs == [] and mine.push_moderation == {} and mine.inbox() == 0
     assert compact(HubClient.from_env()).summary() == "nothing to compact"
+
+
+def test_a_push_that_leaves_too_many_shards_compacts_them(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTBOARD_HUB_COMPACT_AT", "2")
+    a = replica("a")
+    client = HubClient.from_env()
+    build_demo_root(a.data, reported=False)
+    sync.push(client, a.data, a.subs, demo=True)
+    add_run(a.data, "demo", "Second push", seed=1)
+    sync.push(client, a.data, a.subs)
+    assert len(shards(fake_hub)) == 4  # two shards of each kind: at the limit, left as they are
+    add_run(a.data, "demo", "Third push", seed=2)
+    commits = len(fake_hub.repo(REPO_ID).commits)
+    rep = sync.push(client, a.data, a.subs)
+    # the push, then the compaction's two commits: merged shards, then the old ones removed
+    assert rep.pushed["runs pushed"] == 1 and any("compacted" in n for n in rep.notes)
+    assert len(fake_hub.repo(REPO_ID).commits) == commits + 3
+    assert len(shards(fake_hub)) == 2
+    manifest = json.loads(files_of(fake_hub)["manifest.json"])
+    assert len(manifest["shards"]["demo"]) == 1
+    b = replica("b")
+    pulled = sync.pull(HubClient.from_env(), b.data, b.subs)
+    assert not pulled.skipped and live_ids(b.data) == live_ids(a.data)
+    for rid in live_ids(a.data):
+        same_rows(a.data, b.data, rid)
+    mine = sync.status(client, a.data, a.subs)
+    assert mine.push_runs == [] and mine.inbox() == 0
 
 
 # ------------------------------------------------------------------------------ migration
@@ -244,3 +273,99 @@ def test_the_dataset_card_names_tables_that_pandas_and_duckdb_read(
         f"select run_id, count(*) from '{tmp_path}/shards/*/predictions-*.parquet' group by all"
     ).fetchall()
     assert {r[0] for r in preds} == live_ids(a.data)
+
+
+def test_datasets_loads_the_results_config_of_a_pushed_repo(
+    fake_hub: FakeHub, replica, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    add_run(a.data, "demo", "Hidden later", seed=3)
+    client = HubClient.from_env()
+    sync.push(client, a.data, a.subs, demo=True)
+    hide = next(r.run_id for r in runs.list_runs(a.data).runs if r.model.name == "Hidden later")
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("hide", hide, ADMIN, a.data, a.subs)
+    sync.push(client, a.data, a.subs)
+
+    # a reader's own process (datasets and huggingface_hub read HF_ENDPOINT when imported)
+    out = tmp_path / "read"
+    code = (
+        "import sys, datasets\n"
+        f"results = datasets.load_dataset({REPO_ID!r}, 'results', split='train')\n"
+        "results.to_parquet(sys.argv[1] + '-results.parquet')\n"
+        f"runs = datasets.load_dataset({REPO_ID!r}, 'runs', split='train')\n"
+        "runs.to_parquet(sys.argv[1] + '-runs.parquet')\n"
+    )
+    env = {**hub_env(fake_hub), "HF_HOME": str(tmp_path / "reader_home")}
+    env.pop("HF_HUB_OFFLINE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = pd.read_parquet(f"{out}-results.parquet")
+    assert set(rows["run_id"]) == live_ids(a.data)
+    assert set(rows.loc[rows["hidden"], "run_id"]) == {hide}
+    overall = rows[
+        (rows["metric"] == "balanced_accuracy")
+        & (rows["slice_kind"] == "overall")
+        & (rows["split"] == "test")
+        & (rows["unit"] == "summary")
+    ]
+    for r in runs.list_runs(a.data, include_hidden=True).runs:
+        mine = [
+            x.value
+            for x in r.results
+            if (x.metric, x.slice_kind, x.split, x.unit)
+            == ("balanced_accuracy", "overall", "test", "summary")
+        ]
+        assert overall.loc[overall["run_id"] == r.run_id, "value"].tolist() == mine
+    assert set(pd.read_parquet(f"{out}-runs.parquet")["run_id"]) == live_ids(a.data)
+
+
+def test_a_pulled_replica_s_board_starts_from_the_runs_the_pull_checked(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from explorer import store as S
+    from explorer.store import Store
+
+    a, b = replica("a"), replica("b")
+    build_demo_root(a.data, reported=False)
+    for i in range(3):
+        add_run(a.data, "demo", f"Pulled model {i}", seed=i)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    sync.pull(HubClient.from_env(), b.data, b.subs)
+    ids = sorted(live_ids(b.data))
+    assert set(runs.checked_runs(b.data)) == set(ids)
+
+    # one pulled run hidden here (run.json rewritten), one changed by hand into what the engine
+    # refuses: both are folders like any other again, read and checked
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("hide", ids[0], ADMIN, b.data, b.subs)
+    bad = b.data / "runs" / ids[1] / "run.json"
+    body = json.loads(bad.read_text())
+    body["model"]["name"] = "x" * 5000
+    bad.write_text(json.dumps(body))
+
+    monkeypatch.setattr(S, "CHECKED_MIN", 0)
+    monkeypatch.setattr(S, "LOAD_CHUNK", 2)  # several batches, as at scale
+    read = []
+    real = runs.read_record
+
+    def counted(d: Path) -> Any:
+        read.append(d.name)
+        return real(d)
+
+    monkeypatch.setattr(runs, "read_record", counted)
+    store = Store(b.data, snapshot=False)
+    store.refresh()
+    assert sorted(read) == sorted(ids[:2])  # the others were taken as the pull checked them
+    assert set(store._runs) == set(ids) - {ids[1]} and ids[1] in store.problems
+    shown = store.cursor().execute("SELECT run_id, hidden, model_name FROM runs").fetchall()
+    assert {r[0]: r[1] for r in shown}[ids[0]] is True
+    names = {r[0]: r[2] for r in shown}
+    for r in runs.list_runs(b.data, include_hidden=True).runs:
+        assert names[r.run_id] == r.model.name
