@@ -56,12 +56,22 @@ TOKEN = "hf_benchwritetokenAAAAAAAAAAAA"
 # the synthetic generator
 
 
+VARIANTS = 32  # distinct prediction sets, each scored once (see Synth)
+
+
 class Synth:
-    """Runs on the demo benchmark, made fast: a baseline's run.json with new ids and numbers."""
+    """Runs on the demo benchmark, made fast: a baseline's run.json with new ids and names, and
+    one of VARIANTS random prediction sets with the numbers the scorer gives them, so that every
+    run's numbers follow from its predictions (a replica scores each pulled run again and skips
+    one whose numbers do not)."""
 
     def __init__(self, root: Path):
+        from evaluator.benchmarks import registry
+        from evaluator.core.scoring import score
+        from evaluator.core.types import RunRecord
         from evaluator.ingest import demo
         from evaluator.store import ingested, runs
+        from evaluator.verify import options_of
 
         for _ in demo.build_demo(root=root):
             pass
@@ -72,46 +82,53 @@ class Synth:
         self.preds = runs.read_predictions(d)
         self.labels = runs.read_labels(d)
         self.samples = ingested.load_samples("demo", root)
+        spec, options = registry.get("demo"), options_of(base)
+        self.variants: list[tuple[Any, Any, list[Any], Any]] = []
+        for k in range(VARIANTS):
+            p, lab = self._random_frames(k)
+            scored = score(spec, self.samples, p, options, None)
+            results = [r.model_dump(mode="json") for r in scored.results]
+            self.variants.append((p, lab, results, scored.counts.model_dump(mode="json")))
+        self.result_tables = [
+            self._results_table(RunRecord.model_validate(self.record(k))) for k in range(VARIANTS)
+        ]
 
-    def record(self, i: int) -> dict[str, Any]:
+    def _random_frames(self, k: int) -> tuple[Any, Any]:
         import numpy as np
 
-        rng = np.random.default_rng(i)
+        rng = np.random.default_rng(k)
+        p = self.preds.copy()
+        p["label"] = rng.integers(0, 2, len(p)).astype("int8")
+        p["score"] = None
+        lab = self.labels.copy()  # the run's final labels are its predicted labels
+        final = dict(zip(p["sample_id"], p["label"], strict=True))
+        lab["final_label"] = lab["sample_id"].map(final).astype("Int8")
+        return p, lab
+
+    @staticmethod
+    def _results_table(rec: Any) -> Any:
+        from evaluator.hub import tables as T
+
+        return T.rows_table(T.result_rows(rec), T.RESULTS_SCHEMA)
+
+    def record(self, i: int) -> dict[str, Any]:
+        _, _, results, counts = self.variants[i % VARIANTS]
         rec = json.loads(json.dumps(self.template))
         rec["run_id"] = f"demo-synthetic-{i:05d}-20260101T000000-{i:06x}"
         rec["model"] = {"name": f"Synthetic model {i:05d}", "kind": "open-llm"}
         rec["origin"] = "submitted"
         rec["created_at"] = f"2026-01-01T00:00:00.{i:06d}+00:00"
-        shift = float(rng.uniform(-0.2, 0.2))
-        for r in rec["results"]:
-            if r["value"] is not None and r["metric"] in ("balanced_accuracy", "accuracy"):
-                lo, hi = r["ci_low"], r["ci_high"]
-                r["value"] = min(1.0, max(0.0, r["value"] + shift))
-                if lo is not None and hi is not None:
-                    r["ci_low"], r["ci_high"] = (
-                        min(r["value"], lo + shift),
-                        max(r["value"], hi + shift),
-                    )
-                    r["ci_low"] = max(0.0, min(r["ci_low"], r["value"]))
-                    r["ci_high"] = min(1.0, max(r["ci_high"], r["value"]))
+        rec["results"], rec["counts"] = results, counts
         return rec
 
     def frames(self, i: int) -> tuple[Any, Any]:
-        import numpy as np
-
-        rng = np.random.default_rng(i)
-        p = self.preds.copy()
-        p["label"] = rng.integers(0, 2, len(p)).astype("int8")
-        p["score"] = None
-        lab = self.labels.copy()
-        lab["final_label"] = rng.integers(0, 2, len(lab)).astype("int8")
+        p, lab, _, _ = self.variants[i % VARIANTS]
         return p, lab
 
     def repo_files(self, n: int) -> dict[str, bytes]:
         """A compacted layout-2 repo of n runs: tables, one shard per kind, the benchmark."""
         import pyarrow as pa
 
-        from evaluator.core.types import RunRecord
         from evaluator.hub import layout as H
         from evaluator.hub import tables as T
         from evaluator.store import layout
@@ -119,8 +136,6 @@ class Synth:
         sid = "20260101T000000-bench000"
         rows, results = [], []
         preds, labels = [], []
-        first = RunRecord.model_validate(self.record(0))
-        per_run = T.rows_table(T.result_rows(first), T.RESULTS_SCHEMA)
         for i in range(n):
             rec = self.record(i)
             text = json.dumps(rec, indent=1)
@@ -140,14 +155,9 @@ class Synth:
                     "run_json": text,
                 }
             )
-            t = per_run
+            t = self.result_tables[i % VARIANTS]
             t = t.set_column(0, "run_id", pa.array([rec["run_id"]] * len(t)))
             t = t.set_column(2, "model_name", pa.array([rec["model"]["name"]] * len(t)))
-            t = t.set_column(
-                t.schema.get_field_index("value"),
-                "value",
-                pa.array([r["value"] for r in rec["results"]], pa.float64()),
-            )
             results.append(t)
             p, lab = self.frames(i)
             preds.append((rec["run_id"], pa.Table.from_pandas(p, preserve_index=False)))
