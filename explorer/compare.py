@@ -23,7 +23,8 @@ from explorer import queries as Q
 _Fn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], np.ndarray]
 
 # the partial correlations need the control variable's groups besides the two columns; the
-# scorer computes them with these engine functions (evaluator.core.scoring._correlation_metrics)
+# scorer computes them with these engine functions
+# (evaluator.core.slice_metrics.correlation_metrics)
 _PARTIAL_W: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
     "partial_pearson": M.partial_pearson_w,
     "partial_spearman": M.partial_spearman_w,

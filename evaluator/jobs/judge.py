@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL
 from evaluator.core.errors import FactBoardError
 
 KIND = "judge"
@@ -64,7 +65,7 @@ def handle(payload: dict[str, Any], report: Callable[[str, float | None], None])
     new_id = None
     if p.get("job_id"):
         new_id = queue.run_id_for_job(p["job_id"], rec.benchmark, rec.model.name)
-    protocol = p.get("protocol", "EvalV4")
+    protocol = p.get("protocol", DEFAULT_JUDGE_PROTOCOL)
     last = {"t": 0.0, "frac": -1.0}
 
     def on_progress(t: Tally) -> None:

@@ -56,6 +56,7 @@ import pyarrow.parquet as pq
 from evaluator import runner, scorer
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
+from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Scored, ScoreOptions, score
 from evaluator.core.types import ModelInfo, RunConfig, RunRecord
@@ -441,7 +442,7 @@ def judge_config() -> tuple[str, str] | None:
     provider, sep, model = judge.partition(":")
     if not sep or not provider.strip() or not model.strip():
         raise FactBoardError(f"FACTBOARD_JUDGE={judge!r} is not of the form provider:model")
-    protocol = os.environ.get("FACTBOARD_JUDGE_PROTOCOL", "").strip() or "EvalV4"
+    protocol = os.environ.get("FACTBOARD_JUDGE_PROTOCOL", "").strip() or DEFAULT_JUDGE_PROTOCOL
     if protocol not in JUDGE_PROTOCOLS:
         raise FactBoardError(
             f"FACTBOARD_JUDGE_PROTOCOL={protocol!r} is not one of {', '.join(JUDGE_PROTOCOLS)}"
