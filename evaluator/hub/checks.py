@@ -49,7 +49,8 @@ JSON_MAX_BYTES = 16 * 2**20  # the manifest, a job, a benchmark.json
 CSV_MAX_BYTES = 64 * 2**20  # a reported table
 REJECTED_FILE = "rejected.json"  # under <data root>/_hub/: what failed, by content
 AGAIN = "tried again on the next pull"  # the words of a skip that is not remembered
-KINDS = ("runs", "benchmarks", "jobs", "reported")  # what is remembered when it fails
+# what is remembered when it fails (verification: a record's published reproduction outcome)
+KINDS = ("runs", "benchmarks", "jobs", "reported", "verification")
 
 
 class TooLarge(HubError):

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from evaluator.submissions.records import PRIVATE_FIELDS
+
 LAYOUT_VERSION = 2
 
 MANIFEST = "manifest.json"
@@ -51,10 +53,8 @@ EEE = "eee"
 # per-sample files of a run folder, by the kind of shard that carries them
 SHARD_KINDS = ("predictions", "labels", "grades", "evidence")
 
-# fields of a submission record that never leave the machine that received it: the contact
-# e-mail, and the quota key (a client's key is a digest of its address, which a public repo must
-# not carry; quotas are therefore kept per replica)
-PRIVATE_RECORD_FIELDS = ("email", "submitter")
+# fields of a submission record that never leave the machine that received it
+PRIVATE_RECORD_FIELDS = PRIVATE_FIELDS
 
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 

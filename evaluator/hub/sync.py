@@ -412,6 +412,8 @@ class Plan:
     push_moderation: dict[str, dict[str, str]] = field(default_factory=dict)
     pull_records: list[str] = field(default_factory=list)
     push_records: dict[str, bytes] = field(default_factory=dict)
+    # records whose published copy carries a later reproduction outcome than ours
+    apply_verification: list[str] = field(default_factory=list)
     pull_jobs: list[str] = field(default_factory=list)
     push_jobs: list[str] = field(default_factory=list)
     withdraw: dict[str, str] = field(default_factory=dict)  # local duplicates -> why
@@ -435,6 +437,7 @@ class Plan:
             + len(self.pull_reported)
             + len(self.apply_moderation)
             + len(self.pull_records)
+            + len(self.apply_verification)
             + len(self.pull_jobs)
             + len(self.withdraw)
         )
@@ -452,6 +455,7 @@ class Plan:
             ("moderation to push", sorted(self.push_moderation)),
             ("submission records to pull", self.pull_records),
             ("submission records to push", sorted(self.push_records)),
+            ("reproduction outcomes to take here", self.apply_verification),
             ("jobs to pull", self.pull_jobs),
             ("jobs to push", self.push_jobs),
             ("duplicates to withdraw here", sorted(self.withdraw)),
@@ -572,9 +576,23 @@ def plan(
     l_rec = local.records()
     rec_dir = local.sub_root / "records"
     if tabs.records_readable:
+        from evaluator.submissions import verification
+
         for sid, data in l_rec.items():
-            if tabs.records.get(sid, "").encode() != data and H.safe(sid):
+            theirs = tabs.records.get(sid, "")
+            if theirs.encode() == data or not H.safe(sid):
+                continue
+            if theirs and verification.newer(theirs, data):  # a later reproduction, published
+                p.apply_verification.append(sid)
+            else:
                 p.push_records[sid] = data
+    p.apply_verification = checks.drop_rejected(
+        local.cache,
+        "verification",
+        p.apply_verification,
+        lambda sid: blob_oid(tabs.records[sid].encode()),
+        p.problems,
+    )
     for rid in p.withdraw:  # its record is published once it says why it was withdrawn
         with contextlib.suppress(FactBoardError, OSError):
             sub = runs.read_record(layout.run_dir(rid, local.data_root)).submission or {}
@@ -743,6 +761,19 @@ def _pull(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
         for sid in p.pull_records:
             _atomic(rec_dir / f"{sid}.json", p.tables.records[sid].encode())
     rep.pulled["submission records"] = len(p.pull_records)
+    if p.apply_verification:
+        from evaluator.submissions import verification
+
+        failed_outcomes: dict[str, tuple[str, str]] = {}
+        for sid in p.apply_verification:
+            text = p.tables.records[sid]
+            why = verification.adopt(text, local.data_root, local.sub_root)
+            if why:
+                line = f"reproduction outcome of submission {sid} not taken: {why}"
+                rep.skipped.append(line)
+                failed_outcomes[sid] = (blob_oid(text.encode()), line)
+        checks.remember(local.cache, "verification", failed_outcomes, set(p.tables.records))
+    rep.pulled["reproduction outcomes"] = len(p.apply_verification)
 
     bad: dict[str, tuple[str, str]] = {}
     if p.pull_jobs:

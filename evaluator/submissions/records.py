@@ -20,6 +20,11 @@ from evaluator.core.errors import FactBoardError
 from evaluator.jobs import queue
 from evaluator.store import atomic, layout, runs
 
+# fields of a record that never leave the machine that received it: the contact e-mail, and the
+# quota key (a client's key is a digest of its address, which a public repo must not carry;
+# quotas are therefore kept per replica). The results repo's copy leaves them out.
+PRIVATE_FIELDS = ("email", "submitter")
+
 
 def root_dir(submissions_root: Path | None = None) -> Path:
     """The submissions root ($FACTBOARD_SUBMISSIONS unless given)."""

@@ -14,8 +14,11 @@
 
 The outcome of a reproduction is written into the run's `submission.verification` (run.json
 rewritten atomically, as moderation writes `hidden`; the runs that supersede it, e.g. its judged
-copy, get it too) and into the submission record. `status_of` is pure: the CLI, the board and
-the exports read the status from a run's origin, config and submission through it.
+copy, get it too) and into the submission record. Each outcome of a run counts one more than the
+last (`seq`): replicas of a hosted board take an outcome published in the results repo when its
+number is higher than their own (`adopt`), never by the clock a replica wrote. `status_of` is
+pure: the CLI, the board and the exports read the status from a run's origin, config and
+submission through it.
 """
 
 from __future__ import annotations
@@ -159,6 +162,84 @@ def failure(reason: str) -> dict[str, Any]:
     return {"status": "failed", "at": runs.now_iso(), "reason": reason[:500]}
 
 
+DONE = ("reproduced", "differs", "failed")  # the statuses a reproduction records
+MAX_OUTCOME_BYTES = 20_000  # a published outcome larger than this is not taken
+
+
+def seq_of(outcome: object) -> int:
+    """An outcome's sequence number (0: none): what orders a run's outcomes across replicas."""
+    v = _as_dict(outcome).get("seq")
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def outcome_problem(outcome: object) -> str | None:
+    """Why an outcome published by another replica cannot be taken (None: it can)."""
+    d = _as_dict(outcome)
+    if d.get("status") not in DONE:
+        return f"its verification status {str(d.get('status'))[:40]!r} is not one of {DONE}"
+    if not seq_of(d):
+        return "its verification outcome has no sequence number"
+    if len(json.dumps(d, default=str)) > MAX_OUTCOME_BYTES:
+        return f"its verification outcome is over {MAX_OUTCOME_BYTES} bytes"
+    return None
+
+
+def newer(published: str | bytes, ours: str | bytes) -> bool:
+    """Does a submission record published in the results repo carry a later reproduction
+    outcome than our copy of it?"""
+    theirs, mine = (
+        v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in (published, ours)
+    )
+    return seq_of(_as_dict(theirs).get("verification")) > seq_of(_as_dict(mine).get("verification"))
+
+
+def _write_into_runs(run_id: str, outcome: Mapping[str, Any], data_root: Path | None) -> list[str]:
+    changed = []
+    for rid in _chain(run_id, data_root):
+        d = runs.find_run(rid, data_root)
+        r = runs.read_record(d)
+        sub = {**(r.submission or {}), "verification": dict(outcome)}
+        new = r.model_copy(update={"submission": sub})
+        atomic.write_json(d / runs.RUN_FILE, new.model_dump(mode="json"))
+        changed.append(rid)
+    return changed
+
+
+def adopt(
+    published: str, data_root: Path | None = None, submissions_root: Path | None = None
+) -> str | None:
+    """Take the reproduction outcome of a submission record published by another replica (its
+    sequence number higher than ours): into our copy of the run and the runs that supersede it,
+    and into our record, which then equals the published one but for the private fields.
+    Returns why it cannot be taken (None: taken, or nothing newer to take)."""
+    from evaluator.submissions.records import PRIVATE_FIELDS, record_path, root_dir
+
+    pub = _as_dict(published)
+    outcome = pub.get("verification")
+    why = outcome_problem(outcome)
+    if why:
+        return why
+    run_id, sid = pub.get("run_id"), pub.get("id")
+    if not isinstance(run_id, str) or not isinstance(sid, str):
+        return "the record names no run"
+    try:
+        rec = runs.read_record(runs.find_run(run_id, data_root))
+    except FactBoardError:
+        return f"its run {run_id} is not on this replica"
+    if rec.origin != "submitted" or (rec.submission or {}).get("submission_id") != sid:
+        return f"run {run_id} is not the run of submission {sid}"
+    if seq_of(outcome) <= seq_of((rec.submission or {}).get("verification")):
+        return None
+    _write_into_runs(run_id, _as_dict(outcome), data_root)
+    path = record_path(root_dir(submissions_root), sid)
+    ours = _as_dict(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    mine = _as_dict(ours.get("meta"))
+    if isinstance(pub.get("meta"), dict) and mine:  # the private fields stay as they were here
+        pub["meta"] = {**pub["meta"], **{k: mine[k] for k in PRIVATE_FIELDS if k in mine}}
+    atomic.write_json(path, {**pub, **{k: ours[k] for k in PRIVATE_FIELDS if k in ours}})
+    return None
+
+
 def _chain(run_id: str, data_root: Path | None) -> list[str]:
     """The submitted run this run comes from (through `supersedes`), and every run that
     supersedes that one (moderation.chain: e.g. its judged copy)."""
@@ -191,14 +272,9 @@ def record_outcome(
     rec = runs.read_record(runs.find_run(run_id, data_root))
     if rec.origin != "submitted":
         raise FactBoardError(f"run {run_id} is not a submitted run: it has nothing to verify")
-    changed = []
-    for rid in _chain(run_id, data_root):
-        d = runs.find_run(rid, data_root)
-        r = runs.read_record(d)
-        sub = {**(r.submission or {}), "verification": dict(outcome)}
-        new = r.model_copy(update={"submission": sub})
-        atomic.write_json(d / runs.RUN_FILE, new.model_dump(mode="json"))
-        changed.append(rid)
+    seq = seq_of((rec.submission or {}).get("verification")) + 1
+    outcome = {**outcome, "seq": seq}
+    changed = _write_into_runs(run_id, outcome, data_root)
     sid = (rec.submission or {}).get("submission_id")
     if sid:
         root = root_dir(submissions_root)
@@ -246,10 +322,14 @@ __all__ = [
     "BADGES",
     "HELP",
     "STATUSES",
+    "adopt",
     "awaiting",
     "details_of",
     "label_of",
+    "newer",
+    "outcome_problem",
     "record_outcome",
+    "seq_of",
     "status_of",
     "verify",
 ]
