@@ -73,35 +73,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         resamples=args.resamples,
     )
     if args.json:
-        m = result.metric
-        print(
-            json.dumps(
-                {
-                    "run_id": result.run_id,
-                    "identical": result.identical,
-                    "compared": result.compared,
-                    "only_stored": result.only_stored,
-                    "only_reproduced": result.only_reproduced,
-                    "scores_differ": result.scores_differ,
-                    "max_score_difference": result.max_score_difference,
-                    "labels_compared": result.labels_compared,
-                    "labels_differ": result.labels_differ,
-                    "metric": None
-                    if m is None
-                    else {
-                        "name": m.metric,
-                        "stored": m.stored,
-                        "reproduced": m.reproduced,
-                        "difference": m.reproduced - m.stored,
-                        "ci_low": m.paired.ci_low if m.paired else None,
-                        "ci_high": m.paired.ci_high if m.paired else None,
-                        "p_value": m.paired.p_value if m.paired else None,
-                    },
-                    "notes": result.notes,
-                },
-                indent=2,
-            )
-        )
+        from evaluator.submissions.verification import figures_of
+
+        figures = {"run_id": result.run_id, "identical": result.identical, **figures_of(result)}
+        print(json.dumps(figures, indent=2))
     else:
         for line in result.lines():
             print(line)

@@ -132,10 +132,18 @@ def record_status(rec: RunRecord) -> str:
 
 def outcome_of(result: Any) -> dict[str, Any]:
     """The stored form of a reproduction (evaluator.reproduce.Reproduction)."""
-    m = result.metric
     return {
         "status": "reproduced" if result.identical else "differs",
         "at": runs.now_iso(),
+        **figures_of(result),
+    }
+
+
+def figures_of(result: Any) -> dict[str, Any]:
+    """How a reproduction compares with the stored run (evaluator.reproduce.Reproduction): what
+    an outcome records and `reproduce --json` prints."""
+    m = result.metric
+    return {
         "compared": int(result.compared),
         "only_stored": int(result.only_stored),
         "only_reproduced": int(result.only_reproduced),
@@ -325,6 +333,7 @@ __all__ = [
     "adopt",
     "awaiting",
     "details_of",
+    "figures_of",
     "label_of",
     "newer",
     "outcome_problem",

@@ -48,33 +48,7 @@ def stage_run_files(con: Con, files: Sequence[str]) -> tuple[pd.DataFrame, list[
     """Read run.json files once into the temp table _run_json (read_text + from_json: several
     times faster than read_json over many small files). Returns one row of identity fields per
     readable file (folder = the run folder's name) and the files that are not valid JSON."""
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _run_text AS
-        SELECT {FOLDER_OF_FILE} AS folder, filename, content, json_valid(content) AS ok
-        FROM read_text(?)
-        """,
-        [list(files)],
-    )
-    bad = [
-        str(r[0])
-        for r in con.execute(
-            "SELECT folder FROM _run_text WHERE NOT coalesce(ok, false)"
-        ).fetchall()
-    ]
-    con.execute(
-        """
-        CREATE OR REPLACE TEMP TABLE _run_json AS
-        SELECT folder, j.* FROM (SELECT folder, from_json(content, ?) AS j FROM _run_text
-                                 WHERE ok AND json_type(content) = 'OBJECT')
-        """,
-        [RUN_JSON_STRUCTURE],
-    )
-    con.execute("DROP TABLE _run_text")
-    meta = con.execute(
-        "SELECT folder, run_id, benchmark, model.name AS model_name, origin FROM _run_json"
-    ).df()
-    return meta, bad
+    return stage_checked_runs(con, files, [], [])
 
 
 def stage_checked_runs(
