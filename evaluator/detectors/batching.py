@@ -19,13 +19,19 @@ _ROW_KEYS = ("input_ids", "attention_mask", "token_type_ids")  # what a token ro
 class Progress:
     """A tqdm bar on stderr (inputs per second), or nothing when disabled."""
 
-    def __init__(self, total: int, desc: str, enabled: bool, unit: str = "input"):
+    def __init__(self, total: int, desc: str, enabled: bool, unit: str = "input", initial: int = 0):
         self.bar: Any = None
         if enabled and total > 0:
             from tqdm import tqdm
 
             self.bar = tqdm(
-                total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=True
+                total=total,
+                initial=initial,
+                desc=desc,
+                unit=unit,
+                file=sys.stderr,
+                dynamic_ncols=True,
+                leave=True,
             )
 
     def update(self, n: int) -> None:

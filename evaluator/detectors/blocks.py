@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from evaluator.detectors.batching import Progress
 from evaluator.store import atomic, layout
 
 META_KEY = b"factboard.block"
@@ -238,31 +239,7 @@ def merge_stats(parts: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | N
     }
 
 
-class PairProgress:
+def pair_progress(total: int, done: int, desc: str, enabled: bool) -> Progress:
     """The run's bar: pairs scored, pairs/s and ETA (tqdm on stderr), the same for both
     engines; checkpointed pairs count as done from the start."""
-
-    def __init__(self, total: int, done: int, desc: str, enabled: bool):
-        self.bar: Any = None
-        if enabled and total > 0:
-            import sys
-
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=total,
-                initial=done,
-                desc=desc,
-                unit="pair",
-                file=sys.stderr,
-                dynamic_ncols=True,
-                leave=True,
-            )
-
-    def update(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+    return Progress(total, desc, enabled, unit="pair", initial=done)

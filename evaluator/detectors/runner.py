@@ -489,7 +489,7 @@ def _score(
         if r is not None:
             results[b] = r
     todo = planned[~planned["block"].isin(list(results))]
-    bar = B.PairProgress(len(planned), len(planned) - len(todo), desc, progress)
+    bar = B.pair_progress(len(planned), len(planned) - len(todo), desc, progress)
 
     def finished(r: B.BlockResult) -> None:
         store.save(r)
