@@ -418,9 +418,11 @@ def run_problem(
     rec: RunRecord, predictions: pd.DataFrame, grades: pd.DataFrame | None, root: Path
 ) -> str | None:
     """Why a pulled run must not be written (None when it may): its numbers do not follow from
-    its predictions and this replica's copy of the benchmark. A run of a benchmark or version
-    this replica does not have cannot be checked here and is let through (the doctor checks it
-    once the benchmark arrives)."""
+    its predictions and this replica's copy of the benchmark. A run of another version of a
+    benchmark this replica has cannot be checked here: it waits (not remembered as failed, so
+    each pull tries it again) until that version is here, since naming a version nobody has
+    must not skip the check. A run of a benchmark this replica does not have at all is let
+    through (no page shows it until the benchmark arrives; the doctor checks it then)."""
     from evaluator.verify import verify_record
 
     try:
@@ -428,7 +430,9 @@ def run_problem(
     except FactBoardError:
         return None
     found = verify_record(rec, predictions, grades, inputs)
-    found = [p for p in found if "cannot be checked" not in p]
+    unchecked = [p for p in found if "cannot be checked" in p]
+    if unchecked:
+        return f"{unchecked[0]} ({AGAIN})"
     if not found:
         return None
     return "its numbers do not follow from its predictions: " + "; ".join(found)

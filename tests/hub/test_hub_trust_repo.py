@@ -416,6 +416,31 @@ def test_a_run_whose_numbers_do_not_follow_from_its_predictions_is_not_pulled(
     assert "'../evil'" in out, out
 
 
+def test_a_run_claiming_a_benchmark_version_this_replica_lacks_is_held_back(
+    fake_hub: FakeHub, replica
+) -> None:
+    """Naming a version the replica does not have must not skip the check: such a run waits,
+    listed, until that version of the benchmark is here (and is tried again on each pull)."""
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=1)
+    rows = list(repo_runs(fake_hub).values())
+    target = next(r for r in rows if json.loads(r["run_json"])["model"]["name"] == "Extra model 0")
+    body = json.loads(target["run_json"])
+    body["benchmark_version"] = "9.9-unseen"
+    for res in body["results"]:
+        if res["metric"] == "balanced_accuracy":
+            res.update(value=0.99, ci_low=0.98, ci_high=0.995)
+    lie = {**target, "run_json": json.dumps(body), "benchmark_version": "9.9-unseen"}
+    put_runs(fake_hub, [lie if r is target else r for r in rows])
+
+    rep = sync.pull(client, b.data, b.subs)
+    assert target["run_id"] not in run_ids(b.data)
+    said = "\n".join(rep.skipped)
+    assert target["run_id"] in said and "9.9-unseen" in said, said
+    again = sync.pull(client, b.data, b.subs)  # not remembered as failed: tried again
+    assert any(target["run_id"] in s for s in again.skipped), again.skipped
+
+
 # records, jobs and reported tables: checked as the local queue, records and CSVs are
 
 

@@ -129,6 +129,24 @@ def toy_record(run_id: str, model: str, supersedes: str | None = None) -> RunRec
 # worker plugins
 
 
+def _demo_run(run_id: str, model: str) -> tuple[RunRecord, pd.DataFrame, pd.DataFrame | None]:
+    """A run of the worker's demo benchmark whose numbers follow from its predictions (every
+    summary called consistent), as a replica that pulls it checks; a toy record where the
+    worker's data root has no demo benchmark (the local queue's tests)."""
+    from evaluator import scorer
+    from evaluator.core.scoring import ScoreOptions, score
+
+    try:
+        inputs = runner.load_inputs("demo")
+    except FactBoardError:
+        return toy_record(run_id, model), pd.DataFrame({"sample_id": ["a"], "label": [1]}), None
+    preds = pd.DataFrame({"sample_id": inputs.samples["sample_id"].to_numpy(), "label": 1})
+    scored = score(inputs.spec, inputs.samples, preds, ScoreOptions(policy="labels", resamples=50))
+    info = ModelInfo(name=model, kind="baseline")
+    rec = scorer.build_record(inputs.spec, inputs.version, scored, info, "evaluated", run_id=run_id)
+    return rec, preds, scored.final_labels
+
+
 def slow_handler(payload: dict[str, Any], report: Callable[[str, float | None], None]) -> dict:
     """Writes a run whose id is derived from the job id, and waits for a gate file.
 
@@ -141,8 +159,8 @@ def slow_handler(payload: dict[str, Any], report: Callable[[str, float | None], 
     run_id = queue.run_id_for_job(payload["job_id"], "demo", payload["model"])
 
     def write() -> bool:
-        preds = pd.DataFrame({"sample_id": ["a"], "label": [1]})
-        _, written = runner.write_run_once(toy_record(run_id, payload["model"]), preds)
+        rec, preds, labels = _demo_run(run_id, payload["model"])
+        _, written = runner.write_run_once(rec, preds, labels=labels)
         if written:
             with open(d / "written", "a") as fh:
                 fh.write(f"{os.getpid()}\n")
