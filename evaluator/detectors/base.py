@@ -220,7 +220,8 @@ class Detector:
     TRAINED_ON: ClassVar[str] = "trained_on"
 
     def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
-        raise NotImplementedError
+        """The contract every detector fulfils: one score per (document, summary) pair."""
+        raise NotImplementedError(f"{type(self).__name__} does not define score()")
 
     @property
     def needs_fit(self) -> bool:
