@@ -135,10 +135,20 @@ def choose(p, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
     box = p.get_by_test_id("stSelectbox").filter(has=p.get_by_text(label, exact=True))
-    box.evaluate("e => e.scrollIntoView({block: 'center'})")  # room for the menu below it
-    box.click()
-    p.get_by_role("option").filter(has_text=option).first.click()
-    expect(box.get_by_role("combobox")).to_have_value(re.compile(re.escape(option)))
+    wanted = re.compile(re.escape(option))
+    settle(p)  # a run still drawing can replace the menu under the click
+    for attempt in range(3):
+        box.evaluate("e => e.scrollIntoView({block: 'center'})")  # room for the menu below it
+        box.click()
+        p.get_by_role("option").filter(has_text=option).first.click()
+        try:
+            expect(box.get_by_role("combobox")).to_have_value(wanted, timeout=20_000)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
+            p.keyboard.press("Escape")  # the click fell on a menu a rerun replaced: open it again
+            settle(p)
     settle(p)
 
 
