@@ -329,6 +329,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="factboard-bench-hub-"))
     hub = FakeHub({TOKEN: "write"}).start()
     setup_env(hub, work)
+    from evaluator.hub import remote as R
     from evaluator.hub import sync
     from evaluator.hub.client import HubClient
     from evaluator.store import runs
@@ -351,8 +352,9 @@ def main() -> int:
         client = HubClient.from_env()
         replica = work / f"replica-{n}"
         data, subs = replica / "leaderboard_data", replica / "submissions"
-        sync._TREES.clear()
-        sync.BLOBS = sync.Blobs()
+        R._TREES.clear()  # a new process: nothing read yet
+        R._PARSED.clear()
+        R.BLOBS = R.Blobs()
         before = len(hub.requests)
         t = time.perf_counter()
         rep = sync.pull(client, data, subs)
@@ -491,6 +493,7 @@ def app_rows(hub: Any, synth: Synth, work: Path, poll: float) -> list[Any]:
     import bench_app
 
     from evaluator.hub import background, sync
+    from evaluator.hub import remote as R
     from evaluator.hub.client import HubClient
     from evaluator.submissions import service
     from tests.support.submit import predictions_csv
@@ -519,7 +522,7 @@ def app_rows(hub: Any, synth: Synth, work: Path, poll: float) -> list[Any]:
     fresh_t, warm_t = [], []
     for i in range(5):
         f = work / f"fresh-{i}"
-        sync._TREES.clear()
+        R._TREES.clear()
         fresh_t.append(render(f / "leaderboard_data", f / "submissions", True))
         warm_t.append(render(warm / "leaderboard_data", warm / "submissions", False))
     fresh_s, warm_s = statistics.median(fresh_t), statistics.median(warm_t)

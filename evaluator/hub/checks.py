@@ -4,14 +4,15 @@ The results repo is written by every replica with a write token (the Space, main
 remote workers), so a replica trusts nothing it reads there: a row, a shard, a benchmark or a job
 could come from an older FactBoard, a bug, a clock that is wrong, or a token in the wrong hands.
 Each is checked before it reaches the local data root; what fails is skipped, listed (the pull's
-`skipped`, `hub status`, `python -m evaluator doctor`) and remembered by its content, so it is not
-downloaded again until the repo changes it. Nothing that fails a check stops the rest of the pull
-or the push that follows it.
+`skipped`, `hub status`, `python -m evaluator doctor`) and remembered by its content
+(evaluator/hub/rejected.py), so it is not downloaded again until the repo changes it. Nothing
+that fails a check stops the rest of the pull or the push that follows it.
 
-- sizes: every download is capped (`max_bytes`; `$FACTBOARD_HUB_MAX_BYTES` for tables, shards
-  and samples, smaller fixed caps for JSON and CSV files); the error names the file and the cap;
+- sizes: every download is capped (evaluator.hub.client.max_bytes; `$FACTBOARD_HUB_MAX_BYTES`
+  for tables, shards and samples, smaller fixed caps for JSON and CSV files); the error names the
+  file and the cap;
 - names: every path segment is a plain name (evaluator.hub.layout.safe), checked where the rows
-  and the manifest are read (evaluator.hub.sync);
+  and the manifest are read (evaluator.hub.remote), as are the submission records;
 - runs: run.json through the store's record check, then `run_problem`: its numbers must follow
   from its predictions and the benchmark's samples (evaluator.verify), before anything is written;
 - benchmarks: `benchmark_problem`: a registered name, a valid benchmark.json, samples with the
@@ -25,9 +26,7 @@ or the push that follows it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,49 +34,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluator.core.errors import FactBoardError
-from evaluator.hub.client import HubClient, HubError
+from evaluator.hub.client import HubClient, HubError, TooLarge
+from evaluator.hub.rejected import AGAIN
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evaluator.core.types import RunRecord
-    from evaluator.hub.sync import Remote, RemoteTables
-
-MAX_BYTES_ENV = "FACTBOARD_HUB_MAX_BYTES"
-DEFAULT_MAX_BYTES = 2**30  # a table, a shard or a benchmark's samples
-JSON_MAX_BYTES = 16 * 2**20  # the manifest, a job, a benchmark.json
-CSV_MAX_BYTES = 64 * 2**20  # a reported table
-REJECTED_FILE = "rejected.json"  # under <data root>/_hub/: what failed, by content
-AGAIN = "tried again on the next pull"  # the words of a skip that is not remembered
-# what is remembered when it fails (verification: a record's published reproduction outcome)
-KINDS = ("runs", "benchmarks", "jobs", "reported", "verification")
-
-
-class TooLarge(HubError):
-    """A file of the results repo is larger than a replica reads."""
-
-
-def max_bytes(path: str) -> int:
-    """The most bytes a replica downloads of `path`."""
-    try:
-        big = int(os.environ.get(MAX_BYTES_ENV, "") or DEFAULT_MAX_BYTES)
-    except ValueError:
-        raise HubError(f"{MAX_BYTES_ENV} must be a whole number of bytes") from None
-    if path.endswith(".json"):
-        return min(big, JSON_MAX_BYTES)
-    if path.endswith(".csv"):
-        return min(big, CSV_MAX_BYTES)
-    return big
-
-
-def too_large(path: str, cap: int, size: int | None = None) -> TooLarge:
-    from evaluator.core.formatting import count
-
-    what = f" ({count(size)} bytes)" if size is not None else ""
-    return TooLarge(
-        f"{path}{what} is larger than a replica reads from the results repo ({count(cap)} "
-        f"bytes; {MAX_BYTES_ENV} sets the cap for tables, shards and samples)"
-    )
+    from evaluator.hub.remote import RemoteTables
 
 
 def fetch_each(
@@ -110,203 +74,8 @@ def fetch_each(
     return out
 
 
-def manifest_from_rows(manifest: Any, rows: list[dict[str, Any]], remote: Remote) -> None:
-    """Fill an empty manifest (one that could not be read) with the shards the runs table's rows
-    name and the repo has: what a pull needs; a push then writes it again."""
-    from evaluator.hub import layout as H
-
-    for row in rows:
-        bench, shard = str(row.get("benchmark") or ""), str(row.get("shard") or "")
-        if not (H.safe(bench) and H.safe(shard)):
-            continue
-        kinds = [k for k in H.SHARD_KINDS if H.shard_file(bench, k, shard) in remote.files]
-        if "predictions" in kinds:
-            manifest.shards.setdefault(bench, {})[shard] = kinds
-
-
 # --------------------------------------------------------------------------------------------
-# what failed, remembered by content
-
-
-def _digest(*parts: object) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(str(p).encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:32]
-
-
-def run_key(tabs: RemoteTables, remote: Remote, run_id: str) -> str:
-    """A run's content in the repo: its row, its run.json and its shard files."""
-    from evaluator.hub import layout as H
-
-    row = tabs.runs.get(run_id) or {}
-    bench, shard = str(row.get("benchmark")), str(row.get("shard"))
-    kinds = tabs.manifest.shards.get(bench, {}).get(shard, [])
-    oids = [remote.files.get(H.shard_file(bench, k, shard), "") for k in kinds]
-    cells = [row.get(k) for k in ("benchmark", "shard", "kinds", "hidden", "deleted")]
-    return _digest(*cells, tabs.run_json(run_id), *oids)
-
-
-def benchmark_key(remote: Remote, name: str) -> str:
-    from evaluator.hub import layout as H
-
-    files = remote.under(H.BENCHMARKS).get(name, {})
-    return _digest(*sorted(files.items()))
-
-
-_FILE_LOCK = threading.Lock()
-
-
-def _rejected_path(cache: Path) -> Path:
-    return cache / REJECTED_FILE
-
-
-def load_rejected(cache: Path) -> dict[str, dict[str, dict[str, str]]]:
-    """{kind: {name: {"key", "why"}}} for kind in KINDS (empty when none)."""
-    try:
-        data = json.loads(_rejected_path(cache).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {k: {} for k in KINDS}
-    out: dict[str, dict[str, dict[str, str]]] = {k: {} for k in KINDS}
-    if isinstance(data, dict):
-        for kind in out:
-            items = data.get(kind)
-            if isinstance(items, dict):
-                out[kind] = {
-                    str(k): {"key": str(v.get("key")), "why": str(v.get("why"))}
-                    for k, v in items.items()
-                    if isinstance(v, dict)
-                }
-    return out
-
-
-def _save_rejected(cache: Path, data: dict[str, Any]) -> None:
-    from evaluator.store import atomic
-
-    with contextlib.suppress(OSError):
-        cache.mkdir(parents=True, exist_ok=True)
-        atomic.write_json(_rejected_path(cache), data, fsync=False)
-
-
-def drop_rejected(
-    cache: Path,
-    kind: str,
-    names: list[str],
-    key: Any,
-    problems: list[str],
-) -> list[str]:
-    """`names` without those that failed a check with the content the repo still has (listed in
-    `problems` instead): what failed is not downloaded again until the repo changes it."""
-    known = load_rejected(cache)[kind]
-    if not known:
-        return names
-    out = []
-    for n in names:
-        seen = known.get(n)
-        if seen is not None and seen["key"] == key(n):
-            problems.append(seen["why"])
-        else:
-            out.append(n)
-    return out
-
-
-def remember(cache: Path, kind: str, failed: dict[str, tuple[str, str]], live: set[str]) -> None:
-    """Record what failed a check (name -> (content key, why)); entries for names the repo no
-    longer has are dropped."""
-    with _FILE_LOCK:
-        data = load_rejected(cache)
-        before = json.dumps(data, sort_keys=True)
-        items = {k: v for k, v in data[kind].items() if k in live}
-        for name, (key, why) in failed.items():
-            items[name] = {"key": key, "why": why}
-        data[kind] = items
-        if json.dumps(data, sort_keys=True) != before:
-            _save_rejected(cache, data)
-
-
-def remember_runs(
-    cache: Path,
-    tabs: RemoteTables,
-    remote: Remote,
-    tried: list[str],
-    have: set[str],
-    skipped: list[str],
-) -> None:
-    """After a pull: the runs it tried and did not write, with the line that says why (a skip
-    that will be tried again, such as a shard the Hub could not serve, is not remembered)."""
-    failed = {}
-    for rid in tried:
-        if rid in have:
-            continue
-        row = tabs.runs.get(rid) or {}
-        shard = f"{row.get('benchmark')}/{row.get('shard')}"
-        why = next((s for s in skipped if f"run {rid} " in s), None)
-        if why is None:
-            why = next((s for s in skipped if shard in s or str(row.get("shard")) in s), None)
-        if why is None or AGAIN in why:
-            continue
-        if f"run {rid} " not in why:
-            why = f"run {rid} skipped: {why}"
-        failed[rid] = (run_key(tabs, remote, rid), why)
-    remember(cache, "runs", failed, set(tabs.runs))
-
-
-LAST_PULL_FILE = "last-pull.json"  # under <data root>/_hub/: what the last pull skipped
-MAX_LISTED = 1000
-
-
-def save_last_pull(cache: Path, head: str, skipped: list[str]) -> None:
-    """What the last pull skipped (every entry that failed a check, remembered or not), for the
-    doctor."""
-    from evaluator.store import atomic
-
-    body = {
-        "head": head,
-        "skipped": skipped[:MAX_LISTED],
-        "more": max(0, len(skipped) - MAX_LISTED),
-    }
-    with contextlib.suppress(OSError, ValueError):
-        if json.loads((cache / LAST_PULL_FILE).read_text(encoding="utf-8")) == body:
-            return  # a pull that found nothing new writes nothing
-    with contextlib.suppress(OSError):
-        cache.mkdir(parents=True, exist_ok=True)
-        atomic.write_json(cache / LAST_PULL_FILE, body, fsync=False)
-
-
-def rejected_problems(data_root: Path) -> list[str]:
-    """What the last pull skipped from the results repo (for the doctor), one line each."""
-    try:
-        body = json.loads((data_root / "_hub" / LAST_PULL_FILE).read_text(encoding="utf-8"))
-        lines = [str(x) for x in body.get("skipped") or []]
-        more = int(body.get("more") or 0)
-    except (OSError, ValueError, AttributeError, TypeError):
-        data = load_rejected(data_root / "_hub")
-        return [v["why"] for kind in KINDS for _, v in sorted(data[kind].items())]
-    return lines + ([f"and {more:,} more"] if more else [])
-
-
-# --------------------------------------------------------------------------------------------
-# submission records and jobs
-
-_PUBLISHED_RECORDS = ("scored", "rejected", "abandoned", "deleted")
-
-
-def record_problem(sid: str, body: str) -> str | None:
-    """Why a submission record of the repo is not pulled (None when it may be)."""
-    try:
-        rec = json.loads(body)
-    except (ValueError, RecursionError):
-        return "not JSON"
-    if not isinstance(rec, dict):
-        return "not a JSON object"
-    if rec.get("id") != sid:
-        return "its id is not its row's"
-    if rec.get("status") not in _PUBLISHED_RECORDS:
-        return f"status {str(rec.get('status'))[:40]!r} is not one a published record has"
-    if not isinstance(rec.get("meta", {}), dict):
-        return "its metadata is not an object"
-    return None
+# jobs and reported tables
 
 
 def job_problem(job_id: str, data: bytes) -> str | None:

@@ -11,7 +11,8 @@ network errors are retried with exponential backoff ($FACTBOARD_HUB_RETRIES trie
 first wait $FACTBOARD_HUB_BACKOFF seconds, default 0.5, doubling to at most 8 s). 401 and 403 are
 not retried: they become HubAuthError with what to do about them. A commit made with
 `parent_commit` that the Hub answers with 412 (the branch moved) raises StaleHead for the caller
-to re-read and retry.
+to re-read and retry. A download larger than `max_bytes` allows is refused (TooLarge) without
+being read.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from typing import Any, TypeVar
 from evaluator.core.errors import FactBoardError
 
 T = TypeVar("T")
+MAX_BYTES_ENV = "FACTBOARD_HUB_MAX_BYTES"
+DEFAULT_MAX_BYTES = 2**30  # a table, a shard or a benchmark's samples
+JSON_MAX_BYTES = 16 * 2**20  # the manifest, a job, a benchmark.json
+CSV_MAX_BYTES = 64 * 2**20  # a reported table
 DEFAULT_ENDPOINT = "https://huggingface.co"
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 
@@ -48,6 +53,33 @@ class HubUnavailable(HubError):
 
 class StaleHead(HubError):
     """A commit with parent_commit was refused (412): the branch moved since it was read."""
+
+
+class TooLarge(HubError):
+    """A file of the results repo is larger than a replica reads."""
+
+
+def max_bytes(path: str) -> int:
+    """The most bytes a replica downloads of `path`."""
+    try:
+        big = int(os.environ.get(MAX_BYTES_ENV, "") or DEFAULT_MAX_BYTES)
+    except ValueError:
+        raise HubError(f"{MAX_BYTES_ENV} must be a whole number of bytes") from None
+    if path.endswith(".json"):
+        return min(big, JSON_MAX_BYTES)
+    if path.endswith(".csv"):
+        return min(big, CSV_MAX_BYTES)
+    return big
+
+
+def too_large(path: str, cap: int, size: int | None = None) -> TooLarge:
+    from evaluator.core.formatting import count
+
+    what = f" ({count(size)} bytes)" if size is not None else ""
+    return TooLarge(
+        f"{path}{what} is larger than a replica reads from the results repo ({count(cap)} "
+        f"bytes; {MAX_BYTES_ENV} sets the cap for tables, shards and samples)"
+    )
 
 
 @dataclass(frozen=True)
@@ -257,7 +289,7 @@ class HubClient:
     def fetch(self, path: str, revision: str) -> bytes:
         """One file's bytes at `revision` in one request (a GET on the resolver URL, no metadata
         call first): how the tables, the manifest and the shards are read. A file larger than
-        evaluator.hub.checks.max_bytes is refused (TooLarge, naming it and the cap) without
+        `max_bytes` is refused (TooLarge, naming it and the cap) without
         being read."""
         from huggingface_hub import hf_hub_url
         from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
@@ -265,8 +297,6 @@ class HubClient:
         url = hf_hub_url(
             self.repo, path, repo_type="dataset", revision=revision, endpoint=self.config.endpoint
         )
-
-        from evaluator.hub.checks import max_bytes, too_large
 
         cap = max_bytes(path)  # what a replica reads of one file (named in the error)
 

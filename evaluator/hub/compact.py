@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from evaluator.core.formatting import plural
 from evaluator.hub import layout as H
-from evaluator.hub import sync
+from evaluator.hub import remote as R
 from evaluator.hub import tables as T
 from evaluator.hub.client import HubClient, HubError, StaleHead
 
@@ -49,9 +49,9 @@ def compact(
     deleted runs; then remove the shards no longer named."""
     say = log or (lambda m: None)
     rep = CompactReport()
-    for _ in range(sync.MAX_RACES):
-        remote = sync.snapshot(client)
-        tabs = sync.load_tables(client, remote)
+    for _ in range(R.MAX_RACES):
+        remote = R.snapshot(client)
+        tabs = R.load_tables(client, remote)
         if not tabs.runs_readable:
             raise HubError(f"{H.RUNS_TABLE} cannot be read: not compacting ({tabs.problems})")
         adds, merged, dropped = _merged(client, remote, tabs, min_shards, say)
@@ -67,9 +67,9 @@ def compact(
         break
     else:
         raise HubError("could not compact: the results repo kept moving")
-    for _ in range(sync.MAX_RACES):
-        remote = sync.snapshot(client)
-        tabs = sync.load_tables(client, remote)
+    for _ in range(R.MAX_RACES):
+        remote = R.snapshot(client)
+        tabs = R.load_tables(client, remote)
         current = tabs.manifest.files()
         old = sorted(p for p in remote.files if p.startswith(f"{H.SHARDS}/") and p not in current)
         if not old:
@@ -89,8 +89,8 @@ def compact(
 
 def _merged(
     client: HubClient,
-    remote: sync.Remote,
-    tabs: sync.RemoteTables,
+    remote: R.Remote,
+    tabs: R.RemoteTables,
     min_shards: int,
     say: Callable[[str], None],
 ) -> tuple[dict[str, bytes | Any], dict[str, int], int]:
@@ -112,7 +112,7 @@ def _merged(
             paths = [H.shard_file(bench, kind, s) for s, ks in sorted(shards.items()) if kind in ks]
             if not paths:
                 continue
-            blobs = sync._fetch_all(client, remote.head, paths)
+            blobs = R.fetch_all(client, remote.head, paths)
             parts = []
             for p in paths:
                 t = T.read_table(blobs[p], T.shard_schema(kind), p)

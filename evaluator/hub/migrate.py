@@ -27,9 +27,11 @@ import pyarrow.parquet as pq
 from evaluator.core.errors import FactBoardError
 from evaluator.core.formatting import plural
 from evaluator.hub import layout as H
-from evaluator.hub import sync
+from evaluator.hub import push as P
+from evaluator.hub import remote as R
 from evaluator.hub import tables as T
 from evaluator.hub.client import HubClient, HubError, StaleHead
+from evaluator.hub.local import public_record
 from evaluator.store import layout, runs
 
 
@@ -57,7 +59,7 @@ class MigrateReport:
 def migrate(client: HubClient, log: Callable[[str], None] | None = None) -> MigrateReport:
     say = log or (lambda m: None)
     rep = MigrateReport()
-    remote = sync.snapshot(client)
+    remote = R.snapshot(client)
     if remote.layout() != 1:
         rep.already, rep.head = True, remote.head
         return rep
@@ -86,7 +88,7 @@ def migrate(client: HubClient, log: Callable[[str], None] | None = None) -> Migr
         mod = _moderation(client, remote)
         deleted = {rid for rid, e in mod.items() if e["action"] == "delete"}
         keep = [r for r in rids if r not in deleted]
-        built = sync.build_runs(root, keep, rep.left_out)
+        built = P.build_runs(root, keep, rep.left_out)
         rows: dict[str, dict[str, Any]] = {}
         results: list[dict[str, Any]] = []
         for row, rec in built.rows:
@@ -107,7 +109,7 @@ def migrate(client: HubClient, log: Callable[[str], None] | None = None) -> Migr
         adds[H.SUBMISSIONS_TABLE] = T.parquet_bytes(
             T.rows_table(
                 [
-                    {"submission_id": k, "status": sync._status_of(v), "record": v}
+                    {"submission_id": k, "status": P.status_of(v), "record": v}
                     for k, v in sorted(records.items())
                 ],
                 T.SUBMISSIONS_SCHEMA,
@@ -137,13 +139,13 @@ def migrate(client: HubClient, log: Callable[[str], None] | None = None) -> Migr
     return rep
 
 
-def _has(remote: sync.Remote, top: str) -> bool:
+def _has(remote: R.Remote, top: str) -> bool:
     return any(p.startswith(f"{top}/") for p in remote.files)
 
 
-def _moderation(client: HubClient, remote: sync.Remote) -> dict[str, dict[str, str]]:
+def _moderation(client: HubClient, remote: R.Remote) -> dict[str, dict[str, str]]:
     ids = {k: v for k, v in remote.flat(H.MODERATION, ".json").items() if H.safe(k)}
-    blobs = sync._fetch_all(client, remote.head, [H.moderation_file(r) for r in ids])
+    blobs = R.fetch_all(client, remote.head, [H.moderation_file(r) for r in ids])
     out = {}
     for rid in ids:
         with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
@@ -153,9 +155,9 @@ def _moderation(client: HubClient, remote: sync.Remote) -> dict[str, dict[str, s
     return out
 
 
-def _records(client: HubClient, remote: sync.Remote, rep: MigrateReport) -> dict[str, str]:
+def _records(client: HubClient, remote: R.Remote, rep: MigrateReport) -> dict[str, str]:
     ids = [k for k in remote.flat(H.SUBMISSIONS, ".json") if H.safe(k)]
-    blobs = sync._fetch_all(client, remote.head, [H.record_file(s) for s in ids])
+    blobs = R.fetch_all(client, remote.head, [H.record_file(s) for s in ids])
     out = {}
     for sid in ids:
         try:
@@ -165,14 +167,14 @@ def _records(client: HubClient, remote: sync.Remote, rep: MigrateReport) -> dict
         except (ValueError, RecursionError) as e:
             rep.left_out.append(f"submissions/{sid}.json: {e}")
             continue
-        out[sid] = sync.public_record(rec).decode()
+        out[sid] = public_record(rec).decode()
     return out
 
 
 def verify(client: HubClient, old_root: Path, run_ids: list[str]) -> list[str]:
     """What differs between the old run folders and the repo's tables at its head."""
-    remote = sync.snapshot(client)
-    tabs = sync.load_tables(client, remote)
+    remote = R.snapshot(client)
+    tabs = R.load_tables(client, remote)
     problems = list(tabs.problems)
     live = {rid for rid, r in tabs.runs.items() if not r.get("deleted")}
     if live != set(run_ids):

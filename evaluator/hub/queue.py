@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.hub import layout as H
-from evaluator.hub import sync
+from evaluator.hub import mirror, sync
+from evaluator.hub import remote as R
 from evaluator.hub.client import HubClient, HubError, StaleHead
 from evaluator.jobs import queue
 from evaluator.store import layout
@@ -69,9 +70,9 @@ class HubQueue:
         self.client = client
         self.lease = lease_seconds() if lease is None else lease
 
-    def jobs(self, remote: sync.Remote) -> dict[str, dict[str, Any]]:
+    def jobs(self, remote: R.Remote) -> dict[str, dict[str, Any]]:
         ids = remote.flat(H.QUEUE, ".json")
-        blobs = sync.BLOBS.get(self.client, remote, [H.job_file(j) for j in ids])
+        blobs = R.BLOBS.get(self.client, remote, [H.job_file(j) for j in ids])
         out = {}
         for j in ids:
             with contextlib.suppress(ValueError):
@@ -89,7 +90,7 @@ class HubQueue:
         """Take the oldest ready job (pending, or running with an expired lease), or None."""
         token = secrets.token_hex(8)
         for _ in range(MAX_RACES):
-            remote = sync.snapshot(self.client, H.QUEUE)
+            remote = R.snapshot(self.client, H.QUEUE)
             jobs = self.jobs(remote)
             mine = [j for j in jobs.values() if (j.get("lease") or {}).get("token") == token]
             if mine:  # an earlier try went through although its answer was lost
@@ -155,7 +156,7 @@ class HubQueue:
     ) -> bool:
         """Change a job this worker holds; False when the lease is no longer this worker's."""
         for _ in range(MAX_RACES):
-            remote = sync.snapshot(self.client, H.QUEUE)
+            remote = R.snapshot(self.client, H.QUEUE)
             job = self.jobs(remote).get(job_id)
             if job is None or (job.get("lease") or {}).get("token") != token:
                 return False
@@ -271,7 +272,7 @@ def run_hub_worker(
             sync.pull(client, data_root, sub_root, jobs=False)
         except HubError as e:
             say(f"job {job.id}: pull before running failed ({e}); running on the local copy")
-        sync.mirror_job(scratch, job.id, _encode(job.to_dict()))
+        mirror.mirror_job(scratch, job.id, _encode(job.to_dict()))
         with _Renewer(hq, job.id, token, say) as renewer:
             base = worker.BACKOFF_BASE if backoff_base is None else backoff_base
             worker.execute(job, scratch, base)
@@ -291,72 +292,3 @@ def run_hub_worker(
             + ("" if kept else " (not recorded: the lease was lost)")
         )
     return n
-
-
-# --------------------------------------------------------------------------------------------
-# a replica's copy of the repo's jobs (evaluator/hub/sync.py mirrors them into the local file
-# queue so that the Queue page shows them)
-#
-# A maintainer's cancel or requeue on a replica changes the local copy. It is published when the
-# repo still holds the copy it was made on (the push is a commit on the head it was computed
-# from, so a worker's claim in between wins: a running job cannot be cancelled); otherwise the
-# repo's copy is pulled over it. `hub-mirror.json` in the local queue folder records the blob id
-# of each job as last mirrored.
-
-MIRROR_FILE = "hub-mirror.json"
-MAINTAINER = "by a maintainer"  # the words the file queue's cancel and requeue leave
-
-
-def _mirror_path(sub_root: Path) -> Path:
-    return queue.queue_dir(sub_root) / MIRROR_FILE
-
-
-def mirrored(sub_root: Path) -> dict[str, str]:
-    """job id -> blob id of the repo's copy as last mirrored here."""
-    try:
-        data = json.loads(_mirror_path(sub_root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def remember_mirror(sub_root: Path, job_id: str, data: bytes) -> None:
-    from evaluator.hub.client import blob_oid
-    from evaluator.store import atomic
-
-    with _MIRROR_LOCK:
-        seen = mirrored(sub_root)
-        seen[job_id] = blob_oid(data)
-        with contextlib.suppress(OSError):
-            atomic.write_json(_mirror_path(sub_root), seen, fsync=False)
-
-
-_MIRROR_LOCK = threading.Lock()
-
-
-def maintainer_changes(
-    sub_root: Path, repo_jobs: dict[str, str], local_jobs: dict[str, tuple[str, Path]]
-) -> list[str]:
-    """Jobs whose local copy a maintainer changed (cancelled, requeued) since it was mirrored,
-    on a repo copy that has not changed since: to publish, not to pull over."""
-    from evaluator.hub.client import blob_oid
-
-    seen = mirrored(sub_root)
-    out = []
-    for j, (state, path) in sorted(local_jobs.items()):
-        base = seen.get(j)
-        if j not in repo_jobs or base is None or repo_jobs[j] != base:
-            continue
-        if state not in ("pending", "failed"):
-            continue
-        try:
-            data = path.read_bytes()
-            job = json.loads(data)
-        except (OSError, ValueError):
-            continue
-        if blob_oid(data) == base or not isinstance(job, dict):
-            continue
-        last = (job.get("messages") or [{}])[-1]
-        if isinstance(last, dict) and MAINTAINER in str(last.get("text", "")):
-            out.append(j)
-    return out

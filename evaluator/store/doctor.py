@@ -327,7 +327,7 @@ def moderation_problems(submissions_root: Path | None = None) -> list[StoreProbl
 
 def hub_problems(root: Path | None = None) -> list[StoreProblem]:
     """What the last pull skipped from the results repo, with why (evaluator.hub.checks)."""
-    from evaluator.hub.checks import rejected_problems
+    from evaluator.hub.rejected import rejected_problems
 
     d = root or layout.data_root()
     where = f"{d / '_hub'} (the results repo, as last pulled)"
