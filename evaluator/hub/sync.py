@@ -586,6 +586,12 @@ def plan(
                 p.apply_verification.append(sid)
             else:
                 p.push_records[sid] = data
+        # a record new here may carry an outcome that its run, as first published, lacks
+        p.apply_verification += [
+            sid
+            for sid, theirs in sorted(tabs.records.items())
+            if sid not in l_rec and H.safe(sid) and verification.newer(theirs, "{}")
+        ]
     p.apply_verification = checks.drop_rejected(
         local.cache,
         "verification",
