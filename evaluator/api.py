@@ -23,16 +23,20 @@ recipe (package, version, entry point: `package_recipe`), so FactBoard can repro
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Scored, ScoreOptions, score
 from evaluator.core.types import ModelInfo, RunConfig, SliceResult
+
+if TYPE_CHECKING:
+    from evaluator.detectors.runner import DetectorPredictions
+    from evaluator.submissions.service import SubmissionMeta, SubmitResult
 
 # the columns of results.table()
 TABLE_COLUMNS = [
@@ -62,7 +66,7 @@ class Evaluation:
     run_path: Path | None = None
     run_id: str | None = None
     eee_files: list[Path] = field(default_factory=list)
-    submission: Any = None  # evaluator.submissions.service.SubmitResult when submitted
+    submission: SubmitResult | None = None  # when submitted through this machine's service
 
     @property
     def results(self) -> list[SliceResult]:
@@ -123,7 +127,7 @@ def evaluate(
     predictions_file: str | Path | None = None,
     store: bool = False,
     eee_dir: str | Path | None = None,
-    submit: Any = None,
+    submit: SubmissionMeta | Mapping[str, object] | None = None,
     submissions_root: Path | None = None,
 ) -> Evaluation:
     """Score `detector` on the ingested `benchmark` and return the per-slice results with CIs.
@@ -147,13 +151,69 @@ def evaluate(
     submit: a SubmissionMeta (or a dict of its fields): send the prediction file through the
         submission service (validated, quota-checked and scored like an upload).
     """
+    p = _predict(
+        detector,
+        benchmark,
+        split,
+        name=name,
+        model=model,
+        labels=labels,
+        threshold=threshold,
+        unit=unit,
+        limit=limit,
+        batch_size=batch_size,
+        progress=progress,
+        root=root,
+    )
+    out = _score(p, benchmark, model, resamples)
+    if predictions_file is not None:
+        out.write_predictions(predictions_file)
+    if store or eee_dir is not None:
+        _store(out, p, root)
+    if eee_dir is not None:
+        from evaluator.interop.export import export_runs
+
+        out.eee_files = export_runs([str(out.run_id)], Path(eee_dir), root)
+    if submit is not None:
+        from evaluator.submissions.service import submit as send
+
+        meta = _submission_meta(submit, detector, benchmark)
+        out.submission = send(
+            out.prediction_file("csv"),
+            "predictions.csv",
+            meta,
+            data_root=root,
+            submissions_root=submissions_root,
+            resamples=resamples,
+        )
+    return out
+
+
+def _predict(
+    detector: Any,
+    benchmark: str,
+    split: str | Sequence[str] | None,
+    *,
+    name: str | None,
+    model: ModelInfo | None,
+    labels: bool | None,
+    threshold: float | None,
+    unit: str | None,
+    limit: int | None,
+    batch_size: int | None,
+    progress: bool,
+    root: Path | None,
+) -> DetectorPredictions:
+    """The caller's detector through the detector runner's path: its predictions on the
+    samples asked for (and dev where a threshold is tuned there), never resumed from
+    checkpoints."""
     from evaluator import runner
     from evaluator.detectors.custom import CallableDetector, name_of
     from evaluator.detectors.runner import predict_detector
 
     det = CallableDetector(detector, name, labels)
     shown = name or (model.name if model else name_of(detector))
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if threshold is not None:
         options["threshold"] = threshold
     if unit is not None:
@@ -173,7 +233,14 @@ def evaluate(
         detector=det,
     )
     p.checkpoints.clear()  # a caller's detector is never resumed from checkpoints
-    preds = p.predictions  # labels where the detector gave labels (predict_detector)
+    return p
+
+
+def _score(
+    p: DetectorPredictions, benchmark: str, model: ModelInfo | None, resamples: int
+) -> Evaluation:
+    """The predictions scored with the threshold policy the runner chose (labels where the
+    detector gave labels), as an Evaluation."""
     opts = ScoreOptions(
         policy=p.options.policy,
         threshold=p.options.threshold,
@@ -182,46 +249,51 @@ def evaluate(
     )
     extra = {**p.config.extra, "interface": "evaluator.evaluate"}
     config = p.config.model_copy(update={"extra": extra})
-    info = model or p.model
-    scored = score(p.inputs.spec, p.inputs.samples, preds, opts)
-    out = Evaluation(benchmark, p.inputs.version, info, config, preds, scored)
-    if predictions_file is not None:
-        out.write_predictions(predictions_file)
-    if store or eee_dir is not None:
-        from evaluator import scorer
-        from evaluator.store import runs
+    scored = score(p.inputs.spec, p.inputs.samples, p.predictions, opts)
+    return Evaluation(
+        benchmark,
+        p.inputs.version,
+        model or p.model,
+        config,
+        p.predictions,
+        scored,
+    )
 
-        record = scorer.build_record(
-            p.inputs.spec, p.inputs.version, scored, info, "evaluated", config
+
+def _store(out: Evaluation, p: DetectorPredictions, root: Path | None) -> None:
+    """The evaluation written as a run on the local board (origin "evaluated")."""
+    from evaluator import scorer
+    from evaluator.store import runs
+
+    record = scorer.build_record(
+        p.inputs.spec, out.benchmark_version, out.scored, out.model, "evaluated", out.config
+    )
+    out.run_path = runs.write_run(record, out.predictions, None, root, out.scored.final_labels)
+    out.run_id = record.run_id
+
+
+def _submission_meta(submit: object, detector: Any, benchmark: str) -> SubmissionMeta:
+    """What `submit=` says, as a SubmissionMeta, with a packaged detector's recipe where it
+    gives none; it must name the benchmark evaluated."""
+    from dataclasses import replace
+
+    from evaluator.submissions.service import SubmissionMeta
+
+    if isinstance(submit, SubmissionMeta):
+        meta = submit
+    elif isinstance(submit, Mapping):
+        meta = SubmissionMeta(**{str(k): v for k, v in submit.items()})
+    else:
+        raise FactBoardError(
+            f"submit= takes a SubmissionMeta or a dict of its fields, not {type(submit).__name__}"
         )
-        out.run_path = runs.write_run(record, preds, None, root, scored.final_labels)
-        out.run_id = record.run_id
-    if eee_dir is not None:
-        from evaluator.interop.export import export_runs
-
-        out.eee_files = export_runs([str(out.run_id)], Path(eee_dir), root)
-    if submit is not None:
-        from evaluator.submissions.service import SubmissionMeta
-        from evaluator.submissions.service import submit as send
-
-        meta = submit if isinstance(submit, SubmissionMeta) else SubmissionMeta(**dict(submit))
-        if meta.recipe is None:  # a packaged detector's recipe says itself
-            from dataclasses import replace
-
-            meta = replace(meta, recipe=package_recipe(detector))
-        if meta.benchmark != benchmark:
-            raise FactBoardError(
-                f"the submission names benchmark {meta.benchmark!r}, the evaluation {benchmark!r}"
-            )
-        out.submission = send(
-            out.prediction_file("csv"),
-            "predictions.csv",
-            meta,
-            data_root=root,
-            submissions_root=submissions_root,
-            resamples=resamples,
+    if meta.recipe is None:  # a packaged detector's recipe says itself
+        meta = replace(meta, recipe=package_recipe(detector))
+    if meta.benchmark != benchmark:
+        raise FactBoardError(
+            f"the submission names benchmark {meta.benchmark!r}, the evaluation {benchmark!r}"
         )
-    return out
+    return meta
 
 
 def package_recipe(detector: Any) -> dict[str, Any] | None:

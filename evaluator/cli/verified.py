@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from evaluator.cli.main import options
+    from evaluator.cli.common import options
     from evaluator.reproduce import reproduce
 
     if args.approve:

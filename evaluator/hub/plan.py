@@ -235,6 +235,12 @@ def _plan_records(p: Plan, tabs: RemoteTables, local: Local) -> None:
                 p.apply_verification.append(sid)
             else:
                 p.push_records[sid] = data
+        # a record new here may carry an outcome that its run, as first published, lacks
+        p.apply_verification += [
+            sid
+            for sid, theirs in sorted(tabs.records.items())
+            if sid not in l_rec and H.safe(sid) and verification.newer(theirs, "{}")
+        ]
     p.apply_verification = rejected.drop_rejected(
         local.cache,
         "verification",
