@@ -88,8 +88,7 @@ class _RunPlan:
 
 
 class _Prediction(TypedDict, total=False):
-    """A prediction read from another harness's sample lines: a score (correlation) or a
-    label."""
+    """A prediction from another harness's sample line: a score (correlation) or a label."""
 
     sample_id: str
     raw_output: str | None
@@ -627,8 +626,8 @@ def _reported_plan(
         raise FactBoardError(
             f"evaluation {item.evaluation_id!r} is already imported ({target.name})"
         )
-    _refuse_same_numbers(rows, spec.name, root)
     df = pd.DataFrame(rows, columns=list(layout.REPORTED_COLUMNS))
+    _refuse_same_numbers(df, spec.name, root)
     df["n"] = df["n"].astype("Int64")
     return _ReportedPlan(item, df, target)
 
@@ -679,17 +678,12 @@ def _check_number(
         )
 
 
-def _refuse_same_numbers(rows: list[_ReportedRow], benchmark: str, root: Path | None) -> None:
+def _refuse_same_numbers(rows: pd.DataFrame, benchmark: str, root: Path | None) -> None:
     """An aggregate record whose numbers were all imported before (the same record under a new
     evaluation_id) is a duplicate."""
     folder = layout.reported_dir(root or layout.data_root())
     keys = ("model", "split", "unit", "slice_kind", "slice_value", "metric")
-    mine = {
-        (r["model"], r["split"], r["unit"], r["slice_kind"], r["slice_value"], r["metric"]): r[
-            "value"
-        ]
-        for r in rows
-    }
+    mine = {tuple(str(r[k]) for k in keys): float(r["value"]) for r in rows.to_dict("records")}
     for f in sorted(folder.glob(f"eee-{eee.path_part(benchmark)}-*.csv")):
         try:
             old = pd.read_csv(f, dtype=str, keep_default_na=False)
