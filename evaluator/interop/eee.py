@@ -23,7 +23,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from evaluator.core.errors import FactBoardError
 
@@ -73,6 +73,157 @@ KIND_OF_AVAILABILITY: dict[str, str] = {
     "closed_weights": "proprietary-llm",
     "unknown": "non-llm",
 }
+
+
+# ------------------------------------------------------------------------------------------
+# the parts of the two schemas that FactBoard writes and reads, as typed JSON shapes (a file
+# read in is cast to them only once it has validated against its schema); every
+# `additional_details` and a sample's `metadata` holds string values only
+
+
+class SourceMetadata(TypedDict):
+    source_type: str  # "documentation" | "evaluation_run"
+    source_organization_name: str
+    evaluator_relationship: str
+    source_name: NotRequired[str]
+    source_organization_url: NotRequired[str]
+    additional_details: NotRequired[dict[str, str]]
+
+
+class EvalLibrary(TypedDict):
+    name: str
+    version: str
+    additional_details: NotRequired[dict[str, str]]
+
+
+class ModelInfo(TypedDict):
+    name: str
+    id: str
+    additional_details: dict[str, str]  # deployment_type, model_availability, ...
+    developer: NotRequired[str]
+    inference_platform: NotRequired[str]
+
+
+class SourceData(TypedDict):
+    """One of the schema's three source kinds: a Hub dataset, URLs, or other."""
+
+    dataset_name: str
+    source_type: str  # "hf_dataset" | "url" | "other"
+    hf_repo: NotRequired[str]
+    url: NotRequired[list[str]]
+    additional_details: NotRequired[dict[str, str]]
+
+
+class GenerationConfig(TypedDict, total=False):
+    generation_args: dict[str, float]  # temperature
+    additional_details: dict[str, str]
+
+
+class ConfidenceInterval(TypedDict):
+    lower: float
+    upper: float
+    confidence_level: NotRequired[float]
+    method: NotRequired[str]
+
+
+class Uncertainty(TypedDict, total=False):
+    num_samples: int
+    confidence_interval: ConfidenceInterval
+    num_bootstrap_samples: int
+
+
+class ScoreDetails(TypedDict):
+    score: float
+    uncertainty: NotRequired[Uncertainty]
+
+
+class MetricConfig(TypedDict):
+    lower_is_better: bool
+    evaluation_description: NotRequired[str]
+    metric_id: NotRequired[str]
+    metric_name: NotRequired[str]
+    metric_kind: NotRequired[str]
+    metric_unit: NotRequired[str]
+    metric_parameters: NotRequired[dict[str, str | float | bool | None]]
+    score_type: NotRequired[str]
+    min_score: NotRequired[float | str | None]  # a number, "Infinity" or "-Infinity"
+    max_score: NotRequired[float | str | None]
+    additional_details: NotRequired[dict[str, str]]
+
+
+class EvaluationResult(TypedDict):
+    evaluation_name: str
+    source_data: SourceData
+    metric_config: MetricConfig
+    score_details: ScoreDetails
+    evaluation_result_id: NotRequired[str]
+    evaluation_timestamp: NotRequired[str]
+    generation_config: NotRequired[GenerationConfig]
+
+
+class SamplesPointer(TypedDict):
+    """A record's `detailed_evaluation_results`: where its samples file is."""
+
+    format: str
+    file_path: str
+    hash_algorithm: NotRequired[str]
+    checksum: NotRequired[str]
+    total_rows: NotRequired[int]
+
+
+class Record(TypedDict):
+    """One EEE record (`{uuid}.json`)."""
+
+    schema_version: str
+    evaluation_id: str
+    retrieved_timestamp: str
+    source_metadata: SourceMetadata
+    model_info: ModelInfo
+    eval_library: EvalLibrary
+    evaluation_results: list[EvaluationResult]
+    evaluation_timestamp: NotRequired[str]
+    detailed_evaluation_results: NotRequired[SamplesPointer]
+
+
+class Input(TypedDict):
+    raw: str
+    reference: list[str]
+
+
+class Output(TypedDict):
+    raw: list[str]
+
+
+class Attribution(TypedDict):
+    turn_idx: int
+    source: str
+    extracted_value: str
+    extraction_method: str
+    is_terminal: bool
+
+
+class Evaluation(TypedDict):
+    score: float
+    is_correct: bool
+
+
+class InstanceLine(TypedDict):
+    """One line of a samples file (`{uuid}_samples.jsonl`)."""
+
+    schema_version: str
+    evaluation_id: str
+    model_id: str
+    evaluation_name: str
+    sample_id: str
+    interaction_type: str
+    input: Input
+    answer_attribution: list[Attribution]
+    evaluation: Evaluation
+    sample_hash: NotRequired[str | None]
+    output: NotRequired[Output | None]
+    metadata: NotRequired[dict[str, str] | None]
+    evaluation_result_id: NotRequired[str]
+    error: NotRequired[str | None]
 
 
 class SchemaViolation(FactBoardError):

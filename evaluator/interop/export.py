@@ -69,7 +69,7 @@ class EEEFiles:
 
     run_id: str
     record_path: str  # data/{benchmark}/{developer}/{model}/{uuid}.json
-    record: dict[str, Any]
+    record: eee.Record
     samples_path: str  # ... /{uuid}_samples.jsonl
     samples: bytes  # JSON lines
 
@@ -148,14 +148,14 @@ def _bounds(metric: str) -> tuple[float | str, float | str, str]:
 # the record
 
 
-def _model_info(rec: RunRecord, mid: str) -> dict[str, Any]:
+def _model_info(rec: RunRecord, mid: str) -> eee.ModelInfo:
     m = rec.model
     proprietary = m.kind == "proprietary-llm"
     if rec.origin in ("evaluated", "reproduced"):
         deployment = "externally_managed" if proprietary else "self_deployed"
     else:
         deployment = "externally_managed" if proprietary else "unknown"
-    info: dict[str, Any] = {
+    info: eee.ModelInfo = {
         "name": m.name,
         "id": mid,
         "additional_details": {
@@ -179,7 +179,7 @@ def _model_info(rec: RunRecord, mid: str) -> dict[str, Any]:
     return info
 
 
-def _source_data(spec: BenchmarkSpec, version: str | None) -> dict[str, Any]:
+def _source_data(spec: BenchmarkSpec, version: str | None) -> eee.SourceData:
     details = _strings(
         {
             "factboard_benchmark": spec.name,
@@ -207,7 +207,7 @@ def _source_data(spec: BenchmarkSpec, version: str | None) -> dict[str, Any]:
     return {"dataset_name": spec.name, "source_type": "other", "additional_details": details}
 
 
-def _generation_config(rec: RunRecord) -> dict[str, Any] | None:
+def _generation_config(rec: RunRecord) -> eee.GenerationConfig | None:
     c = rec.config
     details = _strings(
         {
@@ -218,7 +218,7 @@ def _generation_config(rec: RunRecord) -> dict[str, Any] | None:
             **{k: v for k, v in sorted(c.extra.items())},
         }
     )
-    out: dict[str, Any] = {}
+    out: eee.GenerationConfig = {}
     if c.temperature is not None:
         out["generation_args"] = {"temperature": c.temperature}
     if details:
@@ -227,13 +227,13 @@ def _generation_config(rec: RunRecord) -> dict[str, Any] | None:
 
 
 def _result(
-    rec: RunRecord, r: SliceResult, source: dict[str, Any], gen: dict[str, Any] | None
-) -> dict[str, Any]:
+    rec: RunRecord, r: SliceResult, source: eee.SourceData, gen: eee.GenerationConfig | None
+) -> eee.EvaluationResult:
     assert r.value is not None
     m = V.METRICS.find(r.metric)
     lo, hi, unit = _bounds(r.metric)
     t = rec.threshold
-    params: dict[Any, Any] = {"threshold_policy": t.policy}
+    params: dict[str, str | float | bool | None] = {"threshold_policy": t.policy}
     if t.threshold is not None:
         params["threshold"] = t.threshold
     if t.tuned_on:
@@ -241,7 +241,7 @@ def _result(
     if t.per_domain:
         params["per_domain_thresholds"] = json.dumps(t.per_domain, sort_keys=True)
     boot = rec.bootstrap or {}
-    uncertainty: dict[str, Any] = {"num_samples": r.n}
+    uncertainty: eee.Uncertainty = {"num_samples": r.n}
     if r.ci_low is not None and r.ci_high is not None:
         uncertainty["confidence_interval"] = {
             "lower": r.ci_low,
@@ -253,7 +253,7 @@ def _result(
         if boot.get("resamples"):
             uncertainty["num_bootstrap_samples"] = int(boot["resamples"])
     slice_name = "overall" if r.slice_kind == "overall" else f"{r.slice_kind}={r.slice_value}"
-    out: dict[str, Any] = {
+    out: eee.EvaluationResult = {
         "evaluation_result_id": result_id(r),
         "evaluation_name": f"{rec.benchmark}/{r.split}/{r.unit}/{slice_name}",
         "source_data": source,
@@ -291,8 +291,8 @@ def _result(
 
 
 def build_record(
-    rec: RunRecord, spec: BenchmarkSpec, retrieved: str, samples_file: dict[str, Any]
-) -> dict[str, Any]:
+    rec: RunRecord, spec: BenchmarkSpec, retrieved: str, samples_file: eee.SamplesPointer
+) -> eee.Record:
     mid = model_id(rec)
     source = _source_data(spec, rec.benchmark_version)
     gen = _generation_config(rec)
@@ -387,7 +387,7 @@ def sample_lines(
     samples: pd.DataFrame,
     evaluation_id: str,
     mid: str,
-) -> list[dict[str, Any]]:
+) -> list[eee.InstanceLine]:
     """One line per prediction (every stored one, dev rows that tuned the threshold included),
     then one line per explanation grade."""
     by_id = {str(r["sample_id"]): r for r in samples.to_dict("records")}
@@ -398,7 +398,7 @@ def sample_lines(
     }
     scored_splits = set(rec.splits)
     correlation = spec.task == "correlation"
-    lines: list[dict[str, Any]] = []
+    lines: list[eee.InstanceLine] = []
     explanations: dict[str, str | None] = {}
     for p in predictions.to_dict("records"):
         sid = str(p["sample_id"])
@@ -417,7 +417,10 @@ def sample_lines(
         gold = _num(s.get("label"))
         if correlation:
             answer = eee.fmt_float(score) if score is not None else ""
-            evaluation = {"score": score if score is not None else 0.0, "is_correct": False}
+            evaluation: eee.Evaluation = {
+                "score": score if score is not None else 0.0,
+                "is_correct": False,
+            }
         else:
             answer = LABEL_WORDS[final] if final is not None else ""
             right = final is not None and gold is not None and final == int(gold)
@@ -432,7 +435,7 @@ def sample_lines(
                 "fb_raw_output": "output.raw[0]" if raw_output is not None else None,
             }
         )
-        line: dict[str, Any] = {
+        line: eee.InstanceLine = {
             "schema_version": eee.SCHEMA_VERSION,
             "evaluation_id": evaluation_id,
             "model_id": mid,
@@ -472,7 +475,7 @@ def _grade_line(
     explanations: dict[str, str | None],
     evaluation_id: str,
     mid: str,
-) -> dict[str, Any]:
+) -> eee.InstanceLine:
     sid = str(g["sample_id"])
     s = by_id.get(sid, {})
     judge, protocol = str(g["judge"]), str(g["protocol"])
@@ -485,7 +488,7 @@ def _grade_line(
         for r in rec.results
         if r.metric == "explanation_score" and r.grader == grader and r.slice_kind == "overall"
     ]
-    line: dict[str, Any] = {
+    line: eee.InstanceLine = {
         "schema_version": eee.SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
         "model_id": mid,
@@ -570,7 +573,7 @@ def run_files(run_id: str, root: Path | None = None, retrieved: str | None = Non
             checked.add(key)
         buf.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
     body = buf.getvalue().encode("utf-8")
-    pointer = {
+    pointer: eee.SamplesPointer = {
         "format": "jsonl",
         "file_path": samples_file,
         "hash_algorithm": "sha256",
@@ -586,13 +589,15 @@ def run_files(run_id: str, root: Path | None = None, retrieved: str | None = Non
 # published numbers -> aggregate-only records
 
 
-def _reported_result(bench: str, row: dict[Any, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _reported_result(
+    bench: str, row: dict[Any, Any], source: eee.SourceData
+) -> eee.EvaluationResult:
     metric = str(row["metric"])
     m = V.METRICS.find(metric)
     lo, hi, unit = _bounds(metric)
     kind, value = str(row["slice_kind"]), str(row["slice_value"] or "")
     slice_name = "overall" if kind == "overall" else f"{kind}={value}"
-    out: dict[str, Any] = {
+    out: eee.EvaluationResult = {
         "evaluation_result_id": f"{row['split']}/{row['unit']}/{kind}={value}/{metric}",
         "evaluation_name": f"{bench}/{row['split']}/{row['unit']}/{slice_name}",
         "source_data": source,
@@ -645,12 +650,12 @@ def reported_files(
     ):
         bench, model, kind, src, note = map(str, (bench, model, kind, src, note))
         spec = registry.get(bench) if bench in registry.names() else None
-        source = (
+        source: eee.SourceData = (
             _source_data(spec, None) if spec else {"dataset_name": bench, "source_type": "other"}
         )
         uid = eee.record_uuid("\x1f".join(("reported", bench, model, src, note)))
         mid = f"unknown/{eee.path_part(model)}"
-        record = {
+        record: eee.Record = {
             "schema_version": eee.SCHEMA_VERSION,
             "evaluation_id": f"{bench}/{mid}/reported-{uid}",
             "retrieved_timestamp": retrieved,

@@ -25,10 +25,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict, TypeVar, cast
 
 import pandas as pd
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from evaluator.benchmarks import registry
 from evaluator.benchmarks.registry import BenchmarkSpec
@@ -83,8 +83,35 @@ class _RunPlan:
     model: ModelInfo
     config: RunConfig
     options: ScoreOptions
-    submission: dict[str, Any]
+    submission: dict[str, str]  # where the record came from (the run's `submission`)
     expected: dict[str, float]  # evaluation_result_id -> score, from a record FactBoard wrote
+
+
+class _Prediction(TypedDict, total=False):
+    """A prediction from another harness's sample line: a score (correlation) or a label."""
+
+    sample_id: str
+    raw_output: str | None
+    score: float
+    label: int | None
+
+
+class _ReportedRow(TypedDict):
+    """One published number, in the columns of a reported CSV (layout.REPORTED_COLUMNS)."""
+
+    model: str
+    kind: str
+    benchmark: str
+    split: str
+    unit: str
+    slice_kind: str
+    slice_value: str
+    metric: str
+    value: float
+    n: int | None
+    coverage: str
+    source: str
+    note: str
 
 
 @dataclass
@@ -124,7 +151,7 @@ def _key(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text.casefold())
 
 
-def benchmark_of(record: dict[str, Any], override: str | None = None) -> str:
+def benchmark_of(record: eee.Record, override: str | None = None) -> str:
     """The FactBoard benchmark a record is about: --benchmark, else the name FactBoard wrote,
     else the dataset names (or Hub ids) of its results, which must all name one benchmark."""
     if override:
@@ -164,7 +191,7 @@ def _refuse_unknown(names: list[str], known: str) -> NoReturn:
     )
 
 
-def _json_detail(details: dict[str, Any], key: str) -> Any:
+def _json_detail(details: dict[str, str], key: str) -> object:
     try:
         return json.loads(details[key])
     except (KeyError, TypeError, ValueError, RecursionError):
@@ -173,32 +200,37 @@ def _json_detail(details: dict[str, Any], key: str) -> Any:
         ) from None
 
 
-def _pydantic(model: type, data: object, what: str) -> Any:
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _pydantic(model: type[_M], data: object, what: str) -> _M:
     try:
-        return model.model_validate(data)  # type: ignore[attr-defined]
+        return model.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
         raise FactBoardError(f"{what}: field {loc!r}: {first['msg']}") from None
 
 
-def _written_by_factboard(record: dict[str, Any]) -> bool:
+def _written_by_factboard(record: eee.Record) -> bool:
     lib = record["eval_library"]
     return lib["name"] == eee.LIBRARY and "factboard_threshold" in (
         lib.get("additional_details") or {}
     )
 
 
-def _model(record: dict[str, Any]) -> ModelInfo:
+def _model(record: eee.Record) -> ModelInfo:
     if _written_by_factboard(record):
-        data = _json_detail(record["eval_library"]["additional_details"], "factboard_model")
-        return _pydantic(ModelInfo, data, "the record's model")  # type: ignore[no-any-return]
+        data = _json_detail(
+            record["eval_library"].get("additional_details") or {}, "factboard_model"
+        )
+        return _pydantic(ModelInfo, data, "the record's model")
     mi = record["model_info"]
     details = mi.get("additional_details") or {}
     kind = details.get("factboard_kind") or eee.KIND_OF_AVAILABILITY.get(
         str(details.get("model_availability")), "non-llm"
     )
-    return _pydantic(  # type: ignore[no-any-return]
+    return _pydantic(
         ModelInfo,
         {"name": mi["name"], "kind": kind, "org": mi.get("developer")},
         "the record's model_info",
@@ -236,7 +268,7 @@ def _check_model(
             )
 
 
-def _source(record: dict[str, Any], rec_file: Path, data: bytes) -> dict[str, Any]:
+def _source(record: eee.Record, rec_file: Path, data: bytes) -> dict[str, str]:
     sm = record["source_metadata"]
     lib = record["eval_library"]
     out = {
@@ -282,7 +314,7 @@ def prepare(
         raise FactBoardError(f"the record is not JSON ({e})") from None
     eee.check_record(parsed, "the record")
     assert isinstance(parsed, dict)  # the schema's top level is an object
-    record: dict[str, Any] = parsed
+    record = cast(eee.Record, parsed)  # it validated against the record schema
     name = benchmark_of(record, benchmark)
     spec = registry.get(name)
     meta = ingested.load_meta(name, root)
@@ -299,7 +331,7 @@ def prepare(
 
 
 def _run_plan(
-    record: dict[str, Any],
+    record: eee.Record,
     rec_file: Path,
     data: bytes,
     spec: BenchmarkSpec,
@@ -367,7 +399,7 @@ def _run_plan(
     )
 
 
-def _lines(body: bytes, name: str, evaluation_id: str) -> list[dict[str, Any]]:
+def _lines(body: bytes, name: str, evaluation_id: str) -> list[eee.InstanceLine]:
     validator = eee.instance_validator()
     out = []
     for no, obj in eee.iter_jsonl(body, f"the samples file {name}"):
@@ -380,7 +412,7 @@ def _lines(body: bytes, name: str, evaluation_id: str) -> list[dict[str, Any]]:
                 f"line {no} of {name} belongs to evaluation {obj['evaluation_id']!r}, not "
                 f"{evaluation_id!r}"
             )
-        out.append(obj)
+        out.append(cast(eee.InstanceLine, obj))  # it validated against the instance schema
     if not out:
         raise FactBoardError(f"the samples file {name} has no lines")
     return out
@@ -395,7 +427,7 @@ def _float(text: str | None) -> float | None:
     return x
 
 
-def _factboard_rows(lines: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def _factboard_rows(lines: list[eee.InstanceLine]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Predictions and grades exactly as the exporting FactBoard stored them."""
     preds, grades = [], []
     for i, line in enumerate(lines, 1):
@@ -413,7 +445,8 @@ def _factboard_rows(lines: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataF
                     }
                 )
                 continue
-            raw = line["output"]["raw"] if line.get("output") else []
+            out = line.get("output")
+            raw = out["raw"] if out else []
             preds.append(
                 {
                     "sample_id": line["sample_id"],
@@ -436,7 +469,7 @@ def _factboard_rows(lines: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataF
 
 
 def _foreign_rows(
-    lines: list[dict[str, Any]], spec: BenchmarkSpec, samples: pd.DataFrame, name: str
+    lines: list[eee.InstanceLine], spec: BenchmarkSpec, samples: pd.DataFrame, name: str
 ) -> tuple[pd.DataFrame, None]:
     """Predictions from another harness's instance records: the terminal extracted answer as a
     label (or a score on correlation benchmarks); failing that, `is_correct` against the gold
@@ -444,13 +477,14 @@ def _foreign_rows(
     from evaluator.submissions.validation import parse_label
 
     gold = dict(zip(samples["sample_id"].astype(str), samples["label"], strict=True))
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, _Prediction] = {}
     for i, line in enumerate(lines, 1):
         sid = str(line["sample_id"])
         terminal = [a for a in line["answer_attribution"] if a["is_terminal"]]
         answer = terminal[-1]["extracted_value"] if terminal else None
-        raw = (line.get("output") or {}).get("raw") or []
-        row: dict[str, Any] = {"sample_id": sid, "raw_output": raw[0] if raw else None}
+        out = line.get("output")
+        raw = out["raw"] if out else []
+        row: _Prediction = {"sample_id": sid, "raw_output": raw[0] if raw else None}
         if spec.task == "correlation":
             row["score"] = float(line["evaluation"]["score"])
         else:
@@ -478,7 +512,7 @@ def _foreign_rows(
 def _match_samples(
     spec: BenchmarkSpec,
     samples: pd.DataFrame,
-    lines: list[dict[str, Any]],
+    lines: list[eee.InstanceLine],
     preds: pd.DataFrame,
     grades: pd.DataFrame | None,
     ours: bool,
@@ -521,7 +555,7 @@ def _match_samples(
         )
 
 
-def _options(lib: dict[str, Any], config: RunConfig) -> ScoreOptions:
+def _options(lib: dict[str, str], config: RunConfig) -> ScoreOptions:
     """The scoring settings of the run a FactBoard record was exported from."""
     t = _pydantic(ThresholdInfo, _json_detail(lib, "factboard_threshold"), "the run's threshold")
     splits = _json_detail(lib, "factboard_splits")
@@ -532,14 +566,14 @@ def _options(lib: dict[str, Any], config: RunConfig) -> ScoreOptions:
 
 
 def _reported_plan(
-    record: dict[str, Any], spec: BenchmarkSpec, item: Imported, root: Path | None
+    record: eee.Record, spec: BenchmarkSpec, item: Imported, root: Path | None
 ) -> _ReportedPlan:
     model = _model(record)
     sm = record["source_metadata"]
     who = sm.get("source_name") or sm["source_organization_name"]
     source = f"{who} (Every Eval Ever record)"
     eid = re.sub(r"[;\s]+", "_", item.evaluation_id)
-    rows = []
+    rows: list[_ReportedRow] = []
     for i, r in enumerate(record["evaluation_results"]):
         mc = r["metric_config"]
         d = mc.get("additional_details") or {}
@@ -592,8 +626,8 @@ def _reported_plan(
         raise FactBoardError(
             f"evaluation {item.evaluation_id!r} is already imported ({target.name})"
         )
-    _refuse_same_numbers(rows, spec.name, root)
     df = pd.DataFrame(rows, columns=list(layout.REPORTED_COLUMNS))
+    _refuse_same_numbers(df, spec.name, root)
     df["n"] = df["n"].astype("Int64")
     return _ReportedPlan(item, df, target)
 
@@ -605,8 +639,8 @@ def _check_number(
     i: int,
     metric: str,
     value: float,
-    metric_config: dict[str, Any],
-    ci: dict[str, Any] | None,
+    metric_config: eee.MetricConfig,
+    ci: eee.ConfidenceInterval | None,
     num_samples: object,
 ) -> None:
     """One aggregate number of a record, held to what a run's number is held to: finite, within
@@ -614,8 +648,10 @@ def _check_number(
     in the same range in order, a sample count that is a whole number from 0 to 10^9."""
     where = f"evaluation_results[{i}]"
     lo, hi = V.metric_domain(metric)
-    lo = max(lo, float(metric_config.get("min_score", lo)))
-    hi = min(hi, float(metric_config.get("max_score", hi)))
+    # a bound left out or null ("not provided") is the metric's own
+    low, high = metric_config.get("min_score"), metric_config.get("max_score")
+    lo = lo if low is None else max(lo, float(low))
+    hi = hi if high is None else min(hi, float(high))
     slack = V.DOMAIN_SLACK
 
     def within(v: float) -> bool:
@@ -642,12 +678,12 @@ def _check_number(
         )
 
 
-def _refuse_same_numbers(rows: list[dict[str, Any]], benchmark: str, root: Path | None) -> None:
+def _refuse_same_numbers(rows: pd.DataFrame, benchmark: str, root: Path | None) -> None:
     """An aggregate record whose numbers were all imported before (the same record under a new
     evaluation_id) is a duplicate."""
     folder = layout.reported_dir(root or layout.data_root())
     keys = ("model", "split", "unit", "slice_kind", "slice_value", "metric")
-    mine = {tuple(str(r[k]) for k in keys): float(r["value"]) for r in rows}
+    mine = {tuple(str(r[k]) for k in keys): float(r["value"]) for r in rows.to_dict("records")}
     for f in sorted(folder.glob(f"eee-{eee.path_part(benchmark)}-*.csv")):
         try:
             old = pd.read_csv(f, dtype=str, keep_default_na=False)

@@ -578,6 +578,23 @@ def test_aggregate_scores_outside_the_metric_s_range_are_refused(
     _refused(rec, root, says)
 
 
+def test_a_score_range_left_open_with_nulls_is_the_metric_s_own(root: Path, tmp_path: Path) -> None:
+    # the schema lets min_score and max_score be null ("not provided")
+    rec = tmp_path / "acme.json"
+    record = _foreign_record("demo", [("balanced_accuracy", 0.7, {})])
+    record["evaluation_results"][0]["metric_config"].update(
+        score_type="continuous", min_score=None, max_score=None
+    )
+    rec.write_text(json.dumps(record))
+    [item] = import_eee(rec, root=root)
+    assert item.kind == "reported" and item.rows == 1
+    record["evaluation_id"] += "-high"
+    record["evaluation_results"][0]["score_details"]["score"] = 1.5
+    record["evaluation_results"][0]["score_details"]["uncertainty"].pop("confidence_interval")
+    rec.write_text(json.dumps(record))
+    _refused(rec, root, r"outside \[0, 1\]")
+
+
 @pytest.mark.parametrize("n", [-7, 10**20, 1.5])
 def test_an_impossible_sample_count_is_refused(root: Path, tmp_path: Path, n: object) -> None:
     rec = tmp_path / "acme.json"
