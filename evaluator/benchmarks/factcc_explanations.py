@@ -104,7 +104,7 @@ class _Explanation:
     explanation: str
     annotation: str
     reason_idx: int
-    raw: dict[str, Any]
+    raw: dict[str, object]  # the release's entry as read (kept as the run's raw output)
 
 
 def _explanation(entry: Any, *, item_id: str, file: Path, record: str) -> _Explanation:

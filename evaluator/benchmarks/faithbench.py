@@ -18,9 +18,10 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -264,21 +265,36 @@ def _read_batch(path: Path) -> list[Any]:
 # records
 
 
-def _str(rec: dict[str, Any], key: str, path: Path, record: str, *, empty: bool = False) -> str:
+class Annotation(TypedDict):
+    """One annotator's span of a summary, as a sample stores it (attributes.annotations)."""
+
+    annot_id: int
+    annotator: str
+    label: list[str]  # FaithBench's labels, e.g. ["Unwanted", "Unwanted.Intrinsic"]
+    note: str
+    start: int  # offsets into the summary
+    end: int
+    span: str
+    source_span: str | None
+
+
+def _str(
+    rec: Mapping[str, object], key: str, path: Path, record: str, *, empty: bool = False
+) -> str:
     v = rec.get(key)
     if not isinstance(v, str) or (not empty and not v.strip()):
         raise IngestError("missing or empty text", file=str(path), record=record, field=key)
     return v
 
 
-def _int(rec: dict[str, Any], key: str, path: Path, record: str) -> int:
+def _int(rec: Mapping[str, object], key: str, path: Path, record: str) -> int:
     v = rec.get(key)
     if isinstance(v, bool) or not isinstance(v, int):
         raise IngestError(f"{v!r} is not an integer", file=str(path), record=record, field=key)
     return v
 
 
-def _annotation(a: Any, summary: str, path: Path, record: str) -> dict[str, Any]:
+def _annotation(a: object, summary: str, path: Path, record: str) -> Annotation:
     if not isinstance(a, dict):
         raise IngestError("annotation is not a JSON object", file=str(path), record=record)
     where = f"{record}, annotation {a.get('annot_id')!r}"
@@ -323,7 +339,7 @@ def label_text(labels: list[str]) -> str:
     return ", ".join(specific) or "no label"
 
 
-def reference_explanation(annotations: list[dict[str, Any]]) -> str | None:
+def reference_explanation(annotations: list[Annotation]) -> str | None:
     """The annotators' explanations, one per annotation: the span, its label, and the note
     (an annotation without a note still says which span is wrong and how)."""
     lines = []
@@ -339,11 +355,11 @@ def reference_explanation(annotations: list[dict[str, Any]]) -> str | None:
 class _Row:
     sample_id: str
     sample: Sample
-    metadata: dict[str, Any]
+    metadata: dict[str, object]  # the release's metadata object of the sample, as read
 
 
 def _detector_value(
-    meta: dict[str, Any], det: ReleasedDetector, path: Path, record: str
+    meta: Mapping[str, object], det: ReleasedDetector, path: Path, record: str
 ) -> float | None:
     v = meta.get(det.key)
     if v is None:
@@ -406,8 +422,9 @@ def _sample(
     return _Row(sample_id, sample, meta)
 
 
-def annotations_of(attributes: dict[str, Any] | str | None) -> list[dict[str, Any]]:
-    """The span annotations a FaithBench sample stores in its attributes (empty if none)."""
+def annotations_of(attributes: Mapping[str, object] | str | None) -> list[dict[str, Any]]:
+    """The span annotations a FaithBench sample stores in its attributes (empty if none): the
+    JSON objects as stored (written as `Annotation`s; a reader checks the fields it uses)."""
     attrs: Any = attributes
     if isinstance(attrs, str):
         try:

@@ -457,8 +457,10 @@ def _documents(files: _Files, judgements: list[_Judgement]) -> dict[Key, tuple[s
 # released metric outputs
 
 
-def _metric_outputs(path: Path, keys: set[Key]) -> dict[Key, dict[str, Any]]:
-    out: dict[Key, dict[str, Any]] = {}
+def _metric_outputs(path: Path, keys: set[Key]) -> dict[Key, dict[str, float | None]]:
+    """Per annotated summary, each released metric's value as the release gives it (a JSON
+    number, or null): the raw values a released run keeps as its raw output."""
+    out: dict[Key, dict[str, float | None]] = {}
     for i, rec in enumerate(_read_json_list(path)):
         key = _key(rec, path, i)
         record = f"{i} ({key[0]}:{key[1]})"
@@ -479,7 +481,7 @@ def _metric_outputs(path: Path, keys: set[Key]) -> dict[Key, dict[str, Any]]:
                     "metric column missing", file=str(path), record=record, field=m.column
                 )
             _number(rec[m.column], path, record, m.column, allow_missing=True)
-        out[key] = rec
+        out[key] = {m.column: rec[m.column] for m in RELEASED_METRICS}
     missing = keys - set(out)
     if missing:
         h, model = sorted(missing)[0]
@@ -490,7 +492,9 @@ def _metric_outputs(path: Path, keys: set[Key]) -> dict[Key, dict[str, Any]]:
     return out
 
 
-def _released_runs(outputs: dict[Key, dict[str, Any]], order: list[Key]) -> list[ReleasedRun]:
+def _released_runs(
+    outputs: dict[Key, dict[str, float | None]], order: list[Key]
+) -> list[ReleasedRun]:
     runs = []
     ids = [f"{h}:{m}" for h, m in order]
     for metric in RELEASED_METRICS:

@@ -107,7 +107,7 @@ def split_of_file(path: Path) -> str | None:
     return None
 
 
-def _read_parquet(path: Path) -> list[dict[str, Any]]:
+def _read_parquet(path: Path) -> list[dict[str, object]]:
     import pyarrow.parquet as pq
 
     try:
@@ -116,7 +116,7 @@ def _read_parquet(path: Path) -> list[dict[str, Any]]:
         raise IngestError(f"cannot read Parquet: {type(e).__name__}: {e}", file=str(path)) from None
 
 
-def _read_csv(path: Path) -> list[dict[str, Any]]:
+def _read_csv(path: Path) -> list[dict[str, str]]:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as e:

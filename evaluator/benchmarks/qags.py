@@ -11,6 +11,7 @@ The raw votes stay in the attributes so agreement can be recomputed.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ def _release_files(source: str | Path) -> tuple[list[tuple[str, Path]], list[str
     return [(d, path / FILES[d]) for d in DATASETS], []
 
 
-def _field(obj: dict[str, Any], key: str, kind: type, file: Path, where: str) -> Any:
+def _field(obj: Mapping[str, object], key: str, kind: type, file: Path, where: str) -> Any:
     value = obj.get(key)
     if value is None:
         raise IngestError("missing field", file=str(file), record=where, field=key)

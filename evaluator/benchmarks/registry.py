@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import pandas as pd
 
@@ -41,6 +41,29 @@ class LoadedBenchmark:
 
 
 Loader = Callable[..., LoadedBenchmark]
+
+
+class BenchmarkCard(TypedDict):
+    """The static part of a benchmark's card (`BenchmarkSpec.card`), the head of its
+    benchmark.json (evaluator.store.ingested.BenchmarkMeta adds what the ingest found)."""
+
+    name: str
+    title: str
+    task: Task
+    units: list[str]
+    splits: list[str]
+    slices: list[str]  # the slice kinds
+    primary_metric: str
+    overall: Literal["pooled", "mean_over_domains"]
+    fixed_threshold: float | None
+    domains: list[str]
+    license: str
+    citation: str
+    source: str
+    hub_id: str | None
+    description: str
+    caveats: list[str]
+    synthetic: bool
 
 
 @dataclass(frozen=True)
@@ -82,7 +105,7 @@ class BenchmarkSpec:
             f"slice of benchmark {self.name}", kind, ["overall", *(s.kind for s in self.slices)]
         )
 
-    def card(self) -> dict[str, Any]:
+    def card(self) -> BenchmarkCard:
         """The static part of the benchmark card (the ingest adds sizes and distributions)."""
         return {
             "name": self.name,

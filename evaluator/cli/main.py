@@ -191,7 +191,7 @@ def cmd_benchmarks(args: argparse.Namespace) -> int:
 
     if args.name:
         spec = registry.get(args.name)
-        card = spec.card()
+        card: dict[str, object] = dict(spec.card())
         card["loader_options"] = dict(spec.loader_options)
         if ingested.is_ingested(spec.name):
             meta = ingested.load_meta(spec.name)

@@ -20,7 +20,7 @@ roberta-large, or AlignScore-base.ckpt on roberta-base), given as a local path o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from evaluator.detectors.base import (
     splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def alignscore_aggregate(matrix: np.ndarray) -> float:
@@ -218,7 +221,7 @@ class AlignScore(ModelDetector):
             self.stats.notes.append(note)
         col = self.aligned_col
 
-        def forward(batch: dict[str, Any]) -> Any:
+        def forward(batch: dict[str, Tensor]) -> Tensor:
             pooled = self.backbone(**batch).pooler_output
             return self.head(pooled).float().softmax(dim=-1)[:, col]
 

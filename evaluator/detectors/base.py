@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NotRequired, TypedDict
 
 from evaluator.core.errors import DetectorError
 
@@ -96,10 +96,12 @@ class Opt:
 
 
 def parse_options(
-    detector: str, spec: Mapping[str, Opt], given: Mapping[str, Any] | None
+    detector: str, spec: Mapping[str, Opt], given: Mapping[str, object] | None
 ) -> dict[str, Any]:
     """Typed options from `given` (strings from the command line, or Python values), with every
-    unknown key refused by name and the known ones listed."""
+    unknown key refused by name and the known ones listed. Each value has its own Opt's type
+    (bool, int, float or str) or is None: the detector that declared the key reads it as such,
+    so the mapping's value type is the one thing no annotation here can say (Any)."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(spec))
     if unknown:
@@ -135,6 +137,45 @@ def splitter_opt(authors_style: str) -> Opt:
 # statistics
 
 
+class StatsRecord(TypedDict):
+    """A run's statistics of a detector as run.json records them (config.extra.stats)."""
+
+    samples: int
+    model_inputs: int
+    inputs_truncated: int
+    samples_truncated: int
+    max_input_tokens: dict[str, int]
+    undefined_scores: int
+    seconds: float
+    inputs_per_second: float | None
+    notes: list[str]
+
+
+class Fidelity(TypedDict):
+    """How a run's setup compares with the authors' (config.extra.fidelity)."""
+
+    faithful: bool
+    deviations: list[str]
+    known_differences: list[str]
+    splitter: NotRequired[str]  # the sentence splitter that ran, for a detector that splits
+
+
+class Description(TypedDict, total=False):
+    """What a detector says of itself for the run (`describe()`): checkpoint, device, dtype,
+    batch size, options, fidelity, statistics; SummaC-Conv adds its weights, a wrapped detector
+    what it returned (evaluator.detectors.custom) and whatever its own describe() gave."""
+
+    checkpoint: str | None
+    device: str | None
+    dtype: str | None
+    batch_size: int
+    options: dict[str, object]
+    fidelity: Fidelity
+    stats: StatsRecord
+    summac_conv: Mapping[str, object] | None
+    returns: str
+
+
 @dataclass
 class Stats:
     """What a detector saw: recorded in the run's config so that truncation is never silent."""
@@ -148,7 +189,7 @@ class Stats:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> StatsRecord:
         rate = self.model_inputs / self.seconds if self.seconds > 0 else None
         return {
             "samples": self.samples,
@@ -231,7 +272,7 @@ class Detector:
     def fit(self, documents: Sequence[str], summaries: Sequence[str], labels: Sequence[int]) -> Any:
         raise DetectorError(f"detector {self.name} does not train")
 
-    def trained_state(self) -> dict[str, Any] | None:
+    def trained_state(self) -> Mapping[str, object] | None:
         """What `fit` learnt (or the weights given in its place), JSON-ready; None: nothing."""
         return None
 
@@ -244,7 +285,7 @@ class Detector:
         """The options set away from the authors' value, as `key=value` (empty: faithful)."""
         return []
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         """What the run records: checkpoint, device, dtype, options, fidelity, statistics."""
         return {}
 
@@ -380,9 +421,9 @@ class ModelDetector(Detector, abc.ABC):
                 out.append(f"{key}={value}")
         return out
 
-    def fidelity(self) -> dict[str, Any]:
+    def fidelity(self) -> Fidelity:
         devs = self.deviations()
-        out: dict[str, Any] = {
+        out: Fidelity = {
             "faithful": not devs,
             "deviations": devs,
             "known_differences": list(self.KNOWN_DIFFERENCES),
@@ -444,7 +485,7 @@ class ModelDetector(Detector, abc.ABC):
             max_input_tokens=dict(self.stats.max_input_tokens), notes=list(self.stats.notes)
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         """What the run records: checkpoint, device, options, and the statistics."""
         dev = self.device
         return {

@@ -12,10 +12,11 @@ document (the LongDocFACTScore and QAGS papers' baseline rows).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from evaluator.detectors.base import (
+    Description,
     Detector,
     DetectorError,
     ModelDetector,
@@ -45,7 +46,7 @@ class _Rouge(Detector):
         "stemmer": Opt(bool, True, "Porter stemming"),
     }
 
-    def __init__(self, *, options: dict[str, Any] | None = None, **more: Any) -> None:
+    def __init__(self, *, options: Mapping[str, object] | None = None, **more: object) -> None:
         self.options = parse_options(self.name, self.OPTIONS, {**(options or {}), **more})
         self.description = (
             f"{self.rouge_type.upper()} {self.options['measure']} of the summary against the "
@@ -76,7 +77,7 @@ class _Rouge(Detector):
             base = f"{base} {self.options['measure']}"
         return board_name(base, None, None, self.deviations())
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         return {
             "checkpoint": None,
             "device": "cpu",
@@ -184,7 +185,7 @@ class BERTScore(ModelDetector):
         pick = {"precision": p, "recall": r, "f1": f}[self.options["measure"]]
         return [float(v) for v in pick]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         d = super().describe()
         d["options"] = {**d["options"], "num_layers": getattr(self, "layers", None)}
         return d

@@ -8,9 +8,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 K = TypeVar("K", bound=Hashable)
 _ROW_KEYS = ("input_ids", "attention_mask", "token_type_ids")  # what a token row keeps
@@ -154,7 +157,7 @@ def _cut_pair(
     return {k: enc[k] for k in _ROW_KEYS if k in enc}, True
 
 
-def pad_batch(rows: Sequence[dict[str, list[int]]], pad_id: int, device: Any) -> dict[str, Any]:
+def pad_batch(rows: Sequence[dict[str, list[int]]], pad_id: int, device: Any) -> dict[str, Tensor]:
     """Right-pad token rows into tensors on the device (attention_mask marks the real tokens;
     token_type_ids, when present, are padded with 0). Much faster than tokenizer.pad."""
     import torch
@@ -177,7 +180,7 @@ def pad_batch(rows: Sequence[dict[str, list[int]]], pad_id: int, device: Any) ->
 
 def run_batches(
     rows: Sequence[dict[str, list[int]]],
-    forward: Callable[[dict[str, Any]], Any],
+    forward: Callable[[dict[str, Tensor]], Tensor],
     tokenizer: Any,
     device: Any,
     batch_size: int,

@@ -21,10 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -32,6 +32,9 @@ import pyarrow.parquet as pq
 
 from evaluator.detectors.batching import Progress
 from evaluator.store import atomic, layout
+
+if TYPE_CHECKING:
+    from evaluator.detectors.base import Description, StatsRecord
 
 META_KEY = b"factboard.block"
 
@@ -73,12 +76,20 @@ def plan(
     )
 
 
+class BlockMeta(TypedDict):
+    """What a block records of the detector that scored it (in its checkpoint's metadata)."""
+
+    stats: StatsRecord | None
+    describe: Description  # the rest of its describe(), as JSON reads it back
+    versions: dict[str, str]  # the model libraries loaded where it scored
+
+
 @dataclass
 class BlockResult:
     block: int
     sample_ids: list[str]
     scores: list[float]
-    meta: dict[str, Any]  # {"stats": ..., "describe": ...} from the detector that scored it
+    meta: BlockMeta
     # per pair, the detector's evidence as JSON text (evidence_json), None where it gave none
     evidence: list[str | None] = field(default_factory=list)
 
@@ -92,7 +103,7 @@ class BlockResult:
             )
 
 
-def evidence_json(ev: Mapping[str, Any] | None) -> str | None:
+def evidence_json(ev: Mapping[str, object] | None) -> str | None:
     """One pair's evidence as the text a block carries and a checkpoint stores (the same bytes
     whichever engine made it); None stays None."""
     if ev is None:
@@ -178,9 +189,9 @@ def score_block(det: Any, block: int, rows: pd.DataFrame) -> BlockResult:
         )
     from evaluator.detectors.build import library_versions
 
-    info = det.describe() if hasattr(det, "describe") else {}
+    info: Description = det.describe() if hasattr(det, "describe") else {}
     stats = info.pop("stats", None)
-    meta = {"stats": stats, "describe": _jsonable(info), "versions": library_versions()}
+    meta: BlockMeta = {"stats": stats, "describe": _jsonable(info), "versions": library_versions()}
     out = [float("nan") if v is None else float(v) for v in scores]
     ids = rows["sample_id"].astype(str).tolist()
     texts = []
@@ -194,48 +205,38 @@ def score_block(det: Any, block: int, rows: pd.DataFrame) -> BlockResult:
     return BlockResult(block, ids, out, meta, texts)
 
 
-def _jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(json.loads(json.dumps(dict(d), default=str)))
+def _jsonable(d: Description) -> Description:
+    """The description as JSON reads it back (what is not JSON becomes its text)."""
+    return cast("Description", json.loads(json.dumps(dict(d), default=str)))
 
 
-def merge_stats(parts: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+def merge_stats(parts: Iterable[StatsRecord | None]) -> StatsRecord | None:
     """One statistics record (evaluator.detectors.base.Stats.as_dict) from the blocks': counts
     and seconds added up (seconds: detector time summed over workers), limits and notes joined."""
-    given = [dict(p) for p in parts if p]
+    given = [p for p in parts if p]
     if not given:
         return None
-    out: dict[str, Any] = {}
-    for k in (
-        "samples",
-        "model_inputs",
-        "inputs_truncated",
-        "samples_truncated",
-        "undefined_scores",
-    ):
-        out[k] = sum(int(p.get(k) or 0) for p in given)
+
+    def total(count: Callable[[StatsRecord], int | None]) -> int:
+        return sum(int(count(p) or 0) for p in given)
+
     limits: dict[str, int] = {}
     notes: list[str] = []
     for p in given:
         limits.update(p.get("max_input_tokens") or {})
         notes.extend(n for n in p.get("notes") or [] if n not in notes)
     seconds = sum(float(p.get("seconds") or 0.0) for p in given)
-    out["max_input_tokens"] = limits
-    out["seconds"] = round(seconds, 3)
-    out["inputs_per_second"] = round(out["model_inputs"] / seconds, 2) if seconds > 0 else None
-    out["notes"] = notes
+    model_inputs = total(lambda p: p.get("model_inputs"))
     return {
-        k: out[k]
-        for k in (
-            "samples",
-            "model_inputs",
-            "inputs_truncated",
-            "samples_truncated",
-            "max_input_tokens",
-            "undefined_scores",
-            "seconds",
-            "inputs_per_second",
-            "notes",
-        )
+        "samples": total(lambda p: p.get("samples")),
+        "model_inputs": model_inputs,
+        "inputs_truncated": total(lambda p: p.get("inputs_truncated")),
+        "samples_truncated": total(lambda p: p.get("samples_truncated")),
+        "max_input_tokens": limits,
+        "undefined_scores": total(lambda p: p.get("undefined_scores")),
+        "seconds": round(seconds, 3),
+        "inputs_per_second": round(model_inputs / seconds, 2) if seconds > 0 else None,
+        "notes": notes,
     }
 
 

@@ -21,7 +21,7 @@ def build_detector(
     checkpoint: str | None = None,
     device: str | None = None,
     batch_size: int | None = None,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     progress: bool = False,
 ) -> Any:
     """Construct detector `name` with the arguments it takes; an argument it does not take
@@ -29,23 +29,24 @@ def build_detector(
     cls = get_detector(name)
     params = inspect.signature(cls).parameters
     takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    given: dict[str, Any] = {
+    opts = dict(options) if options else None
+    given: dict[str, object] = {
         "checkpoint": checkpoint,
         "device": device,
         "batch_size": batch_size,
-        "options": dict(options) if options else None,
+        "options": opts,
         "progress": progress,
     }
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for key, value in given.items():
         if key in params:
             kwargs[key] = value
-        elif key == "options" and value and takes_kwargs:
-            kwargs.update(value)
+        elif key == "options" and opts and takes_kwargs:
+            kwargs.update(opts)
         elif key == "device" and str(value or "cpu").lower() in ("cpu", "auto"):
             continue  # a weight-free detector runs on the CPU anyway
         elif value not in (None, False) and key != "progress":
-            what = f"options {', '.join(sorted(value))}" if key == "options" else key
+            what = f"options {', '.join(sorted(opts or {}))}" if key == "options" else key
             raise DetectorError(f"detector {name} takes no {what} (it needs no model)")
     return cls(**kwargs)
 

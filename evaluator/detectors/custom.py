@@ -9,11 +9,18 @@ from __future__ import annotations
 import inspect
 import numbers
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from evaluator.core.errors import DetectorError
-from evaluator.detectors.base import Detector, Opt, Stats, board_name, check_pairs
+from evaluator.detectors.base import (
+    Description,
+    Detector,
+    Opt,
+    Stats,
+    board_name,
+    check_pairs,
+)
 
 RETURNS = ("scores", "labels")
 
@@ -111,10 +118,11 @@ class CallableDetector(Detector):
     def board_name(self) -> str:
         return board_name(self.display_name or self.name, self.checkpoint, None, [])
 
-    def describe(self) -> dict[str, Any]:
-        """What the run records; a wrapped object's own `describe()` first where it has one."""
+    def describe(self) -> Description:
+        """What the run records; a wrapped object's own `describe()` first where it has one
+        (its entries are the package's own, recorded as given)."""
         own = getattr(self.target, "describe", None)
-        out: dict[str, Any] = dict(own()) if callable(own) else {}
+        out = cast(Description, dict(own())) if callable(own) else Description()
         out.setdefault("checkpoint", self.checkpoint)
         out.setdefault("options", {})
         out["returns"] = self.returns
@@ -145,11 +153,12 @@ def detector_factory(obj: Any, name: str) -> Callable[..., Any]:
         *,
         device: str | None = None,
         batch_size: int | None = None,
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, object] | None = None,
         progress: bool = False,
     ) -> Any:
+        # the package's own constructor's keyword arguments: whatever its parameters take
         kwargs: dict[str, Any] = {}
-        given = {
+        given: dict[str, object] = {
             "checkpoint": checkpoint,
             "device": device,
             "batch_size": batch_size,

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from evaluator.detectors.base import (
+    Description,
     DetectorError,
     Evidence,
     ModelDetector,
@@ -471,7 +472,7 @@ class DecoderJudge(ModelDetector):
         self.set_evidence(evid)
         return scores
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         out = super().describe()
         if self.server:
             from evaluator.llm.clients import public_url

@@ -20,7 +20,7 @@ As in the authors' inference code (the FactCG repository's `Inferencer`):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from evaluator.detectors.base import (
     splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 FACTCG_TEMPLATE = (
     '{text_a}\n\nChoose your answer: based on the paragraph above can we conclude that "{text_b}"?'
@@ -166,7 +169,7 @@ class FactCG(ModelDetector):
         texts = [factcg_input(c, s) for c, s in uniq]
         rows, flags = encode(self.tokenizer, texts, None, self.max_length)
 
-        def forward(batch: dict[str, Any]) -> Any:
+        def forward(batch: dict[str, Tensor]) -> Tensor:
             return self.model(**batch).logits.float().softmax(dim=-1)[:, SUPPORTED_INDEX]
 
         bar = Progress(len(rows), "factcg pairs", self.progress, unit="pair")

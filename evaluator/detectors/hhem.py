@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluator.detectors.base import (
     DetectorError,
@@ -36,6 +36,9 @@ from evaluator.detectors.base import (
     evidence_item,
 )
 from evaluator.detectors.registry import register_detector
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 # the prompt of the released config / remote code ({text1}: premise, {text2}: hypothesis)
 HHEM_PROMPT = (
@@ -54,7 +57,7 @@ def hhem_prompt(premise: str, hypothesis: str, template: str = HHEM_PROMPT) -> s
     return template.format(text1=premise, text2=hypothesis)
 
 
-def hhem_state_dict(state: dict[str, Any], where: str) -> dict[str, Any]:
+def hhem_state_dict(state: dict[str, Tensor], where: str) -> dict[str, Tensor]:
     """The released state dict (`t5.transformer.*`, `t5.classifier.*`) as the keys of
     transformers' T5ForTokenClassification; the tied input embedding is filled from whichever
     of its two names the file kept."""
@@ -68,13 +71,15 @@ def hhem_state_dict(state: dict[str, Any], where: str) -> dict[str, Any]:
             f"{where} does not hold HHEM-2.1-open weights (t5.classifier.*, "
             f"t5.transformer.shared.weight); it has {some}, ..."
         )
-    emb = sub.get("transformer.shared.weight", sub.get("transformer.encoder.embed_tokens.weight"))
+    emb = sub.get("transformer.shared.weight")
+    if emb is None:
+        emb = sub["transformer.encoder.embed_tokens.weight"]
     sub.setdefault("transformer.shared.weight", emb)
     sub.setdefault("transformer.encoder.embed_tokens.weight", emb)
     return sub
 
 
-def _read_weights(checkpoint: str) -> tuple[dict[str, Any], str]:
+def _read_weights(checkpoint: str) -> tuple[dict[str, Tensor], str]:
     """The checkpoint's tensors (model.safetensors, else pytorch_model.bin, read weights-only)
     from a local folder or the Hugging Face cache / hub."""
     from transformers.utils import cached_file
@@ -230,7 +235,9 @@ class HHEM(ModelDetector):
 
     # inputs ---------------------------------------------------------------------------------
 
-    def _rows(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], list[bool]]:
+    def _rows(
+        self, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[list[dict[str, list[int]]], list[bool]]:
         """Token rows of the prompts; with a token limit, an over-long premise is cut (at a
         token boundary of the premise alone) until the prompt fits."""
         from evaluator.detectors.batching import encode
@@ -270,7 +277,7 @@ class HHEM(ModelDetector):
         self.stats.model_inputs += len(uniq)
         rows, flags = self._rows(uniq)
 
-        def forward(batch: dict[str, Any]) -> Any:
+        def forward(batch: dict[str, Tensor]) -> Tensor:
             logits = self.model(**batch).logits[:, 0, :]
             return logits.float().softmax(dim=-1)[:, CONSISTENT_INDEX]
 

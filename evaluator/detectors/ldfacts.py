@@ -25,7 +25,7 @@ embedded once (not once per summary), all summary sentences are embedded in one 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from evaluator.detectors.base import (
     splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def snippet(sentences: Sequence[str], k: int, context: str = "paper") -> str:
@@ -111,7 +114,7 @@ class LongDocFACTScore(ModelDetector):
             str(self.checkpoint), self.device, self.options["max_length"]
         )
         self.stats.max_input_tokens["scoring"] = self.lm.max_length
-        self._emb: dict[str, Any] = {}
+        self._emb: dict[str, Tensor] = {}  # sentence -> its embedding, on the CPU
 
     def embed(self, sentences: Sequence[str]) -> None:
         """Embed the sentences not embedded yet (one batched call)."""

@@ -25,7 +25,7 @@ Guardian) are refused here: they have their own detectors.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from evaluator.detectors.base import (
     splitter_opt,
 )
 from evaluator.detectors.registry import register_detector
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 # the authors' settings per checker (minicheck/minicheck.py and inference.py): input limit in
 # tokens, chunk size and what the chunk size counts
@@ -367,7 +370,7 @@ class MiniCheck(ModelDetector):
             ids = [self.options["unsupport_token_id"], self.options["support_token_id"]]
             start = int(self.model.config.decoder_start_token_id or 0)
 
-            def forward(batch: dict[str, Any]) -> Any:
+            def forward(batch: dict[str, Tensor]) -> Tensor:
                 import torch
 
                 n = batch["input_ids"].shape[0]
@@ -377,7 +380,7 @@ class MiniCheck(ModelDetector):
 
         else:
 
-            def forward(batch: dict[str, Any]) -> Any:
+            def forward(batch: dict[str, Tensor]) -> Tensor:
                 return self.model(**batch).logits.float().softmax(dim=-1)[:, 1]
 
         bar = Progress(len(rows), "minicheck pairs", self.progress, unit="pair")

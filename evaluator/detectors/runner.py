@@ -33,7 +33,7 @@ from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import ModelInfo, RunConfig
 from evaluator.detectors import blocks as B
-from evaluator.detectors.base import Detector, DetectorError
+from evaluator.detectors.base import Description, Detector, DetectorError
 from evaluator.detectors.build import build_detector, library_versions
 from evaluator.detectors.registry import detector_package, get_detector
 
@@ -57,7 +57,9 @@ RUNNER_OPTIONS = {
 }
 
 
-def _split_options(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _split_options(
+    options: Mapping[str, object] | None,
+) -> tuple[dict[str, object], dict[str, object]]:
     opts = dict(options or {})
     mine = {k: opts.pop(k) for k in list(opts) if k in RUNNER_OPTIONS}
     return mine, opts
@@ -194,7 +196,7 @@ class _Settings:
     unit: str
     threshold: float | None  # --option threshold (policy "fixed")
     requested: list[str] | None  # the splits asked for (none: the benchmark's own choice)
-    detector_options: dict[str, Any]
+    detector_options: dict[str, object]
 
     @property
     def detection(self) -> bool:
@@ -219,11 +221,13 @@ def _settings(run: DetectorRunSpec, check_name: bool) -> _Settings:
     if unit not in spec.units:
         raise DetectorError(f"unit {unit!r} not in {run.benchmark}'s units {list(spec.units)}")
     threshold = None
-    if mine.get("threshold") is not None:
+    if (given := mine.get("threshold")) is not None:
         try:
-            threshold = float(mine["threshold"])
+            if not isinstance(given, (str, int, float)):
+                raise ValueError(given)
+            threshold = float(given)
         except ValueError:
-            raise DetectorError(f"option threshold={mine['threshold']!r} is not a number") from None
+            raise DetectorError(f"option threshold={given!r} is not a number") from None
         if not math.isfinite(threshold):
             raise DetectorError(f"option threshold={threshold!r} is not finite")
     splits = list(run.splits) if run.splits is not None else None
@@ -252,7 +256,7 @@ def _needed_splits(s: _Settings, needs_fit: bool) -> list[str]:
 
 def _fit(
     det: Detector, rows: pd.DataFrame, run: DetectorRunSpec, version: str, unit: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Train a detector that learns on the dev split; what it was trained on, for the run."""
     dev = rows[(rows["split"] == "dev") & rows["label"].notna()]
     if dev.empty:
@@ -316,7 +320,7 @@ def predict(
         raise DetectorError(
             f"no {s.unit} of {run.benchmark} in split(s) {', '.join(needed)} can be scored{why}"
         )
-    extra = _fit(det, rows, run, inputs.version, s.unit) if needs_fit else {}
+    extra: dict[str, object] = _fit(det, rows, run, inputs.version, s.unit) if needs_fit else {}
     det.quiet()  # the run's bar counts pairs across blocks (and engines)
     scores, metas, store, evidence = _score(
         det,
@@ -378,7 +382,7 @@ def _checkpoint_key(
     det: Detector,
     needs_fit: bool,
     caller_built: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What makes an earlier, interrupted run's checkpointed blocks this run's: the same
     detector, build, options, benchmark version, unit, block size and trained weights (a
     caller's own detector object never matches another)."""
@@ -416,22 +420,26 @@ def _frames(
     return preds, ev_frame
 
 
-def _record(det: Detector, metas: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _record(det: Detector, metas: list[B.BlockMeta]) -> tuple[Description, dict[str, object]]:
     """What the run records of the detector: its describe() with device and dtype as the
     detector that scored resolved them, and the entries of it the detector names (RECORDED)
     that it gave."""
-    scored_by: dict[str, Any] = next((m["describe"] for m in metas if m.get("describe")), {})
-    ran = (scored_by.get("fidelity") or {}).get("splitter")
+    scored_by = next((m["describe"] for m in metas if m.get("describe")), Description())
+    fidelity = scored_by.get("fidelity")
+    ran = fidelity.get("splitter") if fidelity else None
     if ran is not None:
         det.record_splitter(ran)  # the splitter that ran where the pairs were scored
     info = det.describe()
-    for k in ("device", "dtype"):  # as the detector that scored resolved them
-        if scored_by.get(k) is not None:
-            info[k] = scored_by[k]
-    return info, {k: info[k] for k in det.RECORDED if info.get(k) is not None}
+    # device and dtype as the detector that scored resolved them
+    if (device := scored_by.get("device")) is not None:
+        info["device"] = device
+    if (dtype := scored_by.get("dtype")) is not None:
+        info["dtype"] = dtype
+    entries: Mapping[str, object] = info
+    return info, {k: v for k in det.RECORDED if (v := entries.get(k)) is not None}
 
 
-def _versions_of(metas: list[dict[str, Any]]) -> dict[str, Any]:
+def _versions_of(metas: list[B.BlockMeta]) -> dict[str, str]:
     versions = library_versions()
     for m in metas:
         for k, v in (m.get("versions") or {}).items():
@@ -440,12 +448,15 @@ def _versions_of(metas: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _labels_or_scores(
-    preds: pd.DataFrame, metas: list[dict[str, Any]], extra: dict[str, Any], threshold: float | None
+    preds: pd.DataFrame,
+    metas: list[B.BlockMeta],
+    extra: dict[str, object],
+    threshold: float | None,
 ) -> tuple[pd.DataFrame, str, float | None]:
     """A detector from outside FactBoard (evaluator.detectors.custom) may give labels: 1/True
     consistent, 0/False not, in every block; they are scored as labels, not thresholded."""
     policy = "fixed" if threshold is not None else "auto"
-    returns = [(m.get("describe") or {}).get("returns") for m in metas]
+    returns = [d.get("returns") if (d := m.get("describe")) else None for m in metas]
     if any(returns):
         extra["returns"] = "labels" if all(r == "labels" for r in returns) else "scores"
         if extra["returns"] == "labels":
@@ -455,7 +466,7 @@ def _labels_or_scores(
     return preds, policy, threshold
 
 
-def _actor_spec(run: DetectorRunSpec, det: Detector, options: Mapping[str, Any]) -> Any:
+def _actor_spec(run: DetectorRunSpec, det: Detector, options: Mapping[str, object]) -> Any:
     """How a Ray actor builds the same detector, with the files the detector read here
     (SummaC-Conv's weights) as text, for nodes that do not share this machine's disk."""
     from evaluator.distributed.detectors import DetectorSpec
@@ -471,12 +482,12 @@ def _score(
     engine: runner.Engine,
     *,
     spec: Any,
-    key: Mapping[str, Any],
+    key: Mapping[str, object],
     root: Path | None,
     progress: bool,
     desc: str,
     factory: Callable[[], Any] | None,
-) -> tuple[list[float], list[dict[str, Any]], B.BlockStore, list[str | None]]:
+) -> tuple[list[float], list[B.BlockMeta], B.BlockStore, list[str | None]]:
     """Scores in row order, the scored blocks' metadata, the run's checkpoint store, and each
     pair's evidence in row order (JSON text, None where the detector gave none). Blocks
     checkpointed by an earlier, interrupted run of the same key are not scored again."""

@@ -35,11 +35,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from evaluator.detectors.base import (
+    Description,
     DetectorError,
     ModelDetector,
     Opt,
@@ -50,6 +51,7 @@ from evaluator.detectors.registry import register_detector
 from evaluator.detectors.summac_conv import (
     N_ROWS,
     RELEASED_CONV_SHA256,
+    ConvState,
     conv_bins,
     conv_histogram,
     conv_probability,
@@ -59,6 +61,9 @@ from evaluator.detectors.summac_conv import (
     load_conv_state,
     train_conv,
 )
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 # label order of known NLI checkpoints whose configs do not name their labels usefully
 KNOWN_LABEL_ORDER: dict[str, tuple[int, int, int]] = {
@@ -333,7 +338,7 @@ class _SummaCBase(ModelDetector):
             e, c, n = self.label_order
             bar = Progress(len(rows), f"{self.name} NLI pairs", self.progress, unit="pair")
 
-            def forward(batch: dict[str, Any]) -> Any:
+            def forward(batch: dict[str, Tensor]) -> Tensor:
                 # the softmax in the model's dtype, as the authors' (float16 on a GPU)
                 return self.model(**batch).logits.softmax(dim=-1)[:, [e, c, n]]
 
@@ -455,7 +460,7 @@ class SummaCConv(_SummaCBase):
     def _check_options(self) -> None:
         super()._check_options()
         self.bins = conv_bins(self.options["bins"])
-        self.state: dict[str, Any] | None = None
+        self.state: ConvState | None = None
         self._fitted = False  # fit() replaced the weights the options name
         given = self.options["conv_weights"]
         if given == "released":
@@ -473,7 +478,7 @@ class SummaCConv(_SummaCBase):
     def needs_fit(self) -> bool:
         return self.options["conv_weights"] == "dev" and self.state is None
 
-    def trained_state(self) -> dict[str, Any] | None:
+    def trained_state(self) -> ConvState | None:
         return self.state
 
     def actor_files(self) -> dict[str, str]:
@@ -490,8 +495,12 @@ class SummaCConv(_SummaCBase):
         return out
 
     def _released_state(self) -> bool:
-        src = (self.state or {}).get("source") or {}
-        return bool(src.get("released")) and src.get("sha256") == RELEASED_CONV_SHA256
+        src = self.state.get("source") if self.state is not None else None
+        return (
+            src is not None
+            and bool(src.get("released"))
+            and src.get("sha256") == RELEASED_CONV_SHA256
+        )
 
     def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
         if self.state is None and self.options["conv_weights"] == "released":
@@ -505,15 +514,19 @@ class SummaCConv(_SummaCBase):
 
     def fit(
         self, documents: Sequence[str], summaries: Sequence[str], labels: Sequence[int]
-    ) -> dict[str, Any]:
+    ) -> ConvState:
         """Train the convolution on labelled pairs (the benchmark's dev split)."""
         if len(labels) != len(documents):
             raise DetectorError(f"{len(labels)} labels for {len(documents)} training pairs")
         h = self.histograms(documents, summaries)
-        st = train_conv(h, labels, self.options["epochs"], self.options["lr"], self.options["seed"])
-        st.update(
-            {"bins": list(self.bins), "nli_labels": self.options["nli_labels"], "n_rows": N_ROWS}
-        )
+        st: ConvState = {
+            **train_conv(
+                h, labels, self.options["epochs"], self.options["lr"], self.options["seed"]
+            ),
+            "bins": list(self.bins),
+            "nli_labels": self.options["nli_labels"],
+            "n_rows": N_ROWS,
+        }
         self.state = st
         self._fitted = True
         return st
@@ -555,7 +568,7 @@ class SummaCConv(_SummaCBase):
         self.set_evidence(evs)
         return [float(v) for v in p]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Description:
         d = super().describe()
         d["summac_conv"] = self.state
         return d

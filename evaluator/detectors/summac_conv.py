@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -44,6 +44,46 @@ PERCENTILE_BINS = (
     0.995,
     1.0,
 )
+
+
+class ConvSource(TypedDict):
+    """The file released weights were read from."""
+
+    file: str
+    sha256: str
+    released: bool  # the authors' file (its sha256 is RELEASED_CONV_SHA256)
+
+
+class ConvState(TypedDict):
+    """SummaC-Conv's weights, JSON-ready: trained here (`train_conv`, then its bins and
+    channels) or read from a file; a run records them in config.extra.summac_conv."""
+
+    conv_weight: list[float]
+    conv_bias: float
+    final_weight: list[list[float]]
+    final_bias: list[float]
+    bins: list[float]
+    nli_labels: str
+    n_rows: int
+    source: NotRequired[ConvSource]  # weights read from the authors' PyTorch file
+    # weights trained on a dev split
+    train_loss: NotRequired[float]
+    n_train: NotRequired[int]
+    n_consistent: NotRequired[int]
+    n_inconsistent: NotRequired[int]
+
+
+class Trained(TypedDict):
+    """What `train_conv` learns, before the bins and channels it was trained with are added."""
+
+    conv_weight: list[float]
+    conv_bias: float
+    final_weight: list[list[float]]
+    final_bias: list[float]
+    train_loss: float
+    n_train: int
+    n_consistent: int
+    n_inconsistent: int
 
 
 N_ROWS = 10  # summary sentences the convolution looks at (SummaCConv.n_rows)
@@ -80,14 +120,14 @@ def conv_histogram(
     return out
 
 
-def conv_rows(histograms: np.ndarray, state: dict[str, Any]) -> np.ndarray:
+def conv_rows(histograms: np.ndarray, state: ConvState) -> np.ndarray:
     """The convolution's output per histogram row, [N, n_rows] (`self.mlp(histograms)`)."""
     w = np.asarray(state["conv_weight"], dtype=np.float64)  # [width]
     b = float(state["conv_bias"])
     return np.asarray(histograms @ w + b)
 
 
-def conv_probability(histograms: np.ndarray, state: dict[str, Any]) -> np.ndarray:
+def conv_probability(histograms: np.ndarray, state: ConvState) -> np.ndarray:
     """P(consistent) for histograms [N, n_rows, width] under trained weights `state`: the mean
     of the rows present (`seq_length` non-zero rows, agg=mean) fed to the final 2-way layer."""
     w2 = np.asarray(state["final_weight"], dtype=np.float64)  # [2, 3]
@@ -106,7 +146,7 @@ def conv_probability(histograms: np.ndarray, state: dict[str, Any]) -> np.ndarra
 
 def train_conv(
     histograms: np.ndarray, labels: Sequence[int], epochs: int, lr: float, seed: int
-) -> dict[str, Any]:
+) -> Trained:
     """Fit the convolution and the final layer with class-balanced cross-entropy (full batch,
     Adam, seeded: the same data give the same weights)."""
     import torch
@@ -241,7 +281,7 @@ def fetch_released_conv() -> Path:
 _TORCH_SUFFIXES = (".bin", ".pt", ".pth")
 
 
-def load_conv_state(path: Path, options: dict[str, Any]) -> dict[str, Any]:
+def load_conv_state(path: Path, options: Mapping[str, object]) -> ConvState:
     """Trained convolution weights from a file: the authors' PyTorch state dict (`.bin`, keys
     `mlp.weight`, `mlp.bias`, `layer_final.weight`, `layer_final.bias`; read with
     weights_only=True), or JSON: the weights themselves, or a run.json whose
@@ -276,10 +316,10 @@ def load_conv_state(path: Path, options: dict[str, Any]) -> dict[str, Any]:
             f"conv_weights {str(path)!r} were trained on channels {data['nli_labels']!r}, "
             f"not {options['nli_labels']!r}"
         )
-    return dict(data)
+    return cast(ConvState, dict(data))  # its keys and their sizes checked above
 
 
-def _load_torch_conv(path: Path, options: dict[str, Any]) -> dict[str, Any]:
+def _load_torch_conv(path: Path, options: Mapping[str, object]) -> ConvState:
     import torch
 
     raw = path.read_bytes()
@@ -297,8 +337,9 @@ def _load_torch_conv(path: Path, options: dict[str, Any]) -> dict[str, Any]:
             f"conv_weights {str(path)!r} is not SummaC-Conv's state dict: keys {', '.join(keys)} "
             f"needed, found {got}"
         )
-    bins = conv_bins(options["bins"])
-    width = len(options["nli_labels"]) * (len(bins) - 1)
+    bins = conv_bins(str(options["bins"]))
+    nli_labels = str(options["nli_labels"])
+    width = len(nli_labels) * (len(bins) - 1)
     shapes = {k: tuple(sd[k].shape) for k in keys}
     want = {
         "mlp.weight": (1, width),
@@ -319,7 +360,7 @@ def _load_torch_conv(path: Path, options: dict[str, Any]) -> dict[str, Any]:
         "final_weight": [[float(v) for v in row] for row in sd["layer_final.weight"]],
         "final_bias": [float(v) for v in sd["layer_final.bias"]],
         "bins": list(bins),
-        "nli_labels": options["nli_labels"],
+        "nli_labels": nli_labels,
         "n_rows": N_ROWS,
         "source": {"file": path.name, "sha256": sha, "released": sha == RELEASED_CONV_SHA256},
     }

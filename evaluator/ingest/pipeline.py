@@ -12,9 +12,9 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -31,6 +31,7 @@ from evaluator.core.types import (
     Sample,
 )
 from evaluator.store import ingested, layout, runs
+from evaluator.store.ingested import BenchmarkMeta, CardStats, SliceCount
 
 
 def samples_table(spec: BenchmarkSpec, samples: list[Sample]) -> pa.Table:
@@ -79,18 +80,18 @@ def version_of(table: pa.Table) -> str:
     return h.hexdigest()[:16]
 
 
-def describe(spec: BenchmarkSpec, df: pd.DataFrame) -> dict[str, Any]:
+def describe(spec: BenchmarkSpec, df: pd.DataFrame) -> CardStats:
     """Sizes and balance for the benchmark card: per split x unit x domain, and error types."""
-    out: dict[str, Any] = {"n_samples": int(len(df)), "by": []}
+    by: list[SliceCount] = []
     for (split, unit, domain), g in df.groupby(
         ["split", "unit", df["domain"].fillna("")], sort=True
     ):
         lab = g["label"]
-        out["by"].append(
+        by.append(
             {
-                "split": split,
-                "unit": unit,
-                "domain": domain,
+                "split": str(split),
+                "unit": str(unit),
+                "domain": str(domain),
                 "n": int(len(g)),
                 "consistent": int((lab == 1).sum()),
                 "inconsistent": int((lab == 0).sum()),
@@ -104,14 +105,18 @@ def describe(spec: BenchmarkSpec, df: pd.DataFrame) -> dict[str, Any]:
             if lst is not None:
                 types.update(str(t) for t in lst)
         by_unit[str(unit)] = dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0])))
-    # counted once, on the benchmark's finest unit (TofuEval: sentences, not sentences+summaries)
-    out["error_types"] = by_unit.get(spec.units[0], {})
-    out["error_types_by_unit"] = by_unit
     present = sorted(set(df["domain"].dropna()))
-    out["domains_present"] = present
-    out["domains_missing"] = [d for d in spec.domains if d not in present]
-    out["documents_included"] = bool(df["document"].notna().any())
-    return out
+    return {
+        "n_samples": int(len(df)),
+        "by": by,
+        # counted once, on the benchmark's finest unit (TofuEval: sentences, not sentences and
+        # summaries)
+        "error_types": by_unit.get(spec.units[0], {}),
+        "error_types_by_unit": by_unit,
+        "domains_present": present,
+        "domains_missing": [d for d in spec.domains if d not in present],
+        "documents_included": bool(df["document"].notna().any()),
+    }
 
 
 @dataclass
@@ -127,7 +132,7 @@ class IngestReport:
 def ingest(
     name: str,
     source: str | Path,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     root: Path | None = None,
     progress: bool = False,
 ) -> IngestReport:
@@ -155,7 +160,7 @@ def ingest(
             bar.close()
             return IngestReport(name, version, False, table.num_rows, notes=loaded.notes)
     df = table.to_pandas()
-    meta = {
+    meta: BenchmarkMeta = {
         **spec.card(),
         "version": version,
         "ingested_at": runs.now_iso(),

@@ -10,13 +10,14 @@ import json
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evaluator.benchmarks import registry
+from evaluator.benchmarks.registry import BenchmarkCard
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import VERSION_PATTERN
 from evaluator.store import layout
@@ -30,7 +31,44 @@ def is_ingested(name: str, root: Path | None = None) -> bool:
 VERSION = re.compile(VERSION_PATTERN)
 
 
+class SliceCount(TypedDict):
+    """Samples of one split x unit x domain, by label (a benchmark card's sizes)."""
+
+    split: str
+    unit: str
+    domain: str
+    n: int
+    consistent: int
+    inconsistent: int
+    with_document: int
+
+
+class CardStats(TypedDict):
+    """Sizes and balance of an ingested benchmark (benchmark.json's `stats`)."""
+
+    n_samples: int
+    by: list[SliceCount]
+    error_types: dict[str, int]  # on the benchmark's finest unit
+    error_types_by_unit: dict[str, dict[str, int]]
+    domains_present: list[str]
+    domains_missing: list[str]
+    documents_included: bool
+
+
+class BenchmarkMeta(BenchmarkCard):
+    """benchmark.json as the ingest writes it: the card, then what this ingest found."""
+
+    version: str  # a hash of the samples' content
+    ingested_at: str
+    sources: list[str]
+    notes: list[str]
+    stats: CardStats
+
+
 def load_meta(name: str, root: Path | None = None) -> dict[str, Any]:
+    """The benchmark.json of an ingested benchmark, checked for what every reader relies on
+    (`meta_problem`). A file written before a key of BenchmarkMeta existed lacks it, so it is
+    returned as the JSON object it is, not as that record."""
     registry.get(name)  # unknown names fail with the known ones
     f = layout.benchmark_dir(name, root) / layout.META_FILE
     if not f.is_file():
@@ -39,7 +77,7 @@ def load_meta(name: str, root: Path | None = None) -> dict[str, Any]:
             f"`python -m evaluator ingest {name} --from PATH`"
         )
     try:
-        meta: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
+        meta = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise FactBoardError(f"{f} is unreadable: {e}") from None
     problem = meta_problem(meta)
