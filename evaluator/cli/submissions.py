@@ -240,7 +240,7 @@ def recipe_arg(args: argparse.Namespace) -> dict[str, Any] | None:
     recipe, problems = recipes.parse_recipe(given)
     if problems:
         raise FactBoardError("the recipe is not valid:\n" + "\n".join(f"  - {p}" for p in problems))
-    return recipe.to_json() if recipe else None
+    return dict(recipe.to_json()) if recipe else None
 
 
 def cmd_template(args: argparse.Namespace) -> int:

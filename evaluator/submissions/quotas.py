@@ -30,7 +30,6 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from evaluator.core.errors import FactBoardError
 
@@ -113,9 +112,10 @@ def submitter_key(hf_user: str | None = None, client_id: str | None = None) -> s
     return None
 
 
-def _records(root: Path) -> list[dict[str, Any]]:
+def _records(root: Path) -> list[dict[str, object]]:
+    """The submission records as read (a corrupt one's fields are narrowed where they are used)."""
     d = root / "records"
-    out = []
+    out: list[dict[str, object]] = []
     for f in d.glob("*.json") if d.is_dir() else []:
         try:
             rec = json.loads(f.read_text(encoding="utf-8"))
@@ -126,7 +126,7 @@ def _records(root: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _when(rec: dict[str, Any]) -> datetime | None:
+def _when(rec: dict[str, object]) -> datetime | None:
     try:
         t = datetime.fromisoformat(str(rec.get("created_at")))
     except ValueError:
@@ -162,13 +162,14 @@ def check(
             continue
         t = _when(rec)
         recent = t is not None and now - t < DAY
-        kept = rec.get("status") in _KEPT and isinstance(rec.get("size"), int)
+        stored = rec.get("size")
+        kept = stored if rec.get("status") in _KEPT and isinstance(stored, int) else 0
         if mine:
             mine_day += recent
-            mine_bytes += rec["size"] if kept else 0
+            mine_bytes += kept
         if same_bench:
             bench_day += recent
-            bench_bytes += rec["size"] if kept else 0
+            bench_bytes += kept
     if submitter is not None:
         if q.per_day and mine_day >= q.per_day:
             return (

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, Required, TypedDict
 
-KINDS = ("detector", "llm", "package")
+Kind = Literal["detector", "llm", "package"]
+KINDS: tuple[Kind, ...] = ("detector", "llm", "package")
 KIND_WORDS = {
     "detector": "a registered detector with a public checkpoint",
     "llm": "an LLM with a prompt",
@@ -39,44 +41,57 @@ OPTION_KEY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 MAX_OPTIONS = 20
 MAX_OPTION_TEXT = 200
 MAX_RECIPE_CHARS = 4000
-FIELDS = {
+FIELDS: dict[Kind, tuple[str, ...]] = {
     "detector": ("kind", "detector", "checkpoint", "revision", "options"),
     "llm": ("kind", "llm", "prompt", "temperature", "max_tokens"),
     "package": ("kind", "detector", "package", "version", "options"),
 }
 
+OptionValue = bool | int | float | str | None  # what a detector option may be set to
+
+
+class RecipeJSON(TypedDict, total=False):
+    """A recipe as the submission record and the run's `submission.recipe` keep it: the kind's
+    fields only (FIELDS, none empty), and in the run the splits and the unit the file predicted
+    (what evaluator.reproduce re-runs)."""
+
+    kind: Required[Kind]
+    detector: str  # a registered detector, or the package's entry point
+    checkpoint: str  # a Hub model id
+    revision: str
+    options: dict[str, OptionValue]
+    llm: str  # provider:model
+    prompt: str
+    temperature: float
+    max_tokens: int
+    package: str
+    version: str
+    splits: list[str]
+    unit: str
+
 
 @dataclass(frozen=True)
-class SubmittedRecipe:
-    """How a submission's predictions were made (see the module doc)."""
+class DetectorRecipe:
+    """A registered detector, on a public checkpoint pinned by revision (None: its default)."""
 
-    kind: str  # "detector", "llm" or "package"
-    detector: str | None = None  # a registered detector, or the package's entry point
-    checkpoint: str | None = None  # a Hub model id (None: the detector's default)
+    detector: str
+    checkpoint: str | None = None
     revision: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    llm: str | None = None  # provider:model
-    prompt: str | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    package: str | None = None
-    version: str | None = None
+    options: dict[str, OptionValue] = field(default_factory=dict)
+    kind: Literal["detector"] = "detector"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RecipeJSON:
         """The stored form: the kind's fields only (no empty ones)."""
-        out: dict[str, Any] = {}
-        for name in FIELDS[self.kind]:
-            v = getattr(self, name)
-            if v is not None and v != {}:
-                out[name] = v
+        out: RecipeJSON = {"kind": self.kind, "detector": self.detector}
+        if self.checkpoint is not None:
+            out["checkpoint"] = self.checkpoint
+        if self.revision is not None:
+            out["revision"] = self.revision
+        if self.options:
+            out["options"] = dict(self.options)
         return out
 
     def describe(self) -> str:
-        if self.kind == "llm":
-            t = f", temperature {self.temperature:g}" if self.temperature is not None else ""
-            return f"LLM {self.llm}, prompt {self.prompt}{t}"
-        if self.kind == "package":
-            return f"detector {self.detector} from {self.package} {self.version}"
         where = (
             f"checkpoint {self.checkpoint} at {self.revision}"
             if self.checkpoint
@@ -85,11 +100,65 @@ class SubmittedRecipe:
         return f"detector {self.detector}, {where}"
 
 
+@dataclass(frozen=True)
+class LLMRecipe:
+    """An LLM (provider:model) with one of the detection prompts."""
+
+    llm: str
+    prompt: str
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    kind: Literal["llm"] = "llm"
+
+    def to_json(self) -> RecipeJSON:
+        out: RecipeJSON = {
+            "kind": self.kind,
+            "llm": self.llm,
+            "prompt": self.prompt,
+            "temperature": self.temperature,
+        }
+        if self.max_tokens is not None:
+            out["max_tokens"] = self.max_tokens
+        return out
+
+    def describe(self) -> str:
+        return f"LLM {self.llm}, prompt {self.prompt}, temperature {self.temperature:g}"
+
+
+@dataclass(frozen=True)
+class PackageRecipe:
+    """A detector from an installed package: its entry point, the package and its version."""
+
+    detector: str
+    package: str
+    version: str
+    options: dict[str, OptionValue] = field(default_factory=dict)
+    kind: Literal["package"] = "package"
+
+    def to_json(self) -> RecipeJSON:
+        out: RecipeJSON = {
+            "kind": self.kind,
+            "detector": self.detector,
+            "package": self.package,
+            "version": self.version,
+        }
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
+
+    def describe(self) -> str:
+        return f"detector {self.detector} from {self.package} {self.version}"
+
+
+# how a submission's predictions were made (see the module doc); `kind` tells which
+SubmittedRecipe = DetectorRecipe | LLMRecipe | PackageRecipe
+
+
 class RecipeProblems(list[str]):
     """The problems of a recipe, each naming its field."""
 
 
-def _text(obj: dict[str, Any], key: str, problems: list[str], required: bool) -> str | None:
+def _text(obj: Mapping[str, object], key: str, problems: list[str], required: bool) -> str | None:
     v = obj.get(key)
     if v is None or (isinstance(v, str) and not v.strip()):
         if required:
@@ -104,7 +173,9 @@ def _text(obj: dict[str, Any], key: str, problems: list[str], required: bool) ->
     return v.strip()
 
 
-def _options(obj: dict[str, Any], problems: list[str], allowed: set[str] | None) -> dict[str, Any]:
+def _options(
+    obj: Mapping[str, object], problems: list[str], allowed: set[str] | None
+) -> dict[str, OptionValue]:
     raw = obj.get("options")
     if raw is None:
         return {}
@@ -116,7 +187,7 @@ def _options(obj: dict[str, Any], problems: list[str], allowed: set[str] | None)
     if len(raw) > MAX_OPTIONS:
         problems.append(f"recipe.options: at most {MAX_OPTIONS} options")
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, OptionValue] = {}
     for k, v in raw.items():
         if not isinstance(k, str) or not OPTION_KEY.match(k):
             problems.append(f"recipe.options: {str(k)[:40]!r} is not an option name")
@@ -125,15 +196,16 @@ def _options(obj: dict[str, Any], problems: list[str], allowed: set[str] | None)
             known = ", ".join(sorted(allowed)) or "none"
             problems.append(f"recipe.options.{k}: not an option of this detector (known: {known})")
             continue
-        scalar = isinstance(v, bool | int | float) or v is None
-        if scalar or (isinstance(v, str) and len(v) <= MAX_OPTION_TEXT):
+        if (v is None or isinstance(v, bool | int | float | str)) and (
+            not isinstance(v, str) or len(v) <= MAX_OPTION_TEXT
+        ):
             out[k] = v
         else:
             problems.append(f"recipe.options.{k}: expected a number, true/false or short text")
     return out
 
 
-def _infer_kind(obj: dict[str, Any]) -> str | None:
+def _infer_kind(obj: Mapping[str, object]) -> str | None:
     kind = obj.get("kind")
     if kind is not None:
         return kind if isinstance(kind, str) else None
@@ -161,7 +233,7 @@ def _detector_options(name: str) -> set[str] | None:
     return set(declared) | set(RUNNER_OPTIONS)
 
 
-def parse_recipe(given: Any) -> tuple[SubmittedRecipe | None, list[str]]:
+def parse_recipe(given: object) -> tuple[SubmittedRecipe | None, list[str]]:
     """(recipe, problems): None and no problem when nothing is given (a self-reported
     submission); None and the problems (each naming its field) when it is not valid."""
     if given is None or (isinstance(given, str) and not given.strip()) or given == {}:
@@ -176,14 +248,15 @@ def parse_recipe(given: Any) -> tuple[SubmittedRecipe | None, list[str]]:
     if not isinstance(given, dict):
         return None, [f"recipe: expected a JSON object, got {type(given).__name__}"]
     problems: list[str] = []
-    kind = _infer_kind(given)
-    if kind not in KINDS:
-        what = f"{kind!r} is not" if kind else "missing; it must be"
+    kind = next((k for k in KINDS if k == _infer_kind(given)), None)
+    if kind is None:
+        given_kind = _infer_kind(given)
+        what = f"{given_kind!r} is not" if given_kind else "missing; it must be"
         return None, [f"recipe.kind: {what} one of {', '.join(KINDS)}"]
-    unknown = sorted(set(given) - set(FIELDS[kind]))
+    unknown = sorted(set(map(str, given)) - set(FIELDS[kind]))
     if unknown:
         problems.append(
-            f"recipe: {', '.join(map(str, unknown))} not a field of a {kind} recipe "
+            f"recipe: {', '.join(unknown)} not a field of a {kind} recipe "
             f"(fields: {', '.join(FIELDS[kind][1:])})"
         )
     if kind == "llm":
@@ -193,7 +266,9 @@ def parse_recipe(given: Any) -> tuple[SubmittedRecipe | None, list[str]]:
     return _detector(given, problems)
 
 
-def _detector(obj: dict[str, Any], problems: list[str]) -> tuple[SubmittedRecipe | None, list[str]]:
+def _detector(
+    obj: Mapping[str, object], problems: list[str]
+) -> tuple[DetectorRecipe | None, list[str]]:
     from evaluator.detectors.registry import detector_names, detector_package
 
     name = _text(obj, "detector", problems, True)
@@ -229,12 +304,12 @@ def _detector(obj: dict[str, Any], problems: list[str]) -> tuple[SubmittedRecipe
     if revision is not None and not REVISION.match(revision):
         problems.append(f"recipe.revision: {revision[:100]!r} is not a commit hash, tag or branch")
     options = _options(obj, problems, allowed)
-    if problems:
+    if problems or name is None:
         return None, problems
-    return SubmittedRecipe("detector", name, checkpoint, revision, options), []
+    return DetectorRecipe(name, checkpoint, revision, options), []
 
 
-def _llm(obj: dict[str, Any], problems: list[str]) -> tuple[SubmittedRecipe | None, list[str]]:
+def _llm(obj: Mapping[str, object], problems: list[str]) -> tuple[LLMRecipe | None, list[str]]:
     from evaluator.llm.clients import provider_names
     from evaluator.llm.prompts import detector_prompts
 
@@ -262,13 +337,15 @@ def _llm(obj: dict[str, Any], problems: list[str]) -> tuple[SubmittedRecipe | No
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
     ):
         problems.append("recipe.max_tokens: expected a positive whole number")
-    if problems:
+    if problems or llm is None or prompt is None or not isinstance(temperature, int | float):
         return None, problems
-    t = None if temperature is None else float(temperature)
-    return SubmittedRecipe("llm", llm=llm, prompt=prompt, temperature=t, max_tokens=max_tokens), []
+    tokens = max_tokens if isinstance(max_tokens, int) else None
+    return LLMRecipe(llm, prompt, float(temperature), tokens), []
 
 
-def _package(obj: dict[str, Any], problems: list[str]) -> tuple[SubmittedRecipe | None, list[str]]:
+def _package(
+    obj: Mapping[str, object], problems: list[str]
+) -> tuple[PackageRecipe | None, list[str]]:
     package = _text(obj, "package", problems, True)
     if package is not None and not PACKAGE.match(package):
         problems.append(f"recipe.package: {package[:100]!r} is not a package name")
@@ -279,25 +356,25 @@ def _package(obj: dict[str, Any], problems: list[str]) -> tuple[SubmittedRecipe 
     if name is not None and not OPTION_KEY.match(name.replace("-", "_").lower()):
         problems.append(f"recipe.detector: {name[:100]!r} is not an entry-point name")
     options = _options(obj, problems, None)
-    if problems:
+    if problems or name is None or package is None or version is None:
         return None, problems
-    return SubmittedRecipe("package", name, options=options, package=package, version=version), []
+    return PackageRecipe(name, package, version, options), []
 
 
 def from_flags(
     detector: str | None = None,
     checkpoint: str | None = None,
     revision: str | None = None,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     llm: str | None = None,
     prompt: str | None = None,
     temperature: float | None = None,
     package: str | None = None,
     version: str | None = None,
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """The recipe object the command line's (or the form's) separate fields make (None when
-    none is given); parse_recipe checks it."""
-    given = {
+    none is given), unchecked: parse_recipe checks it."""
+    given: dict[str, object] = {
         "detector": detector,
         "checkpoint": checkpoint,
         "revision": revision,
@@ -320,21 +397,23 @@ def from_flags(
     return out
 
 
-def from_form(kind: str, fields: dict[str, Any]) -> dict[str, Any] | None:
-    """The recipe object the Submit page's form makes: `kind` ("none" or one of KINDS) and
-    its text fields (options as KEY=VALUE lines); the other kinds' fields are ignored."""
-    if kind not in KINDS:
+def from_form(kind: str, fields: Mapping[str, object]) -> dict[str, object] | None:
+    """The recipe object the Submit page's form makes, unchecked (parse_recipe checks it):
+    `kind` ("none" or one of KINDS) and its text fields (options as KEY=VALUE lines); the other
+    kinds' fields are ignored."""
+    chosen = next((k for k in KINDS if k == kind), None)
+    if chosen is None:
         return None
 
     def text(key: str) -> str | None:
         v = fields.get(key)
         return v.strip() if isinstance(v, str) and v.strip() else None
 
-    out: dict[str, Any] = {"kind": kind}
-    for key in FIELDS[kind][1:]:
+    out: dict[str, object] = {"kind": chosen}
+    for key in FIELDS[chosen][1:]:
         if key == "options":
             lines = [ln.strip() for ln in str(fields.get("options") or "").splitlines()]
-            opts: dict[str, Any] = {}
+            opts: dict[str, str | None] = {}
             for ln in (x for x in lines if x):
                 k, sep, v = ln.partition("=")
                 opts[k.strip()] = v.strip() if sep else None
@@ -350,4 +429,14 @@ def from_form(kind: str, fields: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-__all__ = ["KINDS", "SubmittedRecipe", "from_flags", "from_form", "parse_recipe"]
+__all__ = [
+    "KINDS",
+    "DetectorRecipe",
+    "LLMRecipe",
+    "PackageRecipe",
+    "RecipeJSON",
+    "SubmittedRecipe",
+    "from_flags",
+    "from_form",
+    "parse_recipe",
+]

@@ -14,16 +14,84 @@ import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Literal, NotRequired, Required, TypedDict, Unpack, get_args
 
 from evaluator.core.errors import FactBoardError
 from evaluator.jobs import queue
 from evaluator.store import atomic, layout, runs
+from evaluator.submissions.verification import Outcome
 
 # fields of a record that never leave the machine that received it: the contact e-mail, and the
 # quota key (a client's key is a digest of its address, which a public repo must not carry;
 # quotas are therefore kept per replica). The results repo's copy leaves them out.
 PRIVATE_FIELDS = ("email", "submitter")
+
+Status = Literal[
+    "receiving",  # the record is written, the bytes are not saved yet
+    "received",  # the bytes are saved (uploads/<id>.upload)
+    "accepted",  # valid and no duplicate: being scored
+    "scored",  # its run is on the board
+    "rejected",  # refused (the problems say why)
+    "abandoned",  # the upload was interrupted
+    "deleted",  # its run was deleted by a maintainer
+]
+STATUSES: tuple[Status, ...] = get_args(Status)
+# the statuses a submission never leaves (the service does nothing more with it)
+TERMINAL: tuple[Status, ...] = ("scored", "rejected", "abandoned", "deleted")
+
+
+class MetaJSON(TypedDict, total=False):
+    """What the form (or the CLI) said about a submission, as its record keeps it
+    (evaluator.submissions.service.SubmissionMeta; `email` is private)."""
+
+    benchmark: Required[str]
+    model_name: Required[str]
+    kind: str
+    org: str | None
+    params: str | None
+    url: str | None
+    description: str | None
+    email: str | None
+    split: str | None
+    threshold_policy: str
+    threshold: float | None
+    recipe: dict[str, object] | None  # as given (evaluator.submissions.recipes checks it)
+
+
+class RecordFields(TypedDict, total=False):
+    """The fields of a record that a submission fills in as it goes along (finish's keywords)."""
+
+    size: int | None  # bytes of the upload
+    sha256: str | None  # of the upload's bytes
+    problems: list[str]
+    warnings: list[str]
+    run_id: str | None
+    job_id: str | None  # the judge job queued for its explanations
+    quota_refused: bool  # refused by a quota (does not count towards the next check)
+    predictions_sha: str  # evaluator.store.runs.predictions_hash, once accepted
+    # what it scored, once accepted: {"labels_sha", "scores_sha"} as
+    # evaluator.store.runs.scored_fingerprints gives them (the duplicate check compares them)
+    scored: dict[str, str]
+    benchmark_version: str  # the version it was accepted against
+    verification: Outcome  # a reproduction's outcome (evaluator.submissions.verification)
+
+
+class RecordUpdate(RecordFields, total=False):
+    """What save_record may change: the fields, and the status."""
+
+    status: Status
+    updated_at: str
+
+
+class SubmissionRecord(RecordUpdate, total=False):
+    """A submission's record, `records/<id>.json` (read back as written: older records may lack
+    the later fields)."""
+
+    id: Required[str]
+    created_at: str
+    meta: MetaJSON
+    filename: str | None  # the user's file name, as text only
+    submitter: NotRequired[str | None]  # the quota key (private)
 
 
 def root_dir(submissions_root: Path | None = None) -> Path:
@@ -63,29 +131,37 @@ def write_json_atomic(path: Path, obj: object) -> None:
     atomic.write_json(path, obj)
 
 
-def read_submission(sid: str, submissions_root: Path | None = None) -> dict[str, Any]:
+def read_submission(sid: str, submissions_root: Path | None = None) -> SubmissionRecord:
     """The stored record of a submission (includes the contact email: never show it)."""
     p = record_path(root_dir(submissions_root), sid)
     try:
-        data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
+        data: object = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FactBoardError(f"no submission {sid!r}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise FactBoardError(f"submission record {p} is not valid JSON ({e})") from None
     if not isinstance(data, dict):
         raise FactBoardError(f"submission record {p} is not a JSON object")
-    return data
+    if not isinstance(data.get("id"), str) or data.get("status") not in STATUSES:
+        raise FactBoardError(f"submission record {p} has no id or no known status")
+    rec: SubmissionRecord = data  # type: ignore[assignment]  # checked above; the rest as written
+    return rec
 
 
-def save_record(root: Path, rec: dict[str, Any], **update: Any) -> dict[str, Any]:
+def save_record(
+    root: Path, rec: SubmissionRecord, **update: Unpack[RecordUpdate]
+) -> SubmissionRecord:
     rec.update(update)
     rec["updated_at"] = runs.now_iso()
     write_json_atomic(record_path(root, rec["id"]), rec)
     return rec
 
 
-def finish(root: Path, rec: dict[str, Any], status: str, **update: Any) -> dict[str, Any]:
-    rec = save_record(root, rec, status=status, **update)
+def finish(
+    root: Path, rec: SubmissionRecord, status: Status, **update: Unpack[RecordFields]
+) -> SubmissionRecord:
+    rec.update(update)
+    rec = save_record(root, rec, status=status)
     (root / "inflight" / rec["id"]).unlink(missing_ok=True)
     return rec
 
@@ -111,7 +187,7 @@ def locked(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def inflight_records(root: Path) -> Iterator[dict[str, Any]]:
+def inflight_records(root: Path) -> Iterator[SubmissionRecord]:
     d = root / "inflight"
     if not d.is_dir():
         return

@@ -45,10 +45,10 @@ import hashlib
 import io
 import os
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -67,6 +67,9 @@ from evaluator.store import ingested, layout, runs
 from evaluator.submissions import quotas, recipes
 from evaluator.submissions import validation as submissions
 from evaluator.submissions.records import (
+    TERMINAL,
+    MetaJSON,
+    SubmissionRecord,
     dirs,
     finish,
     inflight_records,
@@ -80,7 +83,6 @@ from evaluator.submissions.records import (
     upload_path,
 )
 
-TERMINAL = ("scored", "rejected", "abandoned", "deleted")
 RECOVER_GRACE_SECONDS = 60.0
 
 
@@ -101,7 +103,7 @@ class SubmissionMeta:
     threshold: float | None = None
     # how the predictions were made (evaluator.submissions.recipes): a JSON object, or None for
     # a self-reported submission
-    recipe: dict[str, Any] | None = None
+    recipe: Mapping[str, object] | None = None
 
     def model(self) -> ModelInfo:
         return ModelInfo(
@@ -112,6 +114,27 @@ class SubmissionMeta:
             url=self.url or None,
             description=self.description or None,
         )
+
+    def to_json(self) -> MetaJSON:
+        """The form's words as the submission record keeps them."""
+        return {
+            "benchmark": self.benchmark,
+            "model_name": self.model_name,
+            "kind": self.kind,
+            "org": self.org,
+            "params": self.params,
+            "url": self.url,
+            "description": self.description,
+            "email": self.email,
+            "split": self.split,
+            "threshold_policy": self.threshold_policy,
+            "threshold": self.threshold,
+            "recipe": None if self.recipe is None else dict(self.recipe),
+        }
+
+    @classmethod
+    def from_json(cls, meta: MetaJSON) -> SubmissionMeta:
+        return cls(**meta)
 
 
 @dataclass
@@ -206,12 +229,12 @@ def _receive_as(
 ) -> tuple[str, bytes | None]:
     (d["inflight"] / sid).touch()
     now = runs.now_iso()
-    rec: dict[str, Any] = {
+    rec: SubmissionRecord = {
         "id": sid,
         "status": "receiving",
         "created_at": now,
         "updated_at": now,
-        "meta": asdict(meta),
+        "meta": meta.to_json(),
         "filename": (filename or "")[-200:] or None,
         "size": None,
         "sha256": None,
@@ -345,13 +368,13 @@ def _score(checked: _Checked, meta: SubmissionMeta, resamples: int) -> Scored:
 # 3. duplicates
 
 
-def _same_scored(mine: dict[str, str], other: dict[str, Any]) -> bool:
+def _same_scored(mine: dict[str, str], other: Mapping[str, object]) -> bool:
     return any(other.get(k) == v for k, v in mine.items())
 
 
 def _duplicates(
     meta: SubmissionMeta,
-    sha256: str,
+    sha256: str | None,
     preds_sha: str,
     version: str,
     sid: str,
@@ -360,7 +383,8 @@ def _duplicates(
     scored_fp: dict[str, str] | None = None,
 ) -> list[str]:
     """Why this submission repeats an earlier one (empty when it does not). scored_fp: its
-    scored fingerprints (runs.scored_fingerprints), once it is scored."""
+    scored fingerprints (runs.scored_fingerprints), once it is scored; sha256: the upload's
+    (None: not known, matching nothing)."""
     name = model_key(meta.model_name)
     same_file: str | None = None
     same_scored: str | None = None
@@ -373,7 +397,8 @@ def _duplicates(
         if sub.get("submission_id") == sid:
             continue
         if same_file is None and (
-            sub.get("file_sha256") == sha256 or sub.get("predictions_sha") == preds_sha
+            (sha256 is not None and sub.get("file_sha256") == sha256)
+            or sub.get("predictions_sha") == preds_sha
         ):
             same_file = f"run {r.run_id} ({r.model.name!r}, {r.created_at[:10]})"
         if (
@@ -390,11 +415,12 @@ def _duplicates(
     for other in inflight_records(root):
         if other["id"] == sid or other.get("status") != "accepted":
             continue
-        ometa = other.get("meta") or {}
-        if ometa.get("benchmark") != meta.benchmark:
+        ometa = other.get("meta")
+        if ometa is None or ometa.get("benchmark") != meta.benchmark:
             continue
         if same_file is None and (
-            other.get("sha256") == sha256 or other.get("predictions_sha") == preds_sha
+            (sha256 is not None and other.get("sha256") == sha256)
+            or other.get("predictions_sha") == preds_sha
         ):
             same_file = f"submission {other['id']} (being scored)"
         if (
@@ -407,7 +433,7 @@ def _duplicates(
         if (
             same_name is None
             and other.get("benchmark_version") == version
-            and model_key(str(ometa.get("model_name", ""))) == name
+            and model_key(ometa.get("model_name", "")) == name
         ):
             same_name = f"submission {other['id']} (being scored)"
     out = []
@@ -451,7 +477,7 @@ def judge_config() -> tuple[str, str] | None:
 
 
 def _enqueue_judge(
-    rec: dict[str, Any], run_id: str, preds: pd.DataFrame, root: Path
+    rec: SubmissionRecord, run_id: str, preds: pd.DataFrame, root: Path
 ) -> tuple[str | None, str | None]:
     """(job id, note): a judge job when the predictions carry explanations and a judge is set."""
     if preds["explanation"].notna().sum() == 0:
@@ -471,7 +497,7 @@ def _enqueue_judge(
     return job.id, f"explanations queued for grading by {cfg[0]} ({cfg[1]}): job {job.id}"
 
 
-def _stored_recipe(meta: SubmissionMeta, checked: _Checked) -> dict[str, Any] | None:
+def _stored_recipe(meta: SubmissionMeta, checked: _Checked) -> recipes.RecipeJSON | None:
     """The recipe as the run keeps it: what the submitter said, with the splits and the unit
     the file predicted (what a reproduction runs on)."""
     recipe, _ = recipes.parse_recipe(meta.recipe)
@@ -488,7 +514,7 @@ def _stored_recipe(meta: SubmissionMeta, checked: _Checked) -> dict[str, Any] | 
 
 
 def _write(
-    rec: dict[str, Any],
+    rec: SubmissionRecord,
     meta: SubmissionMeta,
     checked: _Checked,
     scored: Scored,
@@ -496,7 +522,8 @@ def _write(
     root: Path,
 ) -> SubmitResult:
     run_id = run_id_for(rec["id"], meta.benchmark, meta.model_name)
-    submission = {
+    # the run's `submission`: the fingerprints of the file, the predictions and what they scored
+    submission: dict[str, object] = {
         "submission_id": rec["id"],
         "file_sha256": rec["sha256"],
         "predictions_sha": rec.get("predictions_sha"),
@@ -567,15 +594,16 @@ def submit(
         )
 
 
-def _meta_of(rec: dict[str, Any]) -> SubmissionMeta:
-    return SubmissionMeta(**rec["meta"])
+def _meta_of(rec: SubmissionRecord) -> SubmissionMeta:
+    return SubmissionMeta.from_json(rec["meta"])
 
 
-def _result_of(rec: dict[str, Any], data_root: Path | None) -> SubmitResult:
+def _result_of(rec: SubmissionRecord, data_root: Path | None) -> SubmitResult:
     stored = None
-    if rec.get("run_id"):
+    run_id = rec.get("run_id")
+    if run_id:
         with contextlib.suppress(FactBoardError):
-            stored = runs.read_record(runs.find_run(rec["run_id"], data_root))
+            stored = runs.read_record(runs.find_run(run_id, data_root))
     return SubmitResult(
         rec["id"],
         rec["status"],
@@ -587,7 +615,7 @@ def _result_of(rec: dict[str, Any], data_root: Path | None) -> SubmitResult:
     )
 
 
-def _reject(root: Path, rec: dict[str, Any], problems: list[str]) -> SubmitResult:
+def _reject(root: Path, rec: SubmissionRecord, problems: list[str]) -> SubmitResult:
     """Refuse the submission. The bytes of a file refused on first sight are deleted; those of
     a file that had been accepted (refused later, because the benchmark changed) are kept."""
     if rec["status"] != "accepted":

@@ -27,7 +27,7 @@ import contextlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Required, TypedDict
 
 from evaluator.core import formatting as F
 from evaluator.core import vocabulary as V
@@ -53,15 +53,67 @@ BADGES: dict[str, str] = {
 }
 HELP = " · ".join(f"{BADGES[s]}: {STATUSES[s]}" for s in STATUSES)
 MADE_HERE = ("evaluated", "reproduced")  # origins of runs FactBoard makes itself
+Done = Literal["reproduced", "differs", "failed"]  # the statuses a reproduction records
 
 
-def _as_dict(v: object) -> dict[str, Any]:
+class MetricFigures(TypedDict):
+    """The primary metric of a reproduction against the stored run, with the paired CI."""
+
+    name: str
+    stored: float
+    reproduced: float
+    difference: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+
+
+class Figures(TypedDict):
+    """How a reproduction compares with the stored run (figures_of)."""
+
+    compared: int
+    only_stored: int
+    only_reproduced: int
+    scores_differ: int
+    max_score_difference: float | None
+    labels_compared: int
+    labels_differ: int
+    metric: MetricFigures | None
+    notes: list[str]
+
+
+class Outcome(TypedDict, total=False):
+    """A reproduction's outcome as the run's `submission.verification` and the submission record
+    keep it: reproduced or differs with the figures, or failed with the reason; `seq` counts the
+    run's outcomes (record_outcome)."""
+
+    status: Required[Done]
+    at: str
+    seq: int
+    reason: str
+    compared: int
+    only_stored: int
+    only_reproduced: int
+    scores_differ: int
+    max_score_difference: float | None
+    labels_compared: int
+    labels_differ: int
+    metric: MetricFigures | None
+    notes: list[str]
+
+
+def _as_dict(v: object) -> dict[str, object]:
+    """A JSON object given as itself or as its text ({} for anything else): read with narrowing."""
     if isinstance(v, str):
         try:
             v = json.loads(v)
         except ValueError:
             return {}
     return v if isinstance(v, dict) else {}
+
+
+def _number(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def status_of(origin: str, config: object, submission: object) -> str:
@@ -101,18 +153,22 @@ def details_of(submission: object) -> str:
     parts = []
     compared = v.get("labels_compared") or v.get("compared")
     if isinstance(compared, int):
+        differ = v.get("labels_differ")
         parts.append(
-            f"{F.count(int(v.get('labels_differ') or 0))} of {F.plural(compared, 'label')} differ"
+            f"{F.count(differ if isinstance(differ, int) else 0)} of "
+            f"{F.plural(compared, 'label')} differ"
         )
-    gap = v.get("max_score_difference")
-    if isinstance(gap, int | float):
-        parts.append(f"largest score difference {F.number(float(gap), 6)}")
+    gap = _number(v.get("max_score_difference"))
+    if gap is not None:
+        parts.append(f"largest score difference {F.number(gap, 6)}")
     m = _as_dict(v.get("metric"))
-    if m.get("difference") is not None:
+    difference = _number(m.get("difference"))
+    if difference is not None:
         name = V.metric_label(str(m.get("name") or ""))
-        text = f"{name} {F.signed(float(m['difference']))}"
-        if m.get("ci_low") is not None and m.get("ci_high") is not None:
-            text += f" (paired 95% CI {F.signed_ci(float(m['ci_low']), float(m['ci_high']))})"
+        text = f"{name} {F.signed(difference)}"
+        low, high = _number(m.get("ci_low")), _number(m.get("ci_high"))
+        if low is not None and high is not None:
+            text += f" (paired 95% CI {F.signed_ci(low, high)})"
         parts.append(text)
     return "; ".join(parts)
 
@@ -130,16 +186,14 @@ def record_status(rec: RunRecord) -> str:
     return status_of(rec.origin, rec.config.model_dump(mode="json"), rec.submission)
 
 
-def outcome_of(result: Any) -> dict[str, Any]:
+def outcome_of(result: Any) -> Outcome:
     """The stored form of a reproduction (evaluator.reproduce.Reproduction)."""
-    return {
-        "status": "reproduced" if result.identical else "differs",
-        "at": runs.now_iso(),
-        **figures_of(result),
-    }
+    out: Outcome = {"status": "reproduced" if result.identical else "differs", "at": runs.now_iso()}
+    out.update(figures_of(result))
+    return out
 
 
-def figures_of(result: Any) -> dict[str, Any]:
+def figures_of(result: Any) -> Figures:
     """How a reproduction compares with the stored run (evaluator.reproduce.Reproduction): what
     an outcome records and `reproduce --json` prints."""
     m = result.metric
@@ -166,11 +220,11 @@ def figures_of(result: Any) -> dict[str, Any]:
     }
 
 
-def failure(reason: str) -> dict[str, Any]:
+def failure(reason: str) -> Outcome:
     return {"status": "failed", "at": runs.now_iso(), "reason": reason[:500]}
 
 
-DONE = ("reproduced", "differs", "failed")  # the statuses a reproduction records
+DONE: tuple[Done, ...] = ("reproduced", "differs", "failed")
 MAX_OUTCOME_BYTES = 20_000  # a published outcome larger than this is not taken
 
 
@@ -201,7 +255,9 @@ def newer(published: str | bytes, ours: str | bytes) -> bool:
     return seq_of(_as_dict(theirs).get("verification")) > seq_of(_as_dict(mine).get("verification"))
 
 
-def _write_into_runs(run_id: str, outcome: Mapping[str, Any], data_root: Path | None) -> list[str]:
+def _write_into_runs(
+    run_id: str, outcome: Mapping[str, object], data_root: Path | None
+) -> list[str]:
     changed = []
     for rid in _chain(run_id, data_root):
         d = runs.find_run(rid, data_root)
@@ -242,8 +298,9 @@ def adopt(
     path = record_path(root_dir(submissions_root), sid)
     ours = _as_dict(path.read_text(encoding="utf-8")) if path.is_file() else {}
     mine = _as_dict(ours.get("meta"))
-    if isinstance(pub.get("meta"), dict) and mine:  # the private fields stay as they were here
-        pub["meta"] = {**pub["meta"], **{k: mine[k] for k in PRIVATE_FIELDS if k in mine}}
+    theirs = pub.get("meta")
+    if isinstance(theirs, dict) and mine:  # the private fields stay as they were here
+        pub["meta"] = {**theirs, **{k: mine[k] for k in PRIVATE_FIELDS if k in mine}}
     atomic.write_json(path, {**pub, **{k: ours[k] for k in PRIVATE_FIELDS if k in ours}})
     return None
 
@@ -269,7 +326,7 @@ def _chain(run_id: str, data_root: Path | None) -> list[str]:
 
 def record_outcome(
     run_id: str,
-    outcome: Mapping[str, Any],
+    outcome: Outcome,
     data_root: Path | None = None,
     submissions_root: Path | None = None,
 ) -> list[str]:
@@ -287,7 +344,7 @@ def record_outcome(
     if sid:
         root = root_dir(submissions_root)
         with contextlib.suppress(FactBoardError, ValueError, OSError):
-            save_record(root, read_submission(sid, root), verification=dict(outcome))
+            save_record(root, read_submission(sid, root), verification=outcome)
     return changed
 
 
@@ -299,7 +356,7 @@ def verify(
     device: str | None = None,
     engine: Any = None,
     resamples: int = 1000,
-) -> dict[str, Any]:
+) -> Outcome:
     """Reproduce a submitted run from its recipe, record the outcome (reproduced, differs, or
     failed with the reason) and return it."""
     from evaluator.reproduce import NotReproducible, reproduce
