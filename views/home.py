@@ -64,7 +64,10 @@ def card_of(root: str, token: str, bench: str, held: bool) -> dict[str, Any]:
             out["sub_help"] = metric_definition(sub.metric)
             out["sub_lines"] = F.subset_lines(reported, sub, sub_label)
     if rows is not None:
-        out["card"] = F.card(rows, label, published_elsewhere=out["sub"] is not None)
+        card = F.card(rows, label, published_elsewhere=out["sub"] is not None)
+        out["card"] = card
+        # the table as one Markdown element, its names from data escaped, made once here
+        out["table_md"] = F.markdown_table(card.table, ui.md_escape) if len(card.table) else ""
     return out
 
 
@@ -99,9 +102,9 @@ for bench in names:
             if card.lines:
                 st.markdown("\n\n".join(ui.md_escape(line) for line in card.lines))
             if len(card.table):
-                # a static table wraps its cells, so no column is cropped at any width; its
-                # cells are Markdown, so the names from data are escaped
-                st.table(card.table.map(ui.md_escape), hide_index=True, border="horizontal")
+                # a Markdown table wraps its cells, so no column is cropped at any width; one
+                # element (a static table element renders each cell as Markdown of its own)
+                st.markdown(c["table_md"])
                 if F.TIE_COLUMN in card.table.columns:
                     st.caption(
                         f"{F.TIE_COLUMN}: whether a test on the same samples (95%) can tell a "
