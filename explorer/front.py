@@ -16,6 +16,7 @@ Numbers are written through evaluator.core.formatting. See docs/ARCHITECTURE.md 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -301,6 +302,21 @@ def _table(pick: list[Row], runs: list[Row]) -> pd.DataFrame:
     if best is None:  # no FactBoard run: nothing is tested, no empty column
         out = out.drop(columns=TIE_COLUMN)
     return out
+
+
+def markdown_table(table: pd.DataFrame, escape: Callable[[object], str]) -> str:
+    """A card's table as one Markdown table (one element for the browser to draw, where a
+    static table element renders each cell as Markdown of its own); escape: the page's
+    Markdown escape for text from data (a cell is one line: line breaks become spaces)."""
+
+    def cell(v: object) -> str:
+        text = " ".join(str(v).split())
+        return escape(text) if text else " "
+
+    head = "| " + " | ".join(cell(c) for c in table.columns) + " |"
+    rule = "|" + "|".join(" --- " for _ in table.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(False)]
+    return "\n".join([head, rule, *body])
 
 
 def subset_lines(reported: pd.DataFrame, view: SubsetView, metric_title: str) -> list[str]:

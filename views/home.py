@@ -64,7 +64,15 @@ def card_of(root: str, token: str, bench: str, held: bool) -> dict[str, Any]:
             out["sub_help"] = metric_definition(sub.metric)
             out["sub_lines"] = F.subset_lines(reported, sub, sub_label)
     if rows is not None:
-        out["card"] = F.card(rows, label, published_elsewhere=out["sub"] is not None)
+        # plain text only (a rerun reads this from the cache: no frame to unpickle), the
+        # lines and the table each one Markdown element, their text from data escaped
+        card = F.card(rows, label, published_elsewhere=out["sub"] is not None)
+        out["card"] = {
+            "lines": "\n\n".join(ui.md_escape(line) for line in card.lines),
+            "table": F.markdown_table(card.table, ui.md_escape) if len(card.table) else "",
+            "ties": F.TIE_COLUMN in list(card.table.columns),
+            "reference": ui.md_escape(card.reference) if card.reference else "",
+        }
     return out
 
 
@@ -96,20 +104,20 @@ for bench in names:
         if card is not None:
             st.caption(c["caption"], help=c["help"])
             # one element for the card's lines (each element costs the browser a render)
-            if card.lines:
-                st.markdown("\n\n".join(ui.md_escape(line) for line in card.lines))
-            if len(card.table):
-                # a static table wraps its cells, so no column is cropped at any width; its
-                # cells are Markdown, so the names from data are escaped
-                st.table(card.table.map(ui.md_escape), hide_index=True, border="horizontal")
-                if F.TIE_COLUMN in card.table.columns:
+            if card["lines"]:
+                st.markdown(card["lines"])
+            if card["table"]:
+                # a Markdown table wraps its cells, so no column is cropped at any width; one
+                # element (a static table element renders each cell as Markdown of its own)
+                st.markdown(card["table"])
+                if card["ties"]:
                     st.caption(
                         f"{F.TIE_COLUMN}: whether a test on the same samples (95%) can tell a "
                         "FactBoard run apart from the best one; published numbers carry no CI "
                         "and are not tested."
                     )
-            if card.reference:
-                st.caption(ui.md_escape(card.reference))
+            if card["reference"]:
+                st.caption(card["reference"])
             leaderboard_link(
                 bench,
                 {"unit": view.unit, "slice": "overall", "metric": view.metric_key},

@@ -90,9 +90,26 @@ def card_text(at: AppTest, title: str) -> str:
 
 
 def card_table(at: AppTest, title: str) -> pd.DataFrame:
-    """The card's table, its Markdown escapes removed."""
-    t = next(e.value for e in card_blocks(at, title) if getattr(e, "type", "") == "table")
-    return t.map(lambda v: str(v).replace("\\", ""))
+    """The card's table (one Markdown table), its Markdown escapes removed."""
+    md = next(
+        str(e.value)
+        for e in card_blocks(at, title)
+        if getattr(e, "type", "") == "markdown" and str(e.value).startswith("| ")
+    )
+    return markdown_table(md)
+
+
+def markdown_table(md: str) -> pd.DataFrame:
+    """A Markdown table read back: its header, its rows (the rule line skipped), each cell
+    split at the bars that are not escaped, its escapes removed."""
+    import re
+
+    def cells(line: str) -> list[str]:
+        parts = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+        return [p.strip().replace("\\", "") for p in parts]
+
+    lines = md.splitlines()
+    return pd.DataFrame([cells(x) for x in lines[2:]], columns=cells(lines[0]))
 
 
 @pytest.fixture(scope="module")
@@ -178,8 +195,8 @@ def test_unreadable_run_folders_are_noticed_not_fatal(
         assert set(listed["folder"]) == {"demo-truncated-000000", "demo-bad-value-000000"}
         assert any("results.0.value" in p for p in listed["problem"])
         models = " ".join(
-            " ".join(map(str, d.value.get("Model", []))) for d in [*at.dataframe, *at.table]
-        )
+            " ".join(map(str, d.value.get("Model", []))) for d in at.dataframe
+        ) + " ".join(m.value for m in at.markdown if m.value.startswith("| "))  # card tables
         assert "demo-truncated" not in models and "demo-bad-value" not in models
 
 

@@ -1,8 +1,9 @@
 """The front page in a real headless Chromium: every card's table fits its card.
 
 The cards' tables were interactive grids that cropped their last columns ("Tied with the
-leader", "Source") at a common window width; they are static tables that wrap their cells
-now. Checked at a laptop's and a narrow window's width, with screenshots under tmp_path.
+leader", "Source") at a common window width; they are static tables (one Markdown table a
+card) that wrap their cells now. Checked at a laptop's and a narrow window's width, with
+screenshots under tmp_path.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tests.support import testdata
 from tests.support.server import running_app
 
 CHROMIUM = "/usr/bin/chromium"
+TABLES = "[data-testid=stMarkdownContainer] table"  # the cards' tables
 ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -49,12 +51,12 @@ def test_front_page_cards_show_every_column_uncropped(url: str, width: int, tmp_
         p = browser.new_page(viewport={"width": width, "height": 4000})
         p.set_default_timeout(90_000)
         p.goto(url)
-        p.get_by_test_id("stTable").first.wait_for()
+        p.locator(TABLES).first.wait_for()
         p.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')")
         p.wait_for_timeout(500)
         p.screenshot(path=str(tmp_path / f"front-{width}.png"))
         tables = p.evaluate(
-            """() => [...document.querySelectorAll('[data-testid=stTable]')].map(t => {
+            """(sel) => [...document.querySelectorAll(sel)].map(t => {
                 const box = t.getBoundingClientRect();
                 const card = t.closest('[data-testid=stVerticalBlockBorderWrapper]') || t;
                 const cbox = card.getBoundingClientRect();
@@ -66,7 +68,8 @@ def test_front_page_cards_show_every_column_uncropped(url: str, width: int, tmp_
                         .filter(c => c.scrollWidth > c.clientWidth + 1)
                         .map(c => c.innerText),
                 };
-            })"""
+            })""",
+            TABLES,
         )
         browser.close()
     assert tables, "no card table on the front page"
