@@ -36,6 +36,7 @@ from evaluator.core.types import ModelInfo, RunConfig, SliceResult
 
 if TYPE_CHECKING:
     from evaluator.detectors.runner import DetectorPredictions
+    from evaluator.hub.inbox import Opened
     from evaluator.submissions.service import SubmissionMeta, SubmitResult
 
 # the columns of results.table()
@@ -66,7 +67,8 @@ class Evaluation:
     run_path: Path | None = None
     run_id: str | None = None
     eee_files: list[Path] = field(default_factory=list)
-    submission: SubmitResult | None = None  # when submitted through this machine's service
+    # when submitted: through this machine's service, or as a pull request to a hosted board
+    submission: SubmitResult | Opened | None = None
 
     @property
     def results(self) -> list[SliceResult]:
@@ -129,6 +131,7 @@ def evaluate(
     eee_dir: str | Path | None = None,
     submit: SubmissionMeta | Mapping[str, object] | None = None,
     submissions_root: Path | None = None,
+    hub: str | None = None,
 ) -> Evaluation:
     """Score `detector` on the ingested `benchmark` and return the per-slice results with CIs.
 
@@ -150,6 +153,10 @@ def evaluate(
     eee_dir: export the stored run (store is implied) as an Every Eval Ever record there.
     submit: a SubmissionMeta (or a dict of its fields): send the prediction file through the
         submission service (validated, quota-checked and scored like an upload).
+    hub: a hosted board's results repo ("org/name"; or a "hub" key in the submit dict): the
+        submission goes there instead, as a pull request opened with $HF_TOKEN (any Hub user's
+        token); `submission` is then the pull request (evaluator.hub.inbox.Opened), and the
+        board comments its outcome there (`python -m evaluator submit --status N --hub REPO`).
     """
     p = _predict(
         detector,
@@ -177,7 +184,14 @@ def evaluate(
     if submit is not None:
         from evaluator.submissions.service import submit as send
 
-        meta = _submission_meta(submit, detector, benchmark)
+        meta, hub = _submission_meta(submit, detector, benchmark, hub)
+        if hub:
+            from evaluator.hub.inbox import open_submission
+
+            out.submission = open_submission(
+                out.prediction_file("csv"), "predictions.csv", meta, hub
+            )
+            return out
         out.submission = send(
             out.prediction_file("csv"),
             "predictions.csv",
@@ -272,9 +286,12 @@ def _store(out: Evaluation, p: DetectorPredictions, root: Path | None) -> None:
     out.run_id = record.run_id
 
 
-def _submission_meta(submit: object, detector: Any, benchmark: str) -> SubmissionMeta:
+def _submission_meta(
+    submit: object, detector: Any, benchmark: str, hub: str | None
+) -> tuple[SubmissionMeta, str | None]:
     """What `submit=` says, as a SubmissionMeta, with a packaged detector's recipe where it
-    gives none; it must name the benchmark evaluated."""
+    gives none (it must name the benchmark evaluated), and the hosted board's results repo
+    it goes to (`hub=`, or the dict's "hub" key; None: this machine's service)."""
     from dataclasses import replace
 
     from evaluator.submissions.service import SubmissionMeta
@@ -282,7 +299,12 @@ def _submission_meta(submit: object, detector: Any, benchmark: str) -> Submissio
     if isinstance(submit, SubmissionMeta):
         meta = submit
     elif isinstance(submit, Mapping):
-        meta = SubmissionMeta(**{str(k): v for k, v in submit.items()})
+        fields = {str(k): v for k, v in submit.items() if k != "hub"}
+        given = submit.get("hub")
+        if given is not None and not isinstance(given, str):
+            raise FactBoardError("submit['hub'] is a results repo, 'owner/name'")
+        hub = hub or given
+        meta = SubmissionMeta(**fields)
     else:
         raise FactBoardError(
             f"submit= takes a SubmissionMeta or a dict of its fields, not {type(submit).__name__}"
@@ -293,7 +315,7 @@ def _submission_meta(submit: object, detector: Any, benchmark: str) -> Submissio
         raise FactBoardError(
             f"the submission names benchmark {meta.benchmark!r}, the evaluation {benchmark!r}"
         )
-    return meta
+    return meta, hub
 
 
 def package_recipe(detector: Any) -> dict[str, Any] | None:

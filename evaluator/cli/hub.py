@@ -4,6 +4,8 @@
                                     submission records and the queue from $FACTBOARD_HUB_REPO
   hub push [--reported] [--demo]    publish what the local root has and the repo lacks
   hub status                        what differs, both ways (exit 0 either way)
+  hub sync                          pull, submit the entries of the repo's open pull requests
+                                    (a submission by pull request: comment, close), push
   hub compact                       merge each benchmark's shards; drop deleted runs' rows
   hub migrate                       turn a repo of the old folder layout into tables
   space deploy --space OWNER/NAME [--results OWNER/NAME] [--set-token]
@@ -31,6 +33,11 @@ def register(sub: Any) -> None:
         "--demo", action="store_true", help="also publish the built-in demo benchmark and runs"
     )
     hs.add_parser("status", help="show what differs between the local root and the repo")
+    hs.add_parser(
+        "sync",
+        help="pull, submit the entries of the repo's open pull requests (comment with the "
+        "outcome and close them), push: what the Space does each poll (a write token)",
+    )
     hs.add_parser("compact", help="merge each benchmark's shards into one (a write token)")
     hs.add_parser("migrate", help="convert a repo of the old folder layout into tables, once")
     h.set_defaults(run=cmd_hub)
@@ -68,6 +75,8 @@ def cmd_hub(args: argparse.Namespace) -> int:
         for note in rep.notes:
             print(f"  {note}")
         return 0
+    if args.hub_command == "sync":
+        return _sync(client)
     if args.hub_command == "compact":
         from evaluator.hub.compact import compact
 
@@ -87,6 +96,23 @@ def cmd_hub(args: argparse.Namespace) -> int:
     for line in lines:
         print(f"  {line}")
     _skipped(plan.problems)
+    return 0
+
+
+def _sync(client: Any) -> int:
+    """`hub sync`: what the Space's background sync does in one poll."""
+    from evaluator.hub import inbox, sync
+
+    pulled, pushed = sync.sync(client)
+    print(f"pulled from {client.repo}@{pulled.head[:10]}: {pulled.summary()}")
+    _skipped(pulled.skipped)
+    rep = inbox.process(client)
+    for line in rep.lines():
+        print(f"  inbox: {line}")
+    if rep.handled:  # the runs the inbox made go out now
+        pushed = sync.push(client)
+    if pushed is not None:
+        print(f"pushed to {client.repo}@{pushed.head[:10]}: {pushed.summary()}")
     return 0
 
 

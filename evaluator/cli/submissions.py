@@ -8,6 +8,10 @@ evaluator/cli/main.py:
                                                        file (--token: a maintainer, no quota;
                                                        a recipe says how it was made, so
                                                        FactBoard can reproduce it)
+  submit FILE --hub [REPO] --benchmark B --model-name NAME [...]
+                                                       to a hosted board: a pull request on its
+                                                       results repo, opened with $HF_TOKEN
+  submit --status PR [--hub REPO]                      what the board said on that pull request
   template BENCHMARK [--split S] [-o FILE]             the prediction-file template: the sample
                                                        ids to predict with their split (dev ids
                                                        first), empty label/score/explanation
@@ -46,9 +50,22 @@ def register(sub: Any) -> None:
         "submit",
         help="submit a prediction file: validate, score, put on the board (origin submitted)",
     )
-    s.add_argument("file", type=Path)
-    s.add_argument("--benchmark", required=True)
-    s.add_argument("--model-name", required=True)
+    s.add_argument("file", type=Path, nargs="?")
+    s.add_argument("--benchmark", help="required with a file")
+    s.add_argument("--model-name", help="required with a file")
+    s.add_argument(
+        "--hub",
+        nargs="?",
+        const="",
+        metavar="REPO",
+        help="submit to a hosted board: open a pull request on its results repo (REPO, default "
+        "$FACTBOARD_HUB_REPO) with your own $HF_TOKEN; the board scores it and comments there",
+    )
+    s.add_argument(
+        "--status",
+        metavar="PR",
+        help="with --hub: what the board said on a submission's pull request (number or URL)",
+    )
     s.add_argument("--kind", default="non-llm", choices=list(submissions.SUBMITTABLE_KINDS))
     s.add_argument("--org")
     s.add_argument("--params", help="parameter count as stated, e.g. 7B")
@@ -91,7 +108,7 @@ def register(sub: Any) -> None:
     r.add_argument("--recipe-temperature", type=float)
     r.add_argument("--recipe-package", metavar="NAME", help="an installed package's detector")
     r.add_argument("--recipe-version", metavar="VERSION", help="the package's version")
-    s.set_defaults(run=cmd_submit)
+    s.set_defaults(run=cmd_submit, submit_parser=s)
 
     t = sub.add_parser(
         "template",
@@ -139,6 +156,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from evaluator.submissions import match, moderation, report
     from evaluator.submissions import service as submit
 
+    if args.status is not None:
+        return _hub_status(args)
+    if args.file is None or not args.benchmark or not args.model_name:
+        args.submit_parser.error("submit: FILE, --benchmark and --model-name are required")
     if args.token is not None:
         moderation.check_admin_token(args.token)
     if not args.file.is_file():
@@ -158,6 +179,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         recipe=recipe,
     )
+    if args.hub is not None:
+        from evaluator.hub.inbox import open_submission
+
+        opened = open_submission(args.file.read_bytes(), args.file.name, meta, args.hub or None)
+        for line in opened.lines():
+            print(line)
+        return 0
     with open(args.file, "rb") as fh:
         res = submit.submit(fh, args.file.name, meta, exempt=args.token is not None)
     for w in res.warnings:
@@ -200,6 +228,17 @@ def cmd_submit(args: argparse.Namespace) -> int:
     status = verification.record_status(rec)
     print(f"verification: {verification.BADGES[status]} ({verification.STATUSES[status]})")
     return 0
+
+
+def _hub_status(args: argparse.Namespace) -> int:
+    """`submit --status PR`: the board's outcome on a submission's pull request; exit 1 when
+    it was rejected."""
+    from evaluator.hub.inbox import read_status
+
+    got = read_status(args.status, args.hub or None)
+    for line in got.lines():
+        print(line)
+    return 1 if got.outcome is not None and got.outcome.status == "rejected" else 0
 
 
 def recipe_arg(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -1,6 +1,8 @@
 """The app's link to the results repo: one background thread per process that pulls at start and
 every $FACTBOARD_HUB_POLL seconds (default 60), and pushes whatever the local root has that the
-repo lacks (accepted submissions, moderation, queued jobs) a few seconds after it appears.
+repo lacks (accepted submissions, moderation, queued jobs) a few seconds after it appears. After
+each pull it submits the entries of the repo's open pull requests (evaluator/hub/inbox.py: a
+submission from an author without write access), which the next push publishes.
 
 Nothing is queued in memory: the thread notices local changes by a cheap fingerprint of the data
 and submissions folders, and each push computes its outbox by comparing the local root with the
@@ -43,6 +45,7 @@ class State:
     error: str | None = None
     auth_error: bool = False
     failures: int = 0
+    inbox: str | None = None  # why the last pass over the inbox stopped (None: it did not)
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ class Syncer:
                     self.state.last_push = self.state.last_pull
                 # what the pull wrote is not news (a write racing it goes out with the next poll)
                 self._pushed_print = self.fingerprint()
+                self._inbox()  # what it submits changes the fingerprint: the next tick pushes
             else:
                 before = self.fingerprint()
                 sync.push(self.client, self.data_root, self.sub_root)
@@ -123,6 +127,17 @@ class Syncer:
             self._failed(f"{type(e).__name__}: {e}", False)
         finally:
             self.first.set()
+
+    def _inbox(self) -> None:
+        """Submit the entries of the results repo's open pull requests (evaluator/hub/inbox.py);
+        its failures are its own and never hold up the sync."""
+        from evaluator.hub import inbox
+
+        try:
+            rep = inbox.process(self.client, self.data_root, self.sub_root)
+            self.state.inbox = "; ".join(rep.skipped) or None
+        except HubError as e:
+            self.state.inbox = str(e)
 
     def _failed(self, error: str, auth: bool) -> None:
         """Record the failure and retry with backoff (1, 2, 4 ... s, at most one poll), pull

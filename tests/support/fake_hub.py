@@ -49,6 +49,43 @@ def oid_of(path: str, data: bytes) -> str:
 
 
 @dataclass
+class FakeDiscussion:
+    """A discussion or pull request; a pull request's commits live on refs/pr/<num>."""
+
+    num: int
+    title: str
+    author: str
+    is_pr: bool
+    created_at: str
+    status: str = "open"
+    events: list[dict[str, Any]] = field(default_factory=list)
+    base: dict[str, bytes] = field(default_factory=dict)  # main's files it was opened on
+    commits: list[tuple[str, dict[str, bytes]]] = field(default_factory=list)
+
+    def files(self) -> dict[str, bytes]:
+        return self.commits[-1][1] if self.commits else dict(self.base)
+
+    def changed(self) -> list[str]:
+        """The paths the pull request adds, changes or deletes against its base."""
+        now = self.files()
+        return sorted(p for p in set(now) | set(self.base) if now.get(p) != self.base.get(p))
+
+    def summary(self, repo: FakeRepo) -> dict[str, Any]:
+        return {
+            "num": self.num,
+            "title": self.title,
+            "status": self.status,
+            "isPullRequest": self.is_pr,
+            "createdAt": self.created_at,
+            "author": {"name": self.author},
+            "repo": {"name": repo.repo_id, "type": repo.repo_type},
+            "pinned": False,
+            "numComments": sum(1 for e in self.events if e["type"] == "comment"),
+            "topReactions": [],
+        }
+
+
+@dataclass
 class FakeRepo:
     repo_id: str
     repo_type: str
@@ -56,6 +93,7 @@ class FakeRepo:
     secrets: dict[str, str] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
     private: bool = False
+    discussions: dict[int, FakeDiscussion] = field(default_factory=dict)
 
     @property
     def head(self) -> str:
@@ -64,18 +102,39 @@ class FakeRepo:
     def files(self, rev: str = "main") -> dict[str, bytes] | None:
         if rev in ("main", self.head):
             return self.commits[-1][1]
+        if rev.startswith("refs/pr/") and rev[8:].isdigit():
+            d = self.discussions.get(int(rev[8:]))
+            return d.files() if d is not None and d.is_pr else None
         for sha, files, _ in self.commits:
             if sha == rev:
                 return files
+        for d in self.discussions.values():
+            for sha, files in d.commits:
+                if sha == rev:
+                    return files
         return None
+
+    def revision_sha(self, rev: str) -> str:
+        """The commit a revision names (main, a pull request's ref, or a commit id)."""
+        if rev == "main":
+            return self.head
+        if rev.startswith("refs/pr/") and rev[8:].isdigit():
+            d = self.discussions.get(int(rev[8:]))
+            if d is not None and d.commits:
+                return d.commits[-1][0]
+        return rev
+
+    def pull_requests(self) -> list[FakeDiscussion]:
+        return [d for d in self.discussions.values() if d.is_pr]
 
 
 class FakeHub:
     """The server's state and its controls; `start()` binds 127.0.0.1 on a free port."""
 
-    def __init__(self, tokens: dict[str, str] | None = None):
-        # token -> "write" | "read"
+    def __init__(self, tokens: dict[str, str] | None = None, users: dict[str, str] | None = None):
+        # token -> "write" | "read"; token -> its user's name (default "tester")
         self.tokens = dict(tokens or {})
+        self.users = dict(users or {})
         self.repos: dict[tuple[str, str], FakeRepo] = {}
         self.lock = threading.Lock()
         self.requests: list[tuple[str, str, int]] = []  # (method, path, status)
@@ -145,6 +204,9 @@ class FakeHub:
                 if m == method and match in p and (status is None or s == status)
             )
 
+    def user_of(self, token: str) -> str:
+        return self.users.get(token, "tester")
+
     def _sha(self) -> str:
         self._n += 1
         return hashlib.sha1(f"commit-{self._n}-{id(self)}".encode()).hexdigest()
@@ -159,6 +221,21 @@ class FakeHub:
 
 
 _TYPES = {"datasets": "dataset", "spaces": "space", "models": "model"}
+PAGE = 50  # discussions per page of the list
+
+
+def _revision(parts: list[str]) -> tuple[str, list[str]]:
+    """A revision at the head of a path's segments (a pull request's ref is three), and the
+    rest."""
+    if parts[:2] == ["refs", "pr"] and len(parts) >= 3:
+        return "/".join(parts[:3]), parts[3:]
+    return parts[0], parts[1:]
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -213,6 +290,16 @@ class _Handler(BaseHTTPRequestHandler):
         token = auth.removeprefix("Bearer ").strip()
         return self.state.tokens.get(token, False)
 
+    def _user(self) -> str | None:
+        """The signed-in user's name (None: anonymous or an unknown token)."""
+        auth = self.headers.get("Authorization") or ""
+        token = auth.removeprefix("Bearer ").strip()
+        return self.state.user_of(token) if token in self.state.tokens else None
+
+    def _query(self, name: str) -> str | None:
+        values = parse_qs(urlparse(self.path).query).get(name)
+        return values[0] if values else None
+
     def _guard(self, write: bool) -> bool:
         role = self._role()
         if role is False:
@@ -254,11 +341,14 @@ class _Handler(BaseHTTPRequestHandler):
                 if op == "revision":
                     return self._info(repo, "/".join(rest) or "main")
                 if op == "tree":
-                    return self._tree(repo, rest[0], "/".join(rest[1:]))
+                    rev, rest = _revision(rest)
+                    return self._tree(repo, rev, "/".join(rest))
                 if op == "preupload":
                     return self._preupload(repo)
                 if op == "commit":
                     return self._commit(repo)
+                if op == "discussions":
+                    return self._discussions(repo, rest)
                 if op in ("secrets", "variables"):
                     return self._kv(repo, op)
             if parts[:1] == ["lfs-upload"] and len(parts) == 2:
@@ -275,7 +365,8 @@ class _Handler(BaseHTTPRequestHandler):
                 repo = self._repo(_TYPES[parts[0]], f"{parts[1]}/{parts[2]}")
                 if repo is None:
                     return
-                return self._resolve(repo, parts[4], "/".join(parts[5:]))
+                rev, rest = _revision(parts[4:])
+                return self._resolve(repo, rev, "/".join(rest))
             self._error(404, f"no route {path}")
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -291,7 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
             200,
             {
                 "type": "user",
-                "name": "tester",
+                "name": self._user() or "tester",
                 "auth": {"type": "access_token", "accessToken": {"role": role}},
             },
         )
@@ -326,7 +417,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _info(self, repo: FakeRepo, rev: str) -> None:
         with self.state.lock:
             files = repo.files(rev)
-            sha = repo.head if rev == "main" else rev
+            sha = repo.revision_sha(rev)
         if files is None:
             return self._error(404, "Invalid rev id", "RevisionNotFound")
         self._send(
@@ -385,10 +476,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _resolve(self, repo: FakeRepo, rev: str, path: str) -> None:
         with self.state.lock:
             files = repo.files(rev)
-            head = repo.head
+            sha = repo.revision_sha(rev)
         if files is None:
             return self._error(404, "Invalid rev id", "RevisionNotFound")
-        sha = head if rev == "main" else rev
         if path not in files:
             return self._error(404, "Entry not found", "EntryNotFound", **{"X-Repo-Commit": sha})
         data = files[path]
@@ -400,8 +490,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _preupload(self, repo: FakeRepo) -> None:
         body = json.loads(self._body() or b"{}")
-        if not self._guard(write=True):
+        if not self._guard(write=self._query("create_pr") != "1"):
             return
+        if self._query("create_pr") == "1" and self._user() is None:
+            return self._error(401, "You must be authenticated to open a pull request")
         files = repo.files() or {}
         out = []
         for f in body.get("files", []):
@@ -423,10 +515,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _commit(self, repo: FakeRepo) -> None:
         raw = self._body()
-        if not self._guard(write=True):
+        create_pr = self._query("create_pr") == "1"
+        if not self._guard(write=not create_pr):
             return
+        if create_pr and self._user() is None:
+            return self._error(401, "You must be authenticated to open a pull request")
         lines = [json.loads(line) for line in raw.splitlines() if line.strip()]
-        header = next((x["value"] for x in lines if x["key"] == "header"), {})
+        header: dict[str, Any] = next((x["value"] for x in lines if x["key"] == "header"), {})
+        if create_pr:
+            return self._open_pr(repo, lines, header)
         err: tuple[int, str, str | None] | None = None
         with self.state.lock:
             parent = header.get("parentCommit")
@@ -466,10 +563,119 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    def _open_pr(self, repo: FakeRepo, lines: list[Any], header: dict[str, Any]) -> None:
+        """A commit with create_pr=1: pull request N on refs/pr/N, main untouched."""
+        user = self._user() or "tester"
+        with self.state.lock:
+            parent = header.get("parentCommit")
+            base = dict((repo.files(parent) if parent else repo.files()) or {})
+            files = dict(base)
+            for item in lines:
+                key, value = item["key"], item.get("value") or {}
+                if key == "file":
+                    files[value["path"]] = base64.b64decode(value["content"])
+                elif key == "deletedFile":
+                    files.pop(value["path"], None)
+                elif key == "lfsFile":
+                    blob = self.state.lfs.get(value.get("oid", ""))
+                    if blob is not None:
+                        files[value["path"]] = blob
+            num = len(repo.discussions) + 1
+            sha = self.state._sha()
+            now = _now()
+            d = FakeDiscussion(num, header.get("summary", ""), user, True, now, base=base)
+            d.commits.append((sha, files))
+            if header.get("description"):
+                d.events.append(_event("comment", user, _comment_data(header["description"])))
+            d.events.append(
+                _event("commit", user, {"subject": header.get("summary", ""), "oid": sha})
+            )
+            repo.discussions[num] = d
+        prefix = "" if repo.repo_type == "model" else f"{repo.repo_type}s/"
+        self._send(
+            200,
+            {
+                "commitUrl": f"{self.state.url}/{prefix}{repo.repo_id}/commit/{sha}",
+                "commitOid": sha,
+                "pullRequestUrl": f"{self.state.url}/{prefix}{repo.repo_id}/discussions/{num}",
+            },
+        )
+
+    def _discussions(self, repo: FakeRepo, rest: list[str]) -> None:
+        body = json.loads(self._body() or b"{}") if self.command == "POST" else {}
+        if not rest:
+            return self._discussion_list(repo)
+        if not rest[0].isdigit() or int(rest[0]) not in repo.discussions:
+            return self._error(404, "Discussion not found")
+        d = repo.discussions[int(rest[0])]
+        if len(rest) == 1 and self.command == "GET":
+            return self._send(200, self._details(repo, d))
+        user = self._user()
+        if user is None:
+            return self._error(401, "You must be authenticated to take part in a discussion")
+        if rest[1:] == ["comment"]:
+            text = str(body.get("comment") or "")
+            if not text.strip():
+                return self._error(400, "A comment cannot be empty")
+            with self.state.lock:
+                event = _event("comment", user, _comment_data(text))
+                d.events.append(event)
+            return self._send(200, {"newMessage": event})
+        if rest[1:] == ["status"]:
+            role = self._role()
+            if role != "write" and user != d.author:
+                return self._error(403, "Only the author or a maintainer can change the status")
+            status = body.get("status")
+            if status not in ("open", "closed"):
+                return self._error(400, f"invalid status {status!r}")
+            with self.state.lock:
+                if body.get("comment"):
+                    d.events.append(_event("comment", user, _comment_data(body["comment"])))
+                event = _event("status-change", user, {"status": status})
+                d.events.append(event)
+                d.status = status
+            return self._send(200, {"newStatus": event})
+        self._error(404, f"no route {'/'.join(rest)}")
+
+    def _discussion_list(self, repo: FakeRepo) -> None:
+        kind, status = self._query("type") or "all", self._query("status") or "all"
+        author, page = self._query("author"), int(self._query("p") or 0)
+        with self.state.lock:
+            found = [
+                d.summary(repo)
+                for d in sorted(repo.discussions.values(), key=lambda d: -d.num)
+                if (kind == "all" or (kind == "pull_request") == d.is_pr)
+                and (status == "all" or d.status == status)
+                and (author is None or d.author == author)
+            ]
+        start = page * PAGE
+        self._send(
+            200,
+            {"discussions": found[start : start + PAGE], "count": len(found), "start": start},
+        )
+
+    def _details(self, repo: FakeRepo, d: FakeDiscussion) -> dict[str, Any]:
+        with self.state.lock:
+            out = d.summary(repo)
+            out["events"] = list(d.events)
+            if d.is_pr:
+                out["changes"] = {"base": "refs/heads/main", "mergeCommitId": None}
+                out["filesWithConflicts"] = []
+                out["diff"] = "".join(
+                    f"diff --git a/{p} b/{p}\n"
+                    + ("new file mode 100644\n" if p not in d.base else "")
+                    + ("deleted file mode 100644\n" if p not in d.files() else "")
+                    for p in d.changed()
+                )
+        return out
+
     def _lfs_batch(self) -> None:
         body = json.loads(self._body() or b"{}")
-        if not self._guard(write=True):
+        # any signed-in user may upload (a pull request's files); a commit to main needs write
+        if not self._guard(write=False):
             return
+        if self._user() is None:
+            return self._error(401, "You must be authenticated to upload")
         objects = []
         for obj in body.get("objects", []):
             item: dict[str, Any] = {"oid": obj["oid"], "size": obj["size"]}
@@ -496,3 +702,17 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             target[body["key"]] = body.get("value", "")
         self._send(200, {})
+
+
+def _comment_data(text: str) -> dict[str, Any]:
+    return {"edited": False, "hidden": False, "latest": {"raw": text, "html": text}}
+
+
+def _event(kind: str, user: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": hashlib.sha1(f"{kind}-{user}-{_now()}-{data}".encode()).hexdigest()[:24],
+        "type": kind,
+        "createdAt": _now(),
+        "author": {"name": user},
+        "data": data,
+    }
