@@ -86,7 +86,7 @@ class HubQueue:
         renewed = lease.get("renewed")
         return not isinstance(renewed, int | float) or now - renewed > self.lease
 
-    def claim(self, ident: dict[str, Any]) -> tuple[queue.Job, str] | None:
+    def claim(self, ident: queue.WorkerIdentity) -> tuple[queue.Job, str] | None:
         """Take the oldest ready job (pending, or running with an expired lease), or None."""
         token = secrets.token_hex(8)
         for _ in range(MAX_RACES):

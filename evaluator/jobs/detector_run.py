@@ -13,7 +13,8 @@ evaluator.jobs.queue.TransientJobError; bad payloads and every FactBoardError ar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Required, TypedDict, cast
 
 from evaluator.detectors.base import DetectorError
 
@@ -39,20 +40,55 @@ FIELDS = {
 REQUIRED = ("detector", "benchmark")
 
 
-def check_payload(payload: Any) -> dict[str, Any]:
+class Payload(TypedDict, total=False):
+    """A detector-run job's payload, as check_payload returns it (the fields of FIELDS)."""
+
+    detector: Required[str]
+    benchmark: Required[str]
+    checkpoint: str
+    device: str
+    batch_size: int
+    splits: list[str]
+    limit: int
+    model_name: str
+    options: dict[str, object]  # the detector's own options, as the CLI's --option gives them
+    engine: str
+    ray_address: str
+    workers: int
+    gpus_per_worker: float
+    block_size: int
+    job_id: str
+
+
+class Result(TypedDict):
+    """What a detector-run job leaves as its result."""
+
+    run_id: str
+    run_path: str
+    detector: str
+    benchmark: str
+    model: str
+    n_scored: int
+    samples_truncated: int | None
+    threshold: float | None
+
+
+def check_payload(payload: object) -> Payload:
     """The payload's fields, type-checked; every problem named."""
     from evaluator.jobs.queue import check_payload as check
     from evaluator.runner import engine_from
 
     out = check("detector-run", gpus_as_float(payload), FIELDS, REQUIRED, DetectorError)
-    for s in out.get("splits", []):
+    splits = out.get("splits") or []
+    assert isinstance(splits, list)  # FIELDS says so
+    for s in splits:
         if not isinstance(s, str):
             raise DetectorError(f"detector-run payload: split {s!r} is not a string")
     engine_from(out, DetectorError)
-    return out
+    return cast(Payload, out)  # every field was checked against FIELDS
 
 
-def gpus_as_float(payload: Any) -> Any:
+def gpus_as_float(payload: object) -> object:
     """A whole number of GPUs (JSON 1) is a number of GPUs like 1.0."""
     if isinstance(payload, dict):
         g = payload.get("gpus_per_worker")
@@ -72,7 +108,7 @@ def _transient(exc: BaseException) -> bool:
     return oom is not None and isinstance(exc, oom)
 
 
-def handle(payload: dict[str, Any], report: Callable[[str], None] | None = None) -> dict[str, Any]:
+def handle(payload: dict[str, object], report: Callable[[str], None] | None = None) -> Result:
     """Run the job; returns {"run_id", "run_path", "detector", "benchmark", ...}."""
     from evaluator.detectors.runner import run_detector
     from evaluator.jobs import queue
@@ -116,7 +152,7 @@ def handle(payload: dict[str, Any], report: Callable[[str], None] | None = None)
     return _summary(p, path)
 
 
-def _summary(p: dict[str, Any], path: Any) -> dict[str, Any]:
+def _summary(p: Payload, path: Path) -> Result:
     from evaluator.store import runs
 
     rec = runs.read_record(path)

@@ -15,8 +15,8 @@ payloads, unknown runs, missing inputs and refused keys are permanent failures.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Required, TypedDict, cast
 
 from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL
 from evaluator.core.errors import FactBoardError
@@ -40,20 +40,55 @@ FIELDS: dict[str, type] = {
 REQUIRED = ("run_id", "judge")
 
 
-def check_payload(payload: Any) -> dict[str, Any]:
+class Payload(TypedDict, total=False):
+    """A judge job's payload, as check_payload returns it (the fields of FIELDS)."""
+
+    run_id: Required[str]
+    judge: Required[str]
+    protocol: str
+    concurrency: int
+    limit: int
+    options: dict[str, str | int | float]
+    engine: str
+    ray_address: str
+    workers: int
+    gpus_per_worker: float
+    block_size: int
+    job_id: str
+
+
+class Result(TypedDict):
+    """What a judge job leaves as its result: the new run and what its judge entry counts."""
+
+    run_id: str
+    supersedes: str | None
+    judge: str
+    protocol: str
+    graded: int | None
+    unparsable: int | None
+    no_explanation: int | None
+
+
+def _count(v: object) -> int | None:
+    return v if isinstance(v, int) else None
+
+
+def check_payload(payload: object) -> Payload:
     from evaluator.jobs.detector_run import gpus_as_float
     from evaluator.jobs.queue import check_payload as check
     from evaluator.runner import engine_from
 
     out = check("judge", gpus_as_float(payload), FIELDS, REQUIRED)
-    for k, v in out.get("options", {}).items():
+    options = out.get("options") or {}
+    assert isinstance(options, dict)  # FIELDS says so
+    for k, v in options.items():
         if not isinstance(k, str) or not isinstance(v, str | int | float):
             raise FactBoardError(f"judge payload: option {k!r}={v!r} is not KEY: text or number")
     engine_from(out)
-    return out
+    return cast(Payload, out)  # every field was checked against FIELDS
 
 
-def handle(payload: dict[str, Any], report: Callable[[str, float | None], None]) -> dict[str, Any]:
+def handle(payload: dict[str, object], report: Callable[[str, float | None], None]) -> Result:
     from evaluator.jobs import queue
     from evaluator.llm.execute import Tally
     from evaluator.llm.judges import JudgeIncomplete, judge_run
@@ -92,7 +127,8 @@ def handle(payload: dict[str, Any], report: Callable[[str, float | None], None])
     except JudgeIncomplete as e:
         raise queue.TransientJobError(str(e)) from None
     new = runs.read_record(path)
-    entry: dict[str, Any] = next(
+    # the run's judge entry for this judge and protocol (evaluator.llm.records.JudgeEntry)
+    entry: Mapping[str, object] = next(
         (
             j
             for j in reversed(new.config.extra.get("judges", []))
@@ -106,7 +142,7 @@ def handle(payload: dict[str, Any], report: Callable[[str, float | None], None])
         "supersedes": new.supersedes,
         "judge": p["judge"],
         "protocol": protocol,
-        "graded": entry.get("graded"),
-        "unparsable": entry.get("unparsable"),
-        "no_explanation": entry.get("no_explanation"),
+        "graded": _count(entry.get("graded")),
+        "unparsable": _count(entry.get("unparsable")),
+        "no_explanation": _count(entry.get("no_explanation")),
     }

@@ -34,10 +34,11 @@ import re
 import secrets
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from evaluator.core import formatting as F
 from evaluator.core.errors import FactBoardError
@@ -87,11 +88,35 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+class WorkerIdentity(TypedDict):
+    """Who runs a job: host:pid, and the process's start time (a reused pid is another)."""
+
+    worker: str
+    host: str
+    pid: int
+    start: str | None
+
+
+class Lease(TypedDict):
+    """A running job's lease: its worker's identity and when it was claimed; a job on the Hub
+    also carries the claim's token and when the lease was last renewed (evaluator/hub/queue.py).
+    A job file's lease is read as it is: every key is looked up with .get()."""
+
+    worker: NotRequired[str]
+    host: NotRequired[str]
+    pid: NotRequired[int]
+    start: NotRequired[str | None]
+    claimed_at: NotRequired[str]
+    token: NotRequired[str]
+    renewed: NotRequired[float]
+
+
 @dataclass
 class Job:
     id: str
     kind: str
-    payload: dict[str, Any]
+    # a JSON object whose fields each kind defines and checks (its module's check_payload)
+    payload: dict[str, object]
     status: str = "pending"
     attempts: int = 0
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
@@ -100,11 +125,11 @@ class Job:
     created_at: str = ""
     updated_at: str = ""
     not_before: float | None = None
-    lease: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
+    lease: Lease | None = None
+    result: dict[str, object] | None = None  # the handler's JSON object
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
@@ -247,7 +272,7 @@ def _move(root: Path | None, job: Job, src: str, dst: str) -> bool:
 
 def enqueue(
     kind: str,
-    payload: dict[str, Any],
+    payload: Mapping[str, object],
     *,
     job_id: str | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -365,7 +390,7 @@ def counts(root: Path | None = None) -> dict[str, int]:
     return {s: len(list((q / s).glob("*.json"))) if (q / s).is_dir() else 0 for s in STATES}
 
 
-def worker_identity() -> dict[str, Any]:
+def worker_identity() -> WorkerIdentity:
     pid = os.getpid()
     return {
         "worker": f"{socket.gethostname()}:{pid}",
@@ -376,7 +401,7 @@ def worker_identity() -> dict[str, Any]:
 
 
 def claim(
-    identity: dict[str, Any] | None = None, root: Path | None = None, now: float | None = None
+    identity: WorkerIdentity | None = None, root: Path | None = None, now: float | None = None
 ) -> Job | None:
     """Take the oldest ready pending job into running/ (with this worker's lease), or None."""
     q = _ensure(root)
@@ -447,8 +472,8 @@ def report(
     return True
 
 
-def complete(job: Job, result: dict[str, Any] | None, root: Path | None = None) -> bool:
-    job.result = result
+def complete(job: Job, result: Mapping[str, object] | None, root: Path | None = None) -> bool:
+    job.result = None if result is None else dict(result)
     job.progress = 1.0
     job.error = None
     job.lease = None
@@ -575,7 +600,7 @@ def _process_start(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-def _lease_alive(lease: dict[str, Any]) -> bool:
+def _lease_alive(lease: Lease) -> bool:
     if lease.get("host") != socket.gethostname():
         return True  # another machine: only the lease expiry can tell
     pid = lease.get("pid")
@@ -603,7 +628,7 @@ def check_payload(
     fields: dict[str, type],
     required: tuple[str, ...],
     error: type[FactBoardError] = FactBoardError,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A job payload's fields, type-checked against `fields`; every problem named."""
     if not isinstance(payload, dict):
         raise error(f"{kind} payload must be an object, got {type(payload).__name__}")
@@ -615,7 +640,7 @@ def check_payload(
     for key in required:
         if not payload.get(key):
             raise error(f"{kind} payload: missing {key!r}")
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, typ in fields.items():
         v = payload.get(key)
         if v is None:

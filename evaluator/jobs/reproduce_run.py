@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, cast
 
 from evaluator.core.errors import FactBoardError
 
@@ -36,20 +36,38 @@ FIELDS = {
 REQUIRED = ("run_id",)
 
 
-def check_payload(payload: Any) -> dict[str, Any]:
+class Payload(TypedDict, total=False):
+    """A reproduce job's payload, as check_payload returns it (the fields of FIELDS)."""
+
+    run_id: Required[str]
+    device: str
+    resamples: int
+    engine: str
+    ray_address: str
+    workers: int
+    gpus_per_worker: float
+    block_size: int
+    job_id: str
+
+
+def check_payload(payload: object) -> Payload:
     """The payload's fields, type-checked; every problem named."""
     from evaluator.jobs.detector_run import gpus_as_float
     from evaluator.jobs.queue import check_payload as check
     from evaluator.runner import engine_from
 
-    out = check(KIND, gpus_as_float(payload), FIELDS, REQUIRED, FactBoardError)
+    out = cast(Payload, check(KIND, gpus_as_float(payload), FIELDS, REQUIRED, FactBoardError))
+    # every field was checked against FIELDS
     if "resamples" in out and not 1 <= out["resamples"] <= 10_000:
         raise FactBoardError(f"{KIND} payload: resamples={out['resamples']} is not in 1..10000")
     engine_from(out, FactBoardError)
     return out
 
 
-def handle(payload: dict[str, Any], report: Callable[..., None] | None = None) -> dict[str, Any]:
+def handle(
+    payload: dict[str, object], report: Callable[..., None] | None = None
+) -> dict[str, object]:
+    # the result is the outcome verification.verify records, with the run id
     """Run the job; returns the recorded outcome with the run id."""
     from evaluator.jobs.detector_run import _transient
     from evaluator.jobs.queue import TransientJobError

@@ -30,16 +30,15 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from evaluator.core.errors import FactBoardError
 from evaluator.core.registry import Registry
 from evaluator.jobs import queue
 
 Report = Callable[[str, float | None], None]
-Handler = Callable[[dict[str, Any], Report], dict[str, Any] | None]
+Handler = Callable[[dict[str, object], Report], Mapping[str, object] | None]
 
 # the built-in job kinds and the modules whose handle(payload, report) runs them
 KNOWN_HANDLERS: dict[str, str] = {

@@ -19,10 +19,9 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from evaluator.core.sanitize import redact_tree
-from evaluator.llm.clients import ChatRequest, ChatResponse
+from evaluator.llm.clients import ChatRequest, ChatResponse, ClientIdentity
 from evaluator.store import atomic, layout
 
 CACHE_ENV = "FACTBOARD_LLM_CACHE"
@@ -37,7 +36,7 @@ def default_dir(root: Path | None = None) -> Path:
     return (root or layout.data_root()) / ".cache" / "llm"
 
 
-def request_key(identity: dict[str, Any], request: ChatRequest) -> str:
+def request_key(identity: ClientIdentity, request: ChatRequest) -> str:
     body = {"format": FORMAT, "client": identity, "request": request.key_fields()}
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -65,7 +64,7 @@ class ResponseCache:
         except (ValueError, TypeError, AttributeError):
             return None
 
-    def put(self, key: str, identity: dict[str, Any], response: ChatResponse) -> None:
+    def put(self, key: str, identity: ClientIdentity, response: ChatResponse) -> None:
         p = self._path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
         payload = redact_tree({"key": key, "client": identity, "response": response.to_json()})

@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
 from evaluator.core import sanitize
@@ -142,6 +142,34 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
 # the interface
 
 
+class RequestKey(TypedDict):
+    """What identifies a request in the response cache's key."""
+
+    system: str | None
+    user: str
+    temperature: float | None
+    max_tokens: int
+    repeat: int
+
+
+class ResponseJSON(TypedDict):
+    """A reply as the response cache stores it."""
+
+    text: str
+    input_tokens: int | None
+    output_tokens: int | None
+    finish_reason: str | None
+    model: str | None
+
+
+class ClientIdentity(TypedDict):
+    """What identifies the answering model (cache key; stored in runs): never a key."""
+
+    provider: str
+    model: str
+    base_url: NotRequired[str | None]  # a compatible server's, or the public one in a run
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat completion: a user message (and optionally a system message)."""
@@ -153,7 +181,7 @@ class ChatRequest:
     # distinguishes repeated identical requests (--repeats): part of the cache key, not sent
     repeat: int = 0
 
-    def key_fields(self) -> dict[str, Any]:
+    def key_fields(self) -> RequestKey:
         return {
             "system": self.system,
             "user": self.user,
@@ -176,7 +204,7 @@ class ChatResponse:
             object.__setattr__(self, "text", self.text[:MAX_REPLY_CHARS])
             object.__setattr__(self, "finish_reason", "capped")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ResponseJSON:
         return {
             "text": self.text,
             "input_tokens": self.input_tokens,
@@ -202,7 +230,7 @@ class ChatClient(Protocol):
     provider: str
     model: str
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> ClientIdentity:
         """What identifies the answering model (cache key; stored in runs): never a key."""
         ...
 
@@ -333,8 +361,8 @@ class OpenAIChatClient:
         )
         self.base_url = str(self._client.base_url)
 
-    def identity(self) -> dict[str, Any]:
-        ident: dict[str, Any] = {"provider": self.provider, "model": self.model}
+    def identity(self) -> ClientIdentity:
+        ident: ClientIdentity = {"provider": self.provider, "model": self.model}
         if self.provider == "compatible":  # the same model name on two servers may differ
             ident["base_url"] = public_url(self.base_url)
         return ident
@@ -345,6 +373,7 @@ class OpenAIChatClient:
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.append({"role": "user", "content": request.user})
+        # the SDK's keyword arguments, as its create() takes them
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         # the OpenAI API renamed max_tokens; compatible servers still take the old name
         if self.provider == "openai":
@@ -512,12 +541,13 @@ class AnthropicChatClient:
         )
         self.base_url = str(self._client.base_url)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> ClientIdentity:
         return {"provider": self.provider, "model": self.model}
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         import anthropic
 
+        # the SDK's keyword arguments, as its create() takes them
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,

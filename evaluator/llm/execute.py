@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from evaluator.core.errors import FactBoardError
 from evaluator.llm.cache import ResponseCache, request_key
@@ -105,6 +105,23 @@ class Outcome:
     attempts: int = 0
 
 
+class BatchUsage(TypedDict):
+    """A batch's requests, tokens and cost (Tally.record)."""
+
+    requests: int
+    sent: int
+    retries: int
+    cached: int
+    failed: int
+    input_tokens: int
+    output_tokens: int
+    replies_without_usage: int
+    cached_input_tokens: int
+    cached_output_tokens: int
+    cost_usd: float | None
+    price_usd_per_mtok: list[float] | None
+
+
 @dataclass
 class Tally:
     """Counts over one batch (thread-safe updates through add_*)."""
@@ -133,7 +150,7 @@ class Tally:
             return None
         return (self.input_tokens * self.price[0] + self.output_tokens * self.price[1]) / 1e6
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> BatchUsage:
         cost = self.cost
         return {
             "requests": self.total,

@@ -37,9 +37,18 @@ from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import ScoreOptions
 from evaluator.core.types import GRADE_COLUMNS, RunConfig, RunRecord
 from evaluator.llm import prompts as P
-from evaluator.llm.clients import ChatRequest, make_client, split_provider_model
-from evaluator.llm.execute import Outcome, RetryPolicy, run_batch
+from evaluator.llm.clients import ChatRequest, ClientIdentity, make_client, split_provider_model
+from evaluator.llm.execute import Outcome, RetryPolicy, Tally, run_batch
 from evaluator.llm.parsing import parse_grade
+from evaluator.llm.records import (
+    Agreement,
+    AgreementRow,
+    Estimate,
+    GradeRow,
+    JudgeEntry,
+    JudgeReport,
+    Usage,
+)
 from evaluator.llm.runner import MAX_ERRORS_KEPT, client_record, settings, usage_of
 from evaluator.store import ingested, layout, runs
 
@@ -167,6 +176,15 @@ class Graded:
     outcomes: list[Outcome] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What a grading asked of whom: the client, the batch's tally and the engine's record."""
+
+    client: ClientIdentity
+    tally: Tally
+    engine: Mapping[str, object] | None
+
+
 def _grade(
     judge: str,
     targets: list[Target],
@@ -178,7 +196,7 @@ def _grade(
     retry: RetryPolicy | None,
     on_progress: Any = None,
     engine: Any = None,
-) -> tuple[Graded, dict[str, Any]]:
+) -> tuple[Graded, _Asked]:
     bad = sorted(set(options or {}) & set(_NOT_FOR_JUDGES))
     if bad:
         raise FactBoardError(f"option {bad[0]!r} describes a detector; a judge takes none")
@@ -205,10 +223,8 @@ def _grade(
         t.usage = usage_of(t.outcomes, cfg.price)
     grades = pd.DataFrame(rows, columns=["run_id", *GRADE_COLUMNS])
     grades["grade"] = grades["grade"].astype(float)
-    meta = {"client": client_record(client), "usage": tally.record(), "tally": tally}
-    if engine is not None:
-        meta["engine"] = engine.record()
-    return Graded(grades, tallies, outcomes), meta
+    asked_of = _Asked(client_record(client), tally, engine.record() if engine is not None else None)
+    return Graded(grades, tallies, outcomes), asked_of
 
 
 def _judge_requests(
@@ -243,9 +259,9 @@ class GradingTally:
     unparsable_examples: list[dict[str, str]] = field(default_factory=list)
     failed_examples: list[dict[str, str]] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)  # the replies, for the usage
-    usage: dict[str, Any] | None = None  # tokens and cost of the replies, once graded
+    usage: Usage | None = None  # tokens and cost of the replies, once graded
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JudgeReport:
         """The report as the run records it, with the replies' usage."""
         return {
             "targets": self.targets,
@@ -261,7 +277,7 @@ class GradingTally:
 
 def _grade_row(
     t: Target, judge: str, grade: float | None, rationale: str | None, raw: str | None
-) -> dict[str, Any]:
+) -> GradeRow:
     return {
         "run_id": t.run_id,
         "sample_id": t.sample_id,
@@ -279,10 +295,10 @@ def _grade_rows(
     asked: list[Target],
     tags: list[str],
     outcomes: list[Outcome],
-) -> tuple[list[dict[str, Any]], dict[tuple[str, str], GradingTally]]:
+) -> tuple[list[GradeRow], dict[tuple[str, str], GradingTally]]:
     """The grades table's rows (an empty explanation is graded 0 without asking; a reply's
     grade is parsed, an unparsable one stored as such) and each (run, protocol)'s tally."""
-    rows: list[dict[str, Any]] = []
+    rows: list[GradeRow] = []
     tallies: dict[tuple[str, str], GradingTally] = {}
     for t in targets:
         if t.empty:
@@ -370,7 +386,7 @@ def write_superseding(
     predictions: pd.DataFrame,
     grades: pd.DataFrame,
     samples: pd.DataFrame,
-    extra_update: dict[str, Any],
+    extra_update: Mapping[str, object],
     root: Path | None,
     run_id: str | None = None,
 ) -> Path:
@@ -415,18 +431,21 @@ def _merge_grades(old: pd.DataFrame | None, new: pd.DataFrame) -> pd.DataFrame:
 
 
 def _judge_entry(
-    judge: str, protocol: str, report: GradingTally, client: dict[str, Any], limit: int | None
-) -> dict[str, Any]:
-    return {
+    judge: str, protocol: str, report: GradingTally, asked: _Asked, limit: int | None
+) -> JudgeEntry:
+    entry: JudgeEntry = {
         "judge": judge,
         "protocol": protocol,
         "prompt": P.judge_prompt(protocol).record(),
-        "client": client,
+        "client": asked.client,
         "graded_at": runs.now_iso(),
         "temperature": 0.0,
         "limit": limit,
         **report.record(),
     }
+    if asked.engine is not None:
+        entry["engine"] = asked.engine
+    return entry
 
 
 def judge_run(
@@ -459,7 +478,7 @@ def judge_run(
     rec, preds, old_grades = _load(run_id, root)
     samples = _samples_for(rec, root)
     targets = targets_for(rec, preds, samples, protocol, limit)
-    graded, meta = _grade(
+    graded, asked = _grade(
         judge,
         targets,
         concurrency=concurrency,
@@ -485,8 +504,7 @@ def judge_run(
             f"{judge} graded none of the {report.targets} explanations ({report.failed} "
             f"failed, {report.unparsable} unparsable; e.g. {first}); nothing was written"
         )
-    entry = _judge_entry(judge, protocol, report, meta["client"], limit)
-    entry["engine"] = meta["engine"]
+    entry = _judge_entry(judge, protocol, report, asked, limit)
     history = list(rec.config.extra.get("judges", []))
     grades = _merge_grades(old_grades, graded.grades)
     path = write_superseding(
@@ -496,7 +514,7 @@ def judge_run(
         print(
             f"{judge} {protocol}: {report.graded} graded, {report.unparsable} unparsable, "
             f"{report.failed} failed, {report.no_explanation} without explanation "
-            f"(graded 0); {meta['tally'].postfix()} -> {path.name} (supersedes {rec.run_id})",
+            f"(graded 0); {asked.tally.postfix()} -> {path.name} (supersedes {rec.run_id})",
             file=sys.stderr,
         )
     return path
@@ -506,7 +524,7 @@ def judge_run(
 # grading the grader
 
 
-def _ci(stat: Any, n: int, resamples: int, seed: int) -> dict[str, float | None]:
+def _ci(stat: Any, n: int, resamples: int, seed: int) -> Estimate:
     try:
         est = M.bootstrap_ci(stat, n, resamples=resamples, seed=seed)
     except (ValueError, FloatingPointError):
@@ -524,7 +542,7 @@ def agreement(
     *,
     resamples: int = 1000,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> Agreement:
     """Agreement of judge grades with human grades over the same explanations.
 
     - pearson: Pearson correlation of the grades (1 / 0.5 / 0); Table 4's "Correlation".
@@ -544,9 +562,9 @@ def agreement(
     ok = ~(np.isnan(h) | np.isnan(j))
     h, j = h[ok], j[ok]
     n = len(h)
-    out: dict[str, Any] = {"n": n}
+    out: Agreement = {"n": n, "pearson": None, "balanced_accuracy": None}
     if n == 0:
-        return {**out, "pearson": None, "balanced_accuracy": None}
+        return out
     both_vary = len(np.unique(h)) > 1 and len(np.unique(j)) > 1
     out["pearson"] = (
         _ci(lambda W: M.pearson_w(W, j, h), n, resamples, seed)
@@ -599,7 +617,7 @@ def _check_answered(judge: str, graded: Graded, targets: list[Target]) -> None:
         )
 
 
-def _pooled(ag: dict[str, Any], reps: list[GradingTally], benchmark: str) -> dict[str, Any]:
+def _pooled(ag: Agreement, reps: list[GradingTally], benchmark: str) -> Agreement:
     """A protocol's agreement pooled over the study's runs, with what was graded."""
     ag.update(
         {
@@ -613,18 +631,18 @@ def _pooled(ag: dict[str, Any], reps: list[GradingTally], benchmark: str) -> dic
     return ag
 
 
-def _agreement_row(judge: str, protocol: str, ag: dict[str, Any]) -> dict[str, Any]:
+def _agreement_row(judge: str, protocol: str, ag: Agreement) -> AgreementRow:
     """One row of the grader table: a judge's pooled agreement under one protocol."""
     return {
         "judge": judge,
         "protocol": protocol,
         "n": ag["n"],
-        "pearson": (ag["pearson"] or {}).get("value"),
-        "balanced_accuracy": (ag["balanced_accuracy"] or {}).get("value"),
+        "pearson": ag["pearson"]["value"] if ag["pearson"] else None,
+        "balanced_accuracy": ag["balanced_accuracy"]["value"] if ag["balanced_accuracy"] else None,
         "balanced_accuracy_binary": ag.get("balanced_accuracy_binary"),
         "cohen_kappa": ag.get("cohen_kappa"),
-        "unparsable": ag["unparsable"],
-        "failed": ag["failed"],
+        "unparsable": ag.get("unparsable"),
+        "failed": ag.get("failed"),
     }
 
 
@@ -669,7 +687,7 @@ def grade_the_grader(
             _samples_for(rec, root)  # raises, naming the run
         for p in protocols:
             targets.extend(targets_for(rec, preds, samples, p, limit))
-    graded, meta = _grade(
+    graded, asked_of = _grade(
         judge,
         targets,
         concurrency=concurrency,
@@ -693,8 +711,8 @@ def grade_the_grader(
         idx = pd.MultiIndex.from_arrays([frame["run_id"], frame["sample_id"]])
         return hmap.reindex(idx).to_numpy(float), frame["grade"].to_numpy(float)
 
-    rows = []
-    pooled: dict[str, dict[str, Any]] = {}
+    rows: list[AgreementRow] = []
+    pooled: dict[str, Agreement] = {}
     for p in protocols:
         h, j = pairs(asked[asked["protocol"] == p])
         reps = [graded.reports[(rec.run_id, p)] for rec, _, _ in found]
@@ -709,8 +727,7 @@ def grade_the_grader(
             sel = asked[(asked["run_id"] == rec.run_id) & (asked["protocol"] == p)]
             h, j = pairs(sel)
             per_run[p] = agreement(h, j, resamples=resamples, seed=seed)
-            entry = _judge_entry(judge, p, graded.reports[(rec.run_id, p)], meta["client"], limit)
-            entries.append({**entry, "engine": meta["engine"]})
+            entries.append(_judge_entry(judge, p, graded.reports[(rec.run_id, p)], asked_of, limit))
         prev = dict(rec.config.extra.get("judge_agreement", {}))
         prev[judge] = {p: {"pooled": pooled[p], "this_run": per_run[p]} for p in protocols}
         update = {
@@ -722,7 +739,7 @@ def grade_the_grader(
         )
     table = pd.DataFrame(rows)
     if progress:
-        print(f"{meta['tally'].postfix()}; {len(written)} runs written", file=sys.stderr)
+        print(f"{asked_of.tally.postfix()}; {len(written)} runs written", file=sys.stderr)
     return GraderReport(written, table)
 
 

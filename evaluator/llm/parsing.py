@@ -64,7 +64,8 @@ def parse_yes_no(text: str) -> Verdict:
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
-def _json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
+def _json_object(text: str) -> tuple[dict[str, object] | None, str | None]:
+    """The one JSON object of a reply (its values are whatever the model wrote)."""
     s = (text or "").strip()
     if not s:
         return None, "empty reply"

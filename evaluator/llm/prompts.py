@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 from evaluator.core.choices import JUDGE_PROTOCOLS as JUDGE_PROTOCOLS
 from evaluator.core.errors import FactBoardError, UnknownNameError
@@ -36,6 +36,19 @@ PAPER_MINICHECK = "MiniCheck (Tang, Laban and Durrett, EMNLP 2024)"
 
 class PromptError(FactBoardError):
     """A prompt that cannot be filled for a sample (a field it needs is missing)."""
+
+
+class PromptRecord(TypedDict):
+    """What a run stores about its prompt (Prompt.record)."""
+
+    id: str
+    title: str
+    source: str
+    sha256: str
+    template: str
+    output: str
+    system: NotRequired[str]
+    notes: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -66,9 +79,9 @@ class Prompt:
         text = (self.system or "") + "\n\x00\n" + self.template
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> PromptRecord:
         """What a run stores about its prompt."""
-        out: dict[str, Any] = {
+        out: PromptRecord = {
             "id": self.id,
             "title": self.title,
             "source": self.source,
@@ -91,7 +104,7 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return pattern.sub(lambda m: values[m.group(0)], template)
 
 
-def missing_fields(prompt: Prompt, row: Mapping[str, Any]) -> list[str]:
+def missing_fields(prompt: Prompt, row: Mapping[str, object]) -> list[str]:
     out = []
     for f in prompt.fields:
         v = row.get(f)
@@ -100,7 +113,7 @@ def missing_fields(prompt: Prompt, row: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def render_detector(prompt: Prompt, row: Mapping[str, Any]) -> str:
+def render_detector(prompt: Prompt, row: Mapping[str, object]) -> str:
     """The user message for one sample (row: a samples.parquet row as a mapping)."""
     if prompt.kind != "detector":
         raise PromptError(f"prompt {prompt.id} is a {prompt.kind} prompt")
@@ -390,7 +403,19 @@ _REF_WRONG = (
     "about the inconsistency."
 )
 
-_JUDGES: dict[str, dict[str, Any]] = {
+
+class _JudgeText(TypedDict):
+    """A judge protocol's words: what the judge sees and what each grade means."""
+
+    title: str
+    task: str
+    correct: str
+    partial: str
+    wrong: str
+    sections: tuple[tuple[str, str], ...]  # (marker name, sample field), in order
+
+
+_JUDGES: dict[str, _JudgeText] = {
     "EvalV1": {
         "title": "EvalV1: reference-less, no seed (document + summary + explanation)",
         "task": (

@@ -43,6 +43,7 @@ from evaluator.llm.clients import (
     CLIENT_OPTIONS,
     ChatClient,
     ChatRequest,
+    ClientIdentity,
     LLMError,
     make_client,
     public_url,
@@ -50,6 +51,7 @@ from evaluator.llm.clients import (
 )
 from evaluator.llm.execute import Outcome, RetryPolicy, Tally, price_of, run_batch
 from evaluator.llm.parsing import parse_verdict
+from evaluator.llm.records import KappaPair, ParseReport, RunExtra, SelfAgreement, Usage
 from evaluator.store import runs
 
 # options the runner and judges take besides the client's (CLI: --option KEY=VALUE)
@@ -150,16 +152,16 @@ def default_kind(provider: str) -> str:
     return "open-llm" if provider == "compatible" else "proprietary-llm"
 
 
-def client_record(client: ChatClient) -> dict[str, Any]:
+def client_record(client: ChatClient) -> ClientIdentity:
     """What a run stores about the client: provider, model, public base URL; never a key."""
-    rec = dict(client.identity())
+    rec = client.identity().copy()
     url = getattr(client, "base_url", None)
     if url:
         rec["base_url"] = public_url(str(url))
     return rec
 
 
-def usage_of(outcomes: Sequence[Outcome], price: tuple[float, float] | None) -> dict[str, Any]:
+def usage_of(outcomes: Sequence[Outcome], price: tuple[float, float] | None) -> Usage:
     sent = [o.response for o in outcomes if o.response is not None and not o.cached]
     cached = [o.response for o in outcomes if o.response is not None and o.cached]
     tin = sum(r.input_tokens or 0 for r in sent)
@@ -206,7 +208,8 @@ def _select(
     return rows[keep], dict(skipped)
 
 
-def _records(rows: pd.DataFrame) -> list[dict[str, Any]]:
+def _records(rows: pd.DataFrame) -> list[dict[str, object]]:
+    """Sample rows as mappings (their values are of every column's type)."""
     return [{str(k): v for k, v in r.items()} for r in rows.to_dict("records")]
 
 
@@ -220,7 +223,7 @@ def _splits(spec: Any, splits: Sequence[str] | None) -> list[str]:
 
 def predictions_from(
     rows: pd.DataFrame, outcomes: Sequence[Outcome], prompt: P.Prompt
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, ParseReport]:
     """Prediction rows for the replies (failed requests are left out) and the parse report."""
     out = []
     problems: list[dict[str, str]] = []
@@ -248,7 +251,7 @@ def predictions_from(
     preds = pd.DataFrame(out, columns=list(PREDICTION_COLUMNS))
     preds["label"] = preds["label"].astype("Int8")
     failed = sum(1 for o in outcomes if o.response is None)
-    report = {
+    report: ParseReport = {
         "replies": len(out),
         "unparsable": n_unparsable,
         "unparsable_examples": problems,
@@ -258,18 +261,22 @@ def predictions_from(
     return preds, report
 
 
-def self_agreement(preds: Sequence[pd.DataFrame]) -> dict[str, Any]:
+def self_agreement(preds: Sequence[pd.DataFrame]) -> SelfAgreement:
     """Mean pairwise Cohen's kappa of repeated runs over the samples every run labelled."""
     labelled = [p.dropna(subset=["label"]).set_index("sample_id")["label"] for p in preds]
     common = sorted(set.intersection(*(set(s.index) for s in labelled)))
-    out: dict[str, Any] = {"runs": len(preds), "n": len(common), "measure": "cohen_kappa"}
+    out: SelfAgreement = {
+        "runs": len(preds),
+        "n": len(common),
+        "measure": "cohen_kappa",
+        "mean_pairwise_cohen_kappa": None,
+    }
     if len(common) == 0:
-        out["mean_pairwise_cohen_kappa"] = None
         return out
     series = [[int(s[i]) for i in common] for s in labelled]
     k = M.mean_pairwise_cohen_kappa(series)
     out["mean_pairwise_cohen_kappa"] = k if math.isfinite(k) else None
-    pairs = []
+    pairs: list[KappaPair] = []
     for a in range(len(series)):
         for b in range(a + 1, len(series)):
             kab = M.cohen_kappa(series[a], series[b])
@@ -390,9 +397,14 @@ def run_llm(
             prompt, client, engine, cfg, outs, report, r, repeats, limit, skipped, concurrency
         )
         if agreement is not None:
-            extra["self_agreement"] = {**agreement, "run_ids": run_ids}
+            shared = agreement.copy()
+            shared["run_ids"] = run_ids
+            extra["self_agreement"] = shared
         config = RunConfig(
-            llm=f"{provider}:{model}", prompt_id=prompt.id, temperature=temperature, extra=extra
+            llm=f"{provider}:{model}",
+            prompt_id=prompt.id,
+            temperature=temperature,
+            extra=dict(extra),
         )
         opts = ScoreOptions(
             policy="labels", splits=tuple(use_splits), labels_given=prompt.given_inconsistent
@@ -422,7 +434,7 @@ def _prompted_rows(
     prompt: P.Prompt,
     splits: list[str],
     limit: int | None,
-) -> tuple[pd.DataFrame, Any]:
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """The rows the prompt is asked about, and those left out for missing fields; none is an
     error that says why."""
     rows, skipped = _select(spec, samples, prompt, splits, limit)
@@ -440,7 +452,7 @@ def _repeat_names(name: str, repeats: int) -> list[str]:
     return [name if repeats == 1 else f"{name} run {r + 1}/{repeats}" for r in range(repeats)]
 
 
-def _check_usable(model: str, r: int, preds: pd.DataFrame, report: Mapping[str, Any]) -> None:
+def _check_usable(model: str, r: int, preds: pd.DataFrame, report: ParseReport) -> None:
     """A repeat with no usable label writes nothing and says why."""
     if preds.empty or preds["label"].isna().all():
         example = (report["failed_examples"] or report["unparsable_examples"] or [{}])[0]
@@ -457,15 +469,15 @@ def _run_extra(
     engine: runner.Engine,
     cfg: Any,
     outcomes: Sequence[Outcome],
-    report: Mapping[str, Any],
+    report: ParseReport,
     repeat: int,
     repeats: int,
     limit: int | None,
-    skipped: Any,
+    skipped: dict[str, int],
     concurrency: int,
-) -> dict[str, Any]:
+) -> RunExtra:
     """What one repeat's run records beside its model and prompt (config.extra)."""
-    extra: dict[str, Any] = {
+    extra: RunExtra = {
         "prompt": prompt.record(),
         "client": client_record(client),
         "unit": prompt.unit,
@@ -491,7 +503,7 @@ def _run_extra(
     return extra
 
 
-def _reply_counts(report: Mapping[str, Any]) -> Callable[[Scored], None]:
+def _reply_counts(report: ParseReport) -> Callable[[Scored], None]:
     """Counts that say what the replies were: a row with neither label nor score is a reply
     received and stored but unparsable (the scorer alone would count it as missing); failed
     requests have no row."""
@@ -511,9 +523,9 @@ def _reply_counts(report: Mapping[str, Any]) -> Callable[[Scored], None]:
 
 def _print_summary(
     tally: Tally,
-    parsed: list[tuple[pd.DataFrame, dict[str, Any]]],
+    parsed: list[tuple[pd.DataFrame, ParseReport]],
     skipped: dict[str, int],
-    agreement: dict[str, Any] | None,
+    agreement: SelfAgreement | None,
     written: list[Path],
 ) -> None:
     err = sys.stderr

@@ -367,3 +367,41 @@ def test_corrupt_job_files_are_listed_never_raised(
     assert [j.id for j in queue.list_jobs(root=qroot)] == ["fine"]
     [(path, problem)] = queue.corrupt_files(qroot)
     assert path == f and why in problem
+
+
+def test_a_stored_job_file_reads_and_writes_back_unchanged(qroot: Path) -> None:
+    # a job file as the queue writes it (and as a Hub worker's lease leaves it, with its token
+    # and renewal time): read and written again, it is the same bytes
+    stored = {
+        "id": "judge-1",
+        "kind": "judge",
+        "payload": {"run_id": "r1", "judge": "openai:gpt-4o", "options": {"k": 1}},
+        "status": "running",
+        "attempts": 1,
+        "max_attempts": 3,
+        "progress": 0.5,
+        "messages": [{"at": "2026-01-01T00:00:00.000000+00:00", "text": "queued"}],
+        "created_at": "2026-01-01T00:00:00.000000+00:00",
+        "updated_at": "2026-01-01T00:00:01.000000+00:00",
+        "not_before": None,
+        "lease": {
+            "worker": "h:1",
+            "host": "h",
+            "pid": 1,
+            "start": "99",
+            "claimed_at": "2026-01-01T00:00:00.500000+00:00",
+            "token": "abc",
+            "renewed": 1767225600.5,
+        },
+        "result": {"run_id": "r2", "graded": 3, "supersedes": None},
+        "error": None,
+    }
+    queue._ensure(None)
+    path = queue.queue_dir() / "running" / "judge-1.json"
+    body = json.dumps(stored, indent=1)
+    path.write_text(body, encoding="utf-8")
+    job = queue.get("judge-1")
+    assert job is not None and job.to_dict() == stored
+    assert list(job.to_dict()) == list(stored)
+    queue._write(None, "running", job)
+    assert path.read_text(encoding="utf-8") == body

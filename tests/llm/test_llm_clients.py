@@ -14,6 +14,8 @@ from evaluator.core.errors import UnknownNameError
 from evaluator.llm.cache import ResponseCache, request_key
 from evaluator.llm.clients import (
     ChatRequest,
+    ChatResponse,
+    ClientIdentity,
     LLMConfigError,
     LLMError,
     TransientLLMError,
@@ -364,3 +366,26 @@ def test_outcomes_keep_request_order(server: FakeLLMServer) -> None:
     reqs = [ChatRequest(user=f"q{i}") for i in range(30)]
     outs, _ = run_batch(_client(server), reqs, cache=None, concurrency=8)
     assert [o.response.text for o in outs] == [f"Q{i}" for i in range(30)]  # type: ignore[union-attr]
+
+
+def test_a_cache_key_and_entry_keep_their_stored_form(tmp_path: Path) -> None:
+    # the response cache outlives the code: a key computed, and an entry written, today must be
+    # the same bytes as those of the cache already on disk
+    ident: ClientIdentity = {
+        "provider": "compatible",
+        "model": "m-1",
+        "base_url": "http://127.0.0.1:9/v1",
+    }
+    request = ChatRequest(user="Is it consistent?", system="You judge.", repeat=2)
+    key = request_key(ident, request)
+    assert key == "b7f2f435542e97000ae59758e42a0d5761cb74886449e0c47da6e1dd1ba4e2d5"
+    cache = ResponseCache(tmp_path)
+    reply = ChatResponse("Yes.", 12, 3, "stop", "m-1")
+    cache.put(key, ident, reply)
+    assert (tmp_path / key[:2] / f"{key}.json").read_bytes() == (
+        b'{"key": "b7f2f435542e97000ae59758e42a0d5761cb74886449e0c47da6e1dd1ba4e2d5", '
+        b'"client": {"provider": "compatible", "model": "m-1", "base_url": '
+        b'"http://127.0.0.1:9/v1"}, "response": {"text": "Yes.", "input_tokens": 12, '
+        b'"output_tokens": 3, "finish_reason": "stop", "model": "m-1"}}'
+    )
+    assert cache.get(key) == reply
