@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -19,12 +19,25 @@ TASK_WORDS = {
 }
 
 
-def overview(specs: list[BenchmarkSpec], meta: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def _stats(meta: Mapping[str, object] | None) -> Mapping[str, object]:
+    """A benchmark.json's `stats` (evaluator.ingest.pipeline.describe: sizes, balance, error
+    types, domains), as read: each value is narrowed where it is used."""
+    stats = (meta or {}).get("stats")
+    return stats if isinstance(stats, dict) else {}
+
+
+def _list(v: object) -> list[object]:
+    return v if isinstance(v, list) else []
+
+
+def overview(specs: list[BenchmarkSpec], meta: Mapping[str, Mapping[str, object]]) -> pd.DataFrame:
+    """One row per benchmark: task, size, levels, domains, main metric, status, license.
+    meta: the ingested benchmarks' benchmark.json, by name."""
     rows = []
     for sp in specs:
         m = meta.get(sp.name)
-        st = (m or {}).get("stats", {})
-        present = st.get("domains_present") or []
+        st = _stats(m)
+        present = _list(st.get("domains_present"))
         rows.append(
             {
                 "benchmark": sp.title,
@@ -56,11 +69,11 @@ def metric_title(name: str) -> str:
     return metric(name).title
 
 
-def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
+def balance_table(meta: Mapping[str, object]) -> pd.DataFrame:
     """Size and balance per domain (like SummEdits Table 8): samples per split, total,
     consistent / inconsistent, % consistent and how many come with their document. One row per
     level x domain when the benchmark has several levels (TofuEval), plus a total row."""
-    by = pd.DataFrame((meta.get("stats") or {}).get("by") or [])
+    by = pd.DataFrame(_list(_stats(meta).get("by")))
     if by.empty:
         return by
     by["domain"] = by["domain"].replace("", "(none)")
@@ -85,9 +98,9 @@ def balance_table(meta: dict[str, Any]) -> pd.DataFrame:
     return out
 
 
-def domain_balance(meta: dict[str, Any], split: str | None = None) -> pd.DataFrame:
+def domain_balance(meta: Mapping[str, object], split: str | None = None) -> pd.DataFrame:
     """consistent / inconsistent per domain (summed over units' first level and splits)."""
-    by = pd.DataFrame((meta.get("stats") or {}).get("by") or [])
+    by = pd.DataFrame(_list(_stats(meta).get("by")))
     if by.empty:
         return pd.DataFrame(columns=["domain", "consistent", "inconsistent"])
     unit = by["unit"].value_counts().index[0] if "summary" not in set(by["unit"]) else "summary"
@@ -99,11 +112,12 @@ def domain_balance(meta: dict[str, Any], split: str | None = None) -> pd.DataFra
     return g
 
 
-def error_type_counts(meta: dict[str, Any]) -> pd.DataFrame:
+def error_type_counts(meta: Mapping[str, object]) -> pd.DataFrame:
     """Samples per error or edit type, named in words ('entity_modification' -> 'entity
     modification')."""
-    et = (meta.get("stats") or {}).get("error_types") or {}
-    return pd.DataFrame({"name": [words(k) for k in et], "n": list(et.values())})
+    et = _stats(meta).get("error_types")
+    counts = et if isinstance(et, dict) else {}
+    return pd.DataFrame({"name": [words(k) for k in counts], "n": list(counts.values())})
 
 
 def words(name: str) -> str:
@@ -133,16 +147,17 @@ def tags(spec: BenchmarkSpec) -> str:
     )
 
 
-def size_note(meta: dict[str, Any], spec: BenchmarkSpec) -> str:
+def size_note(meta: Mapping[str, object], spec: BenchmarkSpec) -> str:
     """'1,234 samples; 8 of 10 published domains present (absent from this release: x).'"""
-    stats = meta.get("stats", {})
-    missing = stats.get("domains_missing") or []
-    msg = fmt.plural(int(stats.get("n_samples") or 0), "sample")
+    stats = _stats(meta)
+    missing = _list(stats.get("domains_missing"))
+    n = stats.get("n_samples")
+    msg = fmt.plural(n if isinstance(n, int) else 0, "sample")
     if spec.domains:
-        present = len(stats.get("domains_present") or [])
+        present = len(_list(stats.get("domains_present")))
         msg += f"; {present} of {fmt.plural(len(spec.domains), 'published domain')} present"
     if missing:
-        msg += f" (absent from this release: {', '.join(missing)})"
+        msg += f" (absent from this release: {', '.join(map(str, missing))})"
     if not stats.get("documents_included", True):
         msg += "; source documents are not redistributed"
     return msg + "."

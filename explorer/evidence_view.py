@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from evaluator.core.errors import CorruptRunError
+from evaluator.core.evidence import Evidence, EvidenceItem
 from evaluator.store import layout, runs
 from explorer import queries as Q
 
@@ -52,7 +53,7 @@ class RunEvidence:
     score: float | None
     predicted: int | None  # the run's final label for the sample (0 = inconsistent)
     threshold: float | None
-    evidence: dict[str, Any] | None
+    evidence: Evidence | None  # as read_evidence checked it
     stored: bool
     problem: str | None = None
 
@@ -91,7 +92,7 @@ def evidence_for_sample(
         threshold = _number(th.loc[rid, "threshold"]) if rid in th.index else None
         pred = _number(row.get("pred"))
         folder = layout.run_dir(rid, root)
-        ev: dict[str, Any] | None = None
+        ev: Evidence | None = None
         problem = None
         stored = (folder / layout.EVIDENCE_FILE).is_file()
         if stored:
@@ -117,9 +118,7 @@ def evidence_for_sample(
     return out
 
 
-def flags(
-    items: list[dict[str, Any]], threshold: float | None, predicted: int | None
-) -> list[bool]:
+def flags(items: list[EvidenceItem], threshold: float | None, predicted: int | None) -> list[bool]:
     """Which parts are flagged: below the threshold; without one, the lowest part of a pair
     labelled inconsistent (none of a consistent one)."""
     scores = [_number(i.get("score")) for i in items]
@@ -146,7 +145,7 @@ def evidence_table(r: RunEvidence) -> pd.DataFrame:
     ev = r.evidence
     if not ev:
         return pd.DataFrame()
-    items: list[dict[str, Any]] = list(ev.get("items") or [])
+    items = list(ev.get("items") or [])
     unit = str(ev.get("unit"))
     if unit == "question":
         return pd.DataFrame(
@@ -182,11 +181,12 @@ def flagged_rows(table: pd.DataFrame) -> list[int]:
 
 def describe(r: RunEvidence) -> str:
     """One line above the table: what the parts are, how they make the score, the flag rule."""
-    ev = r.evidence or {}
-    unit = str(ev.get("unit", ""))
-    n = len(ev.get("items") or [])
+    ev = r.evidence
+    unit = str(ev.get("unit", "")) if ev else ""
+    n = len(ev.get("items") or []) if ev else 0
     what = UNIT_LABELS.get(unit, unit)
-    parts = [f"{n} {what}{'' if n == 1 else 's'}", f"score = {ev.get('aggregate')} of theirs"]
+    aggregate = ev.get("aggregate") if ev else None
+    parts = [f"{n} {what}{'' if n == 1 else 's'}", f"score = {aggregate} of theirs"]
     if r.score is not None:
         parts.append(f"this sample's score {r.score:.4f}")
     if unit != "question":
@@ -194,6 +194,6 @@ def describe(r: RunEvidence) -> str:
             parts.append(f"{FLAG} below the run's threshold {r.threshold:.4f}")
         elif r.predicted == 0:
             parts.append(f"{FLAG} the lowest part of a pair labelled inconsistent")
-    if ev.get("note"):
-        parts.append(str(ev["note"]))
+    if ev and ev.get("note"):
+        parts.append(str(ev.get("note")))
     return " · ".join(parts)

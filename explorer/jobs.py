@@ -5,7 +5,7 @@ whose recipe awaits a reproduction."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from evaluator.core.types import RunRecord
 from evaluator.jobs.queue import Job
@@ -13,7 +13,20 @@ from evaluator.store.doctor import StoreProblem
 from evaluator.submissions import verification
 
 
-def job_rows(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+class JobRow(TypedDict):
+    """One job as the Queue page's table shows it."""
+
+    job: str
+    kind: str
+    status: str
+    attempts: str  # "1/3"
+    progress: float | None  # 0 to 1, None when the job says nothing
+    message: str
+    created: str
+    updated: str
+
+
+def job_rows(jobs: Sequence[Job]) -> list[JobRow]:
     """One row per job; a failed job shows its error as its message."""
     return [
         {

@@ -6,7 +6,8 @@ departs most from the human one (`disagreement`). See docs/ARCHITECTURE.md."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,68 @@ PAGE_SIZE = 20
 LABEL_TEXT = {1: "✓ consistent", 0: "✗ inconsistent"}
 LABEL_FILTER = {"any": None, "consistent": 1, "inconsistent": 0}
 SORT_LABELS = {"id": "sample id", "most_wrong": "hardest first", "domain": "domain"}
+
+
+class SampleRow(TypedDict):
+    """One sample as the samples table holds it (the canonical sample's columns, SAMPLE_SCHEMA):
+    what the Samples page shows of the open sample (sample_row reads it)."""
+
+    benchmark: str
+    sample_id: str
+    split: str
+    unit: str
+    summary_id: str | None
+    domain: str
+    doc_id: str | None
+    document: str | None  # None where the release does not redistribute it
+    summary: str
+    seed_summary: str | None
+    label: object  # 1 / 0, or missing (None, NaN or NA, as the table gives it)
+    human_score: float | None  # may be NaN
+    error_types: list[str]
+    reference_explanation: str | None
+    attributes: str | None  # JSON text of the benchmark's own keys
+
+
+def _str_or_none(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def sample_row(raw: Mapping[str, object]) -> SampleRow:
+    """The open sample's row (explorer.queries.sample) as a SampleRow: text columns that are
+    not text (missing) read as None, or as "" where the page needs text."""
+    score = raw.get("human_score")
+    types = raw.get("error_types")
+    return {
+        "benchmark": str(raw.get("benchmark") or ""),
+        "sample_id": str(raw.get("sample_id") or ""),
+        "split": str(raw.get("split") or ""),
+        "unit": str(raw.get("unit") or ""),
+        "summary_id": _str_or_none(raw.get("summary_id")),
+        "domain": _str_or_none(raw.get("domain")) or "",
+        "doc_id": _str_or_none(raw.get("doc_id")),
+        "document": _str_or_none(raw.get("document")),
+        "summary": _str_or_none(raw.get("summary")) or "",
+        "seed_summary": _str_or_none(raw.get("seed_summary")),
+        "label": raw.get("label"),
+        "human_score": float(score) if isinstance(score, int | float) else None,
+        "error_types": [str(x) for x in types] if isinstance(types, list) else [],
+        "reference_explanation": _str_or_none(raw.get("reference_explanation")),
+        "attributes": _str_or_none(raw.get("attributes")),
+    }
+
+
+class SpanAnnotation(TypedDict):
+    """One annotator's span of a summary (FaithBench's attributes.annotations): where it starts
+    and ends in the summary, and as given: the span's text, its labels, the annotator's
+    pseudonym and note (shown as text)."""
+
+    start: int
+    end: int
+    span: NotRequired[object]
+    label: NotRequired[object]
+    annotator: NotRequired[object]
+    note: NotRequired[object]
 
 
 def unit_plural(unit: str) -> str:
@@ -106,7 +169,7 @@ def step(ids: list[str], current: str | None, delta: int) -> tuple[str | None, i
     return None, (1 if j >= len(ids) else -1)
 
 
-def sample_facts(smp: dict[str, Any]) -> str:
+def sample_facts(smp: SampleRow) -> str:
     """One line of the open sample's facts: split, domain, level, gold label, error types,
     human score and the benchmark's own attributes (empty ones left out)."""
     facts = [
@@ -299,7 +362,7 @@ HIDDEN_ATTRIBUTES = {
 }
 
 
-def _attribute_value(key: str, v: Any) -> str:
+def _attribute_value(key: str, v: object) -> str:
     if key == "is_seed":
         return "yes" if str(v).lower() in ("1", "true", "yes") else "no"
     if key == "topic_type":
@@ -307,7 +370,7 @@ def _attribute_value(key: str, v: Any) -> str:
     return str(v)
 
 
-def attributes_text(sample: dict[str, Any]) -> list[tuple[str, str]]:
+def attributes_text(sample: SampleRow) -> list[tuple[str, str]]:
     """The sample's benchmark-specific attributes worth showing, as (plain name, value):
     'summarizer: Model-Extra', 'sentence: 2 of its summary'; internal keys left out."""
     import json
@@ -315,6 +378,8 @@ def attributes_text(sample: dict[str, Any]) -> list[tuple[str, str]]:
     try:
         attrs = json.loads(sample.get("attributes") or "{}")
     except ValueError:
+        return []
+    if not isinstance(attrs, dict):
         return []
     out = []
     idx = attrs.get("sent_idx")
@@ -327,7 +392,7 @@ def attributes_text(sample: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def attributes_items(attrs: dict[str, Any]) -> list[tuple[str, Any]]:
+def attributes_items(attrs: Mapping[str, object]) -> list[tuple[str, object]]:
     return [(k, v) for k, v in attrs.items() if v not in (None, "")]
 
 
@@ -463,23 +528,30 @@ SPAN_LEGEND = (
 )
 
 
-def span_annotations(smp: dict[str, Any]) -> list[dict[str, Any]]:
+def span_annotations(smp: SampleRow) -> list[SpanAnnotation]:
     """The open sample's span annotations (attributes.annotations), ordered by where they
-    start in the summary (then by length, longest first); empty when it has none."""
+    start in the summary (then by length, longest first); empty when it has none or they
+    have no start and end."""
     from evaluator.benchmarks.faithbench import annotations_of
 
-    found = annotations_of(smp.get("attributes"))
-    ok = [
-        a
-        for a in found
-        if isinstance(a.get("start"), int)
-        and isinstance(a.get("end"), int)
-        and a["start"] <= a["end"]
-    ]
+    ok: list[SpanAnnotation] = []
+    for a in annotations_of(smp.get("attributes")):
+        start, end = a.get("start"), a.get("end")
+        if isinstance(start, int) and isinstance(end, int) and start <= end:
+            span: SpanAnnotation = {"start": start, "end": end}
+            if "span" in a:
+                span["span"] = a["span"]
+            if "label" in a:
+                span["label"] = a["label"]
+            if "annotator" in a:
+                span["annotator"] = a["annotator"]
+            if "note" in a:
+                span["note"] = a["note"]
+            ok.append(span)
     return sorted(ok, key=lambda a: (a["start"], -a["end"], str(a.get("annotator", ""))))
 
 
-def span_tone(labels: Any) -> str:
+def span_tone(labels: object) -> str:
     """unwanted / questionable / benign (the most severe label), or other."""
     names = [str(x) for x in labels] if isinstance(labels, list) else []
     for tone, prefix in (
@@ -492,13 +564,13 @@ def span_tone(labels: Any) -> str:
     return "other"
 
 
-def span_label(labels: Any) -> str:
+def span_label(labels: object) -> str:
     from evaluator.benchmarks.faithbench import label_text
 
     return label_text([str(x) for x in labels]) if isinstance(labels, list) else "no label"
 
 
-def highlight_spans(annotations: list[dict[str, Any]]) -> list[textdiff.Span]:
+def highlight_spans(annotations: list[SpanAnnotation]) -> list[textdiff.Span]:
     """The annotations as numbered spans to highlight (numbers as in span_rows)."""
     return [
         textdiff.Span(
@@ -512,7 +584,7 @@ def highlight_spans(annotations: list[dict[str, Any]]) -> list[textdiff.Span]:
     ]
 
 
-def span_rows(annotations: list[dict[str, Any]]) -> pd.DataFrame:
+def span_rows(annotations: list[SpanAnnotation]) -> pd.DataFrame:
     """One row per annotation: its number, the span, label, annotator pseudonym, note and
     characters, as text (a formula-looking note is shown inert)."""
     rows = pd.DataFrame(
@@ -528,7 +600,7 @@ def span_rows(annotations: list[dict[str, Any]]) -> pd.DataFrame:
     return neutralise_formulas(rows)
 
 
-def overlapping(annotations: list[dict[str, Any]]) -> int:
+def overlapping(annotations: list[SpanAnnotation]) -> int:
     """How many annotations share at least one character with another one."""
     n = 0
     for i, a in enumerate(annotations):

@@ -335,7 +335,7 @@ def disagreement_rows(
 
 def open_sample(
     con: Q.Con, bench: str, table: pd.DataFrame, page: str, table_key: str
-) -> tuple[str | None, dict[str, Any] | None]:
+) -> tuple[str | None, X.SampleRow | None]:
     """The open sample (URL parameter 'sample'), set by a click on a row of the list, by the
     picker below it, or by Previous / Next; a link to a sample the benchmark lacks is said and
     dropped."""
@@ -353,7 +353,8 @@ def open_sample(
         if clicked and seen != shown and clicked != ui.url_value("sample"):
             ui.set_url_value("sample", clicked)
     current = ui.url_value("sample")
-    smp = Q.sample(con, bench, current) if current else None
+    raw = Q.sample(con, bench, current) if current else None
+    smp = X.sample_row(raw) if raw is not None else None
     if current and smp is None:
         ui.set_url_value("sample", None)
         st.warning(
@@ -503,7 +504,7 @@ def sample_evidence(con: Any, root: Any, preds: pd.DataFrame, sample_id: str) ->
         st.caption("  \n".join(quiet))
 
 
-def sample_spans(smp: dict[str, Any], preds: pd.DataFrame) -> None:
+def sample_spans(smp: X.SampleRow, preds: pd.DataFrame) -> None:
     """The open sample's annotated spans (FaithBench): the summary with each annotator's span
     highlighted, the detectors' verdicts beside it, and every span's label, annotator and note
     below (all as text). Nothing for a sample without span annotations."""

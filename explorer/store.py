@@ -27,12 +27,9 @@ cached elsewhere (st.cache_data) are keyed on it.
 
 from __future__ import annotations
 
-import atexit
-import hashlib
 import json
 import math
 import os
-import shutil
 import threading
 import time
 import uuid
@@ -63,6 +60,7 @@ from evaluator.store.layout import (
     SAMPLES_FILE,
 )
 from explorer import queries as Q
+from explorer.snapshot import ResultsLink, results_file, snapshot_file, sweep
 
 
 @dataclass(frozen=True)
@@ -136,34 +134,6 @@ def _label_vector(path: Path, unit: str, sample_ids: pa.Array) -> np.ndarray:
     return out
 
 
-def snapshot_dir(root: Path) -> Path:
-    """Where the store keeps its snapshot of a data root's runs: $FACTBOARD_CACHE/board
-    (default ~/.cache/factboard/board); one file per data root (named from its path) and per
-    table layout (a new layout of the tables never reads an old snapshot)."""
-    return layout.cache_dir("board")
-
-
-def snapshot_file(root: Path) -> Path:
-    """The snapshot's runs file (its results file sits beside it, named with the same stem
-    and the generation that wrote it)."""
-    key = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:16]
-    return snapshot_dir(root) / f"runs-{key}-{Q.SNAPSHOT_LAYOUT}.parquet"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process
-    return True
-
-
-def _results_file(runs_file: Path, generation: str) -> Path:
-    return runs_file.with_name(f"{runs_file.stem}.{generation}.results.parquet")
-
-
 class Memo(OrderedDict[object, object]):
     """Derived arrays (label matrices, bootstrap weights, slice masks) keyed on what they are
     made of (benchmark version, run ids), so that a new run does not throw them away; the
@@ -195,8 +165,7 @@ class Store:
         self.instance = uuid.uuid4().hex[:8]
         self.snapshot = snapshot_file(self.root) if snapshot else None
         self._snapshot_read = False
-        self._results_link: Path | None = None  # this process's link to the snapshot's results
-        self._atexit = False
+        self._results = ResultsLink()  # this process's link to the snapshot's results
         self._scanned_at = -1e9
         self._runs_dir_mtime: int | None = None
         self._lock = threading.RLock()
@@ -263,38 +232,17 @@ class Store:
         snap = self.snapshot
         try:
             states = Q.load_snapshot(
-                self.con, str(snap), lambda g: str(self._link(_results_file(snap, g)))
+                self.con, str(snap), lambda g: str(self._results.link(results_file(snap, g)))
             )
         except (duckdb.Error, OSError, ValueError, KeyError):
             self.con.execute("DELETE FROM runs")  # unreadable: start from the files
             Q.use_snapshot_results(self.con, None)
-            self._drop_link()
+            self._results.drop()
             return
         for folder, benchmark, mtime, grades, labels, files in states:
             self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files))
             self._run_benchmark[folder] = benchmark
             self._bump(benchmark)
-
-    def _link(self, results: Path) -> Path:
-        """This process's hard link to a snapshot's results file (a copy where links are
-        not possible), replacing the previous one; removed when the process ends."""
-        link = results.with_name(f"{results.stem}.pid{os.getpid()}-{uuid.uuid4().hex[:6]}.link")
-        try:
-            os.link(results, link)
-        except OSError:
-            shutil.copyfile(results, link)
-        old, self._results_link = self._results_link, link
-        if old is not None:
-            old.unlink(missing_ok=True)
-        if not self._atexit:
-            atexit.register(self._drop_link)
-            self._atexit = True
-        return link
-
-    def _drop_link(self) -> None:
-        if self._results_link is not None:
-            self._results_link.unlink(missing_ok=True)
-            self._results_link = None
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from
@@ -308,22 +256,16 @@ class Store:
         generation = uuid.uuid4().hex[:12]
         snap = self.snapshot
         tmp = snap.with_name(f".{snap.name}.{generation}")
-        results = _results_file(snap, generation)
+        results = results_file(snap, generation)
         try:
             snap.parent.mkdir(parents=True, exist_ok=True)
             Q.write_snapshot(self.con, states, str(tmp), str(results), generation)
             os.replace(tmp, snap)
-            Q.switch_to_snapshot_results(self.con, str(self._link(results)))
+            Q.switch_to_snapshot_results(self.con, str(self._results.link(results)))
         except (duckdb.Error, OSError, ValueError):
             tmp.unlink(missing_ok=True)  # a cache: the files stay the source of truth
             return
-        for old in snap.parent.glob(f"{snap.stem}.*.results.parquet"):
-            if old != results:
-                old.unlink(missing_ok=True)  # readers keep their own links
-        for link in snap.parent.glob(f"{snap.stem}.*.link"):
-            pid = link.name.rsplit(".pid", 1)[-1].split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                link.unlink(missing_ok=True)
+        sweep(snap, results)
 
     def _refresh_benchmarks(self) -> None:
         bdir = layout.benchmarks_dir(self.root)

@@ -154,7 +154,7 @@ def _written(write: Callable[[pd.DataFrame], str], table: Callable[[], pd.DataFr
 
 
 def sample_detail(
-    con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, unit: str, units: Sequence[str]
+    con: Q.Con, smp: X.SampleRow, sample_id: str, bench: str, unit: str, units: Sequence[str]
 ) -> pd.DataFrame:
     """The open sample: facts, permalink, summary edit, document, sentences, predictions.
     Returns every visible run's prediction for it (read once, from the runs' files)."""
@@ -184,7 +184,7 @@ def sample_detail(
     return preds
 
 
-def _summary(smp: dict[str, Any]) -> None:
+def _summary(smp: X.SampleRow) -> None:
     seed = smp.get("seed_summary")
     if seed and seed != smp["summary"]:
         ins, dels = textdiff.diff_counts(seed, smp["summary"])
@@ -206,7 +206,7 @@ def _summary(smp: dict[str, Any]) -> None:
 
 
 def _sentences(
-    con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, unit: str, units: Sequence[str]
+    con: Q.Con, smp: X.SampleRow, sample_id: str, bench: str, unit: str, units: Sequence[str]
 ) -> None:
     summary_id = smp.get("summary_id")
     if unit == "summary" and "sentence" in units:
@@ -224,7 +224,7 @@ def _sentences(
 
 
 def _predictions(
-    con: Q.Con, smp: dict[str, Any], sample_id: str, bench: str, preds: pd.DataFrame
+    con: Q.Con, smp: X.SampleRow, sample_id: str, bench: str, preds: pd.DataFrame
 ) -> None:
     st.markdown("**Every run's prediction**")
     grades = Q.grades_for_sample(con, bench, sample_id)

@@ -427,6 +427,126 @@ def _sample_id(value: object) -> tuple[str | None, str | None]:
     return sid, None
 
 
+def _prediction_row(line: int, sid: str, rec: dict[str, object]) -> dict[str, object] | Problem:
+    """One row of the file checked: its label, score, explanation and raw output as the
+    predictions frame takes them, or the first problem with it."""
+    try:
+        label = parse_label(rec.get("label"))
+    except ValueError:
+        return Problem(line, f"label {rec.get('label')!r} is not one of {LABEL_HELP}")
+    try:
+        score = _parse_score(rec.get("score"))
+    except OverflowError:
+        return Problem(line, f"score {rec.get('score')!r} is not finite")
+    except ValueError:
+        return Problem(line, f"score {rec.get('score')!r} is not a number")
+    if label is None and score is None:
+        return Problem(line, "neither a label nor a score")
+    expl = rec.get("explanation")
+    if expl is not None and not isinstance(expl, str):
+        return Problem(line, f"explanation must be text, got {type(expl).__name__}")
+    if expl is not None and len(expl) > MAX_EXPLANATION_CHARS:
+        return Problem(
+            line,
+            f"explanation of {F.count(len(expl))} characters; the limit "
+            f"is {F.count(MAX_EXPLANATION_CHARS)}",
+        )
+    raw = rec.get("raw_output")
+    if raw is not None and not isinstance(raw, str):
+        return Problem(line, f"raw_output must be text, got {type(raw).__name__}")
+    if raw is not None and len(raw) > MAX_FIELD_CHARS:
+        return Problem(
+            line,
+            f"raw_output of {F.count(len(raw))} characters; the limit is "
+            f"{F.count(MAX_FIELD_CHARS)}",
+        )
+    return {
+        "sample_id": sid,
+        "label": label,
+        "score": score,
+        "explanation": expl if expl and expl.strip() else None,
+        "raw_output": raw or None,
+    }
+
+
+@dataclass
+class _Rows:
+    """What a pass over the file's records found: the valid rows, the line each id is first on,
+    repeated ids (line, id, first line), ids not in the benchmark (line, id), and how many
+    records there were."""
+
+    rows: list[dict[str, object]] = field(default_factory=list)
+    first_line: dict[str, int] = field(default_factory=dict)
+    duplicates: list[tuple[int, str, int]] = field(default_factory=list)
+    unknown: list[tuple[int, str]] = field(default_factory=list)
+    n_records: int = 0
+
+
+def _read_rows(
+    records: Iterator[tuple[int, dict[str, object] | None]],
+    known_ids: set[str] | None,
+    problems: ProblemList,
+) -> _Rows:
+    """Check each record (at most MAX_ROWS) and keep the valid rows; a row's problem goes to
+    `problems`, repeated and unknown ids are collected for one problem each (_file_problems)."""
+    out = _Rows()
+    for line, rec in records:
+        out.n_records += 1
+        if out.n_records > MAX_ROWS:
+            problems.always(Problem(line, f"more than {F.count(MAX_ROWS)} rows"))
+            break
+        if rec is None:  # a bad row, already reported
+            continue
+        sid, bad = _sample_id(rec.get("sample_id"))
+        if sid is None:
+            problems.append(Problem(line, bad or "empty sample_id"))
+            continue
+        if sid in out.first_line:
+            out.duplicates.append((line, sid, out.first_line[sid]))
+            continue
+        out.first_line[sid] = line
+        if known_ids is not None and sid not in known_ids:
+            out.unknown.append((line, sid))
+            continue
+        row = _prediction_row(line, sid, rec)
+        if isinstance(row, Problem):
+            problems.append(row)
+        else:
+            out.rows.append(row)
+    return out
+
+
+def _file_problems(found: _Rows, required_ids: set[str] | None, problems: ProblemList) -> None:
+    """The problems of the file as a whole: repeated ids, ids not in the benchmark, no rows,
+    required ids without a row."""
+    if found.duplicates:
+        shown = "; ".join(
+            f"{s!r} on line {ln} (first on line {first})"
+            for ln, s, first in found.duplicates[:SHOW_FIRST]
+        )
+        problems.always(
+            Problem(
+                found.duplicates[0][0],
+                f"{plural(len(found.duplicates), 'duplicate sample_id')}: {shown}",
+            )
+        )
+    if found.unknown:
+        shown = ", ".join(f"{s!r} (line {ln})" for ln, s in found.unknown[:SHOW_FIRST])
+        problems.always(
+            Problem(
+                found.unknown[0][0],
+                f"{plural(len(found.unknown), 'sample_id')} not in the benchmark: {shown}",
+            )
+        )
+    if found.n_records == 0:
+        if not problems:
+            problems.always(Problem(None, "the file has a header but no prediction rows"))
+    elif required_ids is not None:
+        gap = missing_ids_problem(required_ids, found.first_line.keys())
+        if gap is not None:
+            problems.always(gap)
+
+
 def validate_predictions(
     data: bytes,
     filename: str | None = None,
@@ -449,100 +569,14 @@ def validate_predictions(
     warnings: list[str] = []
     fmt = detect_format(text, filename)
     records = (_jsonl_records if fmt == "jsonl" else _csv_records)(text, problems, warnings)
-    rows: list[dict[str, object]] = []
-    first_line: dict[str, int] = {}
-    dup_lines: list[tuple[int, str, int]] = []
-    unknown: list[tuple[int, str]] = []
-    n_records = 0
-    for line, rec in records:
-        n_records += 1
-        if n_records > MAX_ROWS:
-            problems.always(Problem(line, f"more than {F.count(MAX_ROWS)} rows"))
-            break
-        if rec is None:  # a bad row, already reported
-            continue
-        sid, bad = _sample_id(rec.get("sample_id"))
-        if sid is None:
-            problems.append(Problem(line, bad or "empty sample_id"))
-            continue
-        if sid in first_line:
-            dup_lines.append((line, sid, first_line[sid]))
-            continue
-        first_line[sid] = line
-        if known_ids is not None and sid not in known_ids:
-            unknown.append((line, sid))
-            continue
-        row: dict[str, object] = {"sample_id": sid}
-        try:
-            row["label"] = parse_label(rec.get("label"))
-        except ValueError:
-            problems.append(Problem(line, f"label {rec.get('label')!r} is not one of {LABEL_HELP}"))
-            continue
-        try:
-            row["score"] = _parse_score(rec.get("score"))
-        except OverflowError:
-            problems.append(Problem(line, f"score {rec.get('score')!r} is not finite"))
-            continue
-        except ValueError:
-            problems.append(Problem(line, f"score {rec.get('score')!r} is not a number"))
-            continue
-        if row["label"] is None and row["score"] is None:
-            problems.append(Problem(line, "neither a label nor a score"))
-            continue
-        expl = rec.get("explanation")
-        if expl is not None and not isinstance(expl, str):
-            problems.append(Problem(line, f"explanation must be text, got {type(expl).__name__}"))
-            continue
-        if expl is not None and len(expl) > MAX_EXPLANATION_CHARS:
-            problems.append(
-                Problem(
-                    line,
-                    f"explanation of {F.count(len(expl))} characters; the limit "
-                    f"is {F.count(MAX_EXPLANATION_CHARS)}",
-                )
-            )
-            continue
-        row["explanation"] = expl if expl and expl.strip() else None
-        raw = rec.get("raw_output")
-        if raw is not None and not isinstance(raw, str):
-            problems.append(Problem(line, f"raw_output must be text, got {type(raw).__name__}"))
-            continue
-        if raw is not None and len(raw) > MAX_FIELD_CHARS:
-            problems.append(
-                Problem(
-                    line,
-                    f"raw_output of {F.count(len(raw))} characters; the limit is "
-                    f"{F.count(MAX_FIELD_CHARS)}",
-                )
-            )
-            continue
-        row["raw_output"] = raw or None
-        rows.append(row)
-    if dup_lines:
-        shown = "; ".join(
-            f"{s!r} on line {ln} (first on line {first})" for ln, s, first in dup_lines[:SHOW_FIRST]
-        )
-        problems.always(
-            Problem(dup_lines[0][0], f"{plural(len(dup_lines), 'duplicate sample_id')}: {shown}")
-        )
-    if unknown:
-        shown = ", ".join(f"{s!r} (line {ln})" for ln, s in unknown[:SHOW_FIRST])
-        problems.always(
-            Problem(
-                unknown[0][0], f"{plural(len(unknown), 'sample_id')} not in the benchmark: {shown}"
-            )
-        )
-    if n_records == 0:
-        if not problems:
-            problems.always(Problem(None, "the file has a header but no prediction rows"))
-    elif required_ids is not None:
-        gap = missing_ids_problem(required_ids, first_line.keys())
-        if gap is not None:
-            problems.always(gap)
-    df = pd.DataFrame(rows, columns=["sample_id", "label", "score", "explanation", "raw_output"])
+    found = _read_rows(records, known_ids, problems)
+    _file_problems(found, required_ids, problems)
+    df = pd.DataFrame(
+        found.rows, columns=["sample_id", "label", "score", "explanation", "raw_output"]
+    )
     df["label"] = df["label"].astype("Int8")
     df["score"] = df["score"].astype(float)
-    return Validation(df, problems.summarised(), warnings, fmt, set(first_line))
+    return Validation(df, problems.summarised(), warnings, fmt, set(found.first_line))
 
 
 def missing_ids_problem(required: Collection[str], present: Collection[str]) -> Problem | None:

@@ -1,0 +1,92 @@
+"""The files of the store's snapshot (explorer.store): where a data root's snapshot lives in the
+cache folder, the results file each generation of it writes, this process's link to the results
+it reads, and the sweep of the files nobody reads any more.
+
+A snapshot is a cache only: the runs file (`snapshot_file`) names its generation, whose results
+file (`results_file`) sits beside it. A process reads the results through its own hard link
+(`ResultsLink`), so a newer snapshot written by another process cannot take the file away from
+under it; `sweep` removes the older generations' results and the links of processes that are
+gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from evaluator.store import layout
+from explorer import queries as Q
+
+
+def snapshot_dir(root: Path) -> Path:
+    """Where the store keeps its snapshot of a data root's runs: $FACTBOARD_CACHE/board
+    (default ~/.cache/factboard/board); one file per data root (named from its path) and per
+    table layout (a new layout of the tables never reads an old snapshot)."""
+    return layout.cache_dir("board")
+
+
+def snapshot_file(root: Path) -> Path:
+    """The snapshot's runs file (its results file sits beside it, named with the same stem
+    and the generation that wrote it)."""
+    key = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:16]
+    return snapshot_dir(root) / f"runs-{key}-{Q.SNAPSHOT_LAYOUT}.parquet"
+
+
+def results_file(runs_file: Path, generation: str) -> Path:
+    """The results file that the snapshot `runs_file` of this generation reads."""
+    return runs_file.with_name(f"{runs_file.stem}.{generation}.results.parquet")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
+
+
+class ResultsLink:
+    """This process's hard link to a snapshot's results file (a copy where links are not
+    possible): one at a time, removed when the process ends."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self._atexit = False
+
+    def link(self, results: Path) -> Path:
+        """Link to `results`, replacing the previous link."""
+        link = results.with_name(f"{results.stem}.pid{os.getpid()}-{uuid.uuid4().hex[:6]}.link")
+        try:
+            os.link(results, link)
+        except OSError:
+            shutil.copyfile(results, link)
+        old, self.path = self.path, link
+        if old is not None:
+            old.unlink(missing_ok=True)
+        if not self._atexit:
+            atexit.register(self.drop)
+            self._atexit = True
+        return link
+
+    def drop(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None
+
+
+def sweep(snap: Path, results: Path) -> None:
+    """After the snapshot `snap` switched to `results`: remove the results files of its older
+    generations (their readers keep their own links) and the links of processes that are gone."""
+    for old in snap.parent.glob(f"{snap.stem}.*.results.parquet"):
+        if old != results:
+            old.unlink(missing_ok=True)
+    for link in snap.parent.glob(f"{snap.stem}.*.link"):
+        pid = link.name.rsplit(".pid", 1)[-1].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            link.unlink(missing_ok=True)
