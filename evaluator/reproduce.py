@@ -28,6 +28,7 @@ Python function) have no recipe to follow: `recipe_of` says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,8 @@ class Recipe:
     kind: str  # "detector", "llm" or "judge"
     splits: list[str] | None
     limit: int | None
-    options: dict[str, Any]
+    # a detector's options (with its unit and fixed threshold), or an LLM client's
+    options: dict[str, object]
     detector: str | None = None
     checkpoint: str | None = None
     device: str | None = None
@@ -92,7 +94,7 @@ class Recipe:
         return ", ".join(parts)
 
 
-def _options_text(options: dict[str, Any]) -> str:
+def _options_text(options: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in options.items())
 
 
@@ -107,7 +109,7 @@ def recipe_of(rec: RunRecord) -> Recipe:
     if judges and rec.supersedes:
         # a judged run: its grades are what the last judge added to the run it supersedes
         last = judges[-1]
-        judge_client: dict[str, Any] = {}
+        judge_client: dict[str, object] = {}
         if (last.get("client") or {}).get("base_url"):
             judge_client["base_url"] = last["client"]["base_url"]
         return Recipe(
@@ -120,7 +122,7 @@ def recipe_of(rec: RunRecord) -> Recipe:
             graded_run=rec.supersedes,
         )
     if cfg.detector and not cfg.detector.startswith("python:"):
-        options = dict(extra.get("options") or {})
+        options: dict[str, object] = dict(extra.get("options") or {})
         if extra.get("unit"):
             options["unit"] = extra["unit"]
         if rec.threshold.policy == "fixed" and rec.threshold.threshold is not None:
@@ -145,7 +147,7 @@ def recipe_of(rec: RunRecord) -> Recipe:
             "as a package with a factboard.detectors entry point to make its runs reproducible"
         )
     if cfg.llm and cfg.prompt_id:
-        client: dict[str, Any] = {}
+        client: dict[str, object] = {}
         base_url = (extra.get("client") or {}).get("base_url")
         if base_url:
             client["base_url"] = base_url
@@ -166,24 +168,34 @@ def recipe_of(rec: RunRecord) -> Recipe:
     )
 
 
-def _submitted_recipe(rec: RunRecord, given: dict[str, Any]) -> Recipe:
-    """The recipe a submitter gave, as stored in the run (evaluator.submissions.recipes): run
-    on the splits and unit the submitted file predicted."""
-    splits = given.get("splits") or list(rec.splits) or None
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _submitted_recipe(rec: RunRecord, given: Mapping[str, object]) -> Recipe:
+    """The recipe a submitter gave, as stored in the run (evaluator.submissions.recipes checked
+    it field by field when it was submitted): run on the splits and unit the submitted file
+    predicted."""
+    listed = given.get("splits")
+    splits = [str(s) for s in listed] if isinstance(listed, list) and listed else None
+    splits = splits or list(rec.splits) or None
+    options: dict[str, object] = {}
     if given.get("kind") == "llm":
-        options: dict[str, Any] = {}
         if given.get("max_tokens") is not None:
             options["max_tokens"] = given["max_tokens"]
+        temperature = given.get("temperature")
         return Recipe(
             kind="llm",
             splits=splits,
             limit=None,
             options=options,
-            llm=given.get("llm"),
-            prompt_id=given.get("prompt"),
-            temperature=float(given.get("temperature") or 0.0),
+            llm=_text(given.get("llm")),
+            prompt_id=_text(given.get("prompt")),
+            temperature=float(temperature) if isinstance(temperature, int | float) else 0.0,
         )
-    options = dict(given.get("options") or {})
+    given_options = given.get("options")
+    if isinstance(given_options, dict):
+        options.update(given_options)
     if given.get("unit"):
         options["unit"] = given["unit"]
     package = None
@@ -191,9 +203,9 @@ def _submitted_recipe(rec: RunRecord, given: dict[str, Any]) -> Recipe:
         package = {"name": str(given.get("package")), "version": str(given.get("version"))}
     return Recipe(
         kind="detector",
-        detector=given.get("detector"),
-        checkpoint=given.get("checkpoint"),
-        revision=given.get("revision"),
+        detector=_text(given.get("detector")),
+        checkpoint=_text(given.get("checkpoint")),
+        revision=_text(given.get("revision")),
         options=options,
         splits=splits,
         limit=None,
@@ -300,7 +312,7 @@ def reproduce(
     root: Path | None = None,
     *,
     device: str | None = None,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     progress: bool = False,
     resamples: int = 1000,
     retry: Any = None,
@@ -354,7 +366,7 @@ def _rerun_llm(
     rec: RunRecord,
     recipe: Recipe,
     root: Path | None,
-    options: dict[str, Any] | None,
+    options: Mapping[str, object] | None,
     progress: bool,
     retry: Any,
 ) -> tuple[Any, pd.DataFrame]:
@@ -450,7 +462,7 @@ def _reproduce_grades(
     d: Path,
     recipe: Recipe,
     root: Path | None,
-    options: dict[str, Any] | None,
+    options: Mapping[str, object] | None,
     progress: bool,
     retry: Any,
     resamples: int,
