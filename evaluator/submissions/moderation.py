@@ -11,9 +11,9 @@ import contextlib
 import hmac
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import RunRecord
@@ -21,6 +21,8 @@ from evaluator.store import runs
 from evaluator.submissions.records import read_submission, root_dir, save_record, upload_path
 
 MIN_ADMIN_TOKEN_CHARS = 16
+Action = Literal["hide", "show", "delete"]
+ACTIONS: tuple[Action, ...] = ("hide", "show", "delete")
 
 
 class ModerationError(FactBoardError):
@@ -70,7 +72,7 @@ def moderate(
     """hide | show | delete a run and the runs that supersede it (e.g. its judged copy).
     Returns the run ids changed; every action is appended to submissions/moderation.jsonl."""
     check_admin_token(token)
-    if action not in ("hide", "show", "delete"):
+    if action not in ACTIONS:
         raise ModerationError(f"unknown moderation action {action!r}; known: delete, hide, show")
     runs.find_run(run_id, data_root)
     changed = chain(run_id, data_root)
@@ -119,20 +121,31 @@ SYNCED = "moderation.synced.json"
 ORDER = "commit"
 
 
-def log_entries(submissions_root: Path) -> dict[str, dict[str, Any]]:
-    """run id -> its latest local action {"action", "at", "line"}, in the log's order."""
+class LogEntry(TypedDict):
+    """A run's latest local action, from the log (a line of moderation.jsonl names the action,
+    when, the runs it changed and, since the commit-order rule, "order")."""
+
+    action: Action
+    at: str
+    line: int  # the line of the log it is on (0-based)
+    ordered: bool  # written under the commit-order rule
+
+
+def log_entries(submissions_root: Path) -> dict[str, LogEntry]:
+    """run id -> its latest local action, in the log's order."""
     f = submissions_root / LOG
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, LogEntry] = {}
     if not f.is_file():
         return out
     for n, line in enumerate(f.read_text(encoding="utf-8").splitlines()):
         with contextlib.suppress(ValueError, KeyError, TypeError):
             entry = json.loads(line)
-            if entry["action"] not in ("hide", "show", "delete"):
+            action = next((a for a in ACTIONS if a == entry["action"]), None)
+            if action is None:
                 continue
             for rid in entry["runs"]:
                 out[str(rid)] = {
-                    "action": entry["action"],
+                    "action": action,
                     "at": str(entry["at"]),
                     "line": n,
                     "ordered": entry.get("order") == ORDER,
@@ -150,7 +163,7 @@ def _synced(submissions_root: Path) -> dict[str, int]:
     return {str(k): int(v) for k, v in data.items() if isinstance(v, int)}
 
 
-def mark_published(submissions_root: Path, entries: dict[str, dict[str, Any]]) -> None:
+def mark_published(submissions_root: Path, entries: Mapping[str, Mapping[str, object]]) -> None:
     """Record that these local actions (from `log_entries`) are in the repo now."""
     from evaluator.store import atomic
 
@@ -158,8 +171,9 @@ def mark_published(submissions_root: Path, entries: dict[str, dict[str, Any]]) -
         return
     synced = _synced(submissions_root)
     for rid, e in entries.items():
-        if isinstance(e.get("line"), int):
-            synced[rid] = max(synced.get(rid, -1), int(e["line"]))
+        line = e.get("line")
+        if isinstance(line, int):
+            synced[rid] = max(synced.get(rid, -1), line)
     submissions_root.mkdir(parents=True, exist_ok=True)
     atomic.write_json(submissions_root / SYNCED, synced)
 
@@ -171,7 +185,8 @@ def plan_sync(
     needs_apply: Callable[[str, str], bool],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
     """(actions to publish, actions to apply here) from the repo's latest action per run
-    (`repo`: run id -> {"action", "at"}) and the local log."""
+    (`repo`: run id -> {"action", "at"}) and the local log. The actions to publish are the
+    log's entries (LogEntry) as plain dicts, the shape the hub's plan keeps."""
     mine = log_entries(submissions_root)
     synced = _synced(submissions_root)
     push: dict[str, dict[str, Any]] = {}
@@ -190,7 +205,7 @@ def plan_sync(
             continue  # in the repo already (its publication was not recorded)
         if entry["action"] != "delete" and rid not in local_runs:
             continue  # shown/hidden here, deleted by someone else: nothing to say
-        push[rid] = entry
+        push[rid] = dict(entry)
     apply = {
         rid: entry
         for rid, entry in repo.items()

@@ -19,7 +19,6 @@ from typing import Literal, NotRequired, Required, TypedDict, Unpack, get_args
 from evaluator.core.errors import FactBoardError
 from evaluator.jobs import queue
 from evaluator.store import atomic, layout, runs
-from evaluator.submissions.verification import Outcome
 
 # fields of a record that never leave the machine that received it: the contact e-mail, and the
 # quota key (a client's key is a digest of its address, which a public repo must not carry;
@@ -38,6 +37,56 @@ Status = Literal[
 STATUSES: tuple[Status, ...] = get_args(Status)
 # the statuses a submission never leaves (the service does nothing more with it)
 TERMINAL: tuple[Status, ...] = ("scored", "rejected", "abandoned", "deleted")
+
+
+# the statuses a reproduction records (evaluator.submissions.verification)
+Done = Literal["reproduced", "differs", "failed"]
+
+
+class MetricFigures(TypedDict):
+    """The primary metric of a reproduction against the stored run, with the paired CI."""
+
+    name: str
+    stored: float
+    reproduced: float
+    difference: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+
+
+class Figures(TypedDict):
+    """How a reproduction compares with the stored run (figures_of)."""
+
+    compared: int
+    only_stored: int
+    only_reproduced: int
+    scores_differ: int
+    max_score_difference: float | None
+    labels_compared: int
+    labels_differ: int
+    metric: MetricFigures | None
+    notes: list[str]
+
+
+class Outcome(TypedDict, total=False):
+    """A reproduction's outcome as the run's `submission.verification` and the submission record
+    keep it: reproduced or differs with the figures, or failed with the reason; `seq` counts the
+    run's outcomes (record_outcome)."""
+
+    status: Required[Done]
+    at: str
+    seq: int
+    reason: str
+    compared: int
+    only_stored: int
+    only_reproduced: int
+    scores_differ: int
+    max_score_difference: float | None
+    labels_compared: int
+    labels_differ: int
+    metric: MetricFigures | None
+    notes: list[str]
 
 
 class MetaJSON(TypedDict, total=False):

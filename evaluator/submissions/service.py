@@ -433,7 +433,7 @@ def _duplicates(
         if (
             same_name is None
             and other.get("benchmark_version") == version
-            and model_key(ometa.get("model_name", "")) == name
+            and model_key(str(ometa.get("model_name", ""))) == name
         ):
             same_name = f"submission {other['id']} (being scored)"
     out = []

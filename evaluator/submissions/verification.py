@@ -27,13 +27,24 @@ import contextlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Required, TypedDict
+from typing import Any
 
 from evaluator.core import formatting as F
 from evaluator.core import vocabulary as V
 from evaluator.core.errors import FactBoardError
 from evaluator.core.types import RunRecord
 from evaluator.store import atomic, runs
+from evaluator.submissions.records import (
+    PRIVATE_FIELDS,
+    Done,
+    Figures,
+    MetricFigures,
+    Outcome,
+    read_submission,
+    record_path,
+    root_dir,
+    save_record,
+)
 
 STATUSES: dict[str, str] = {
     "reproduced": "re-run by FactBoard from its recipe: every score and label the same",
@@ -53,53 +64,6 @@ BADGES: dict[str, str] = {
 }
 HELP = " · ".join(f"{BADGES[s]}: {STATUSES[s]}" for s in STATUSES)
 MADE_HERE = ("evaluated", "reproduced")  # origins of runs FactBoard makes itself
-Done = Literal["reproduced", "differs", "failed"]  # the statuses a reproduction records
-
-
-class MetricFigures(TypedDict):
-    """The primary metric of a reproduction against the stored run, with the paired CI."""
-
-    name: str
-    stored: float
-    reproduced: float
-    difference: float
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-
-
-class Figures(TypedDict):
-    """How a reproduction compares with the stored run (figures_of)."""
-
-    compared: int
-    only_stored: int
-    only_reproduced: int
-    scores_differ: int
-    max_score_difference: float | None
-    labels_compared: int
-    labels_differ: int
-    metric: MetricFigures | None
-    notes: list[str]
-
-
-class Outcome(TypedDict, total=False):
-    """A reproduction's outcome as the run's `submission.verification` and the submission record
-    keep it: reproduced or differs with the figures, or failed with the reason; `seq` counts the
-    run's outcomes (record_outcome)."""
-
-    status: Required[Done]
-    at: str
-    seq: int
-    reason: str
-    compared: int
-    only_stored: int
-    only_reproduced: int
-    scores_differ: int
-    max_score_difference: float | None
-    labels_compared: int
-    labels_differ: int
-    metric: MetricFigures | None
-    notes: list[str]
 
 
 def _as_dict(v: object) -> dict[str, object]:
@@ -276,8 +240,6 @@ def adopt(
     sequence number higher than ours): into our copy of the run and the runs that supersede it,
     and into our record, which then equals the published one but for the private fields.
     Returns why it cannot be taken (None: taken, or nothing newer to take)."""
-    from evaluator.submissions.records import PRIVATE_FIELDS, record_path, root_dir
-
     pub = _as_dict(published)
     outcome = pub.get("verification")
     why = outcome_problem(outcome)
@@ -332,8 +294,6 @@ def record_outcome(
 ) -> list[str]:
     """Write a reproduction's outcome into the submitted run (and the runs that supersede it)
     and into its submission record; returns the run ids changed."""
-    from evaluator.submissions.records import read_submission, root_dir, save_record
-
     rec = runs.read_record(runs.find_run(run_id, data_root))
     if rec.origin != "submitted":
         raise FactBoardError(f"run {run_id} is not a submitted run: it has nothing to verify")
@@ -385,6 +345,9 @@ def awaiting(data_root: Path | None = None) -> list[RunRecord]:
 
 __all__ = [
     "BADGES",
+    "Figures",
+    "MetricFigures",
+    "Outcome",
     "HELP",
     "STATUSES",
     "adopt",
