@@ -195,8 +195,14 @@ def _open_raw(hub: FakeHub, files: dict[str, bytes]) -> int:
 
 
 def _entry(author: Replica, name: str) -> dict[str, bytes]:
+    """An entry whose labels follow from its model's name (two names, two files)."""
+    import hashlib
+
     ids = pd_samples(author)
-    csv = "sample_id,label\n" + "".join(f"{sid},{i % 2}\n" for i, sid in enumerate(ids))
+    bits = hashlib.sha256(name.encode()).digest()
+    csv = "sample_id,label\n" + "".join(
+        f"{sid},{bits[i % len(bits)] >> (i // len(bits)) % 8 & 1}\n" for i, sid in enumerate(ids)
+    )
     meta = {"format": 1, "benchmark": "demo", "model_name": name}
     return {
         "inbox/e1/submission.json": json.dumps(meta).encode(),
@@ -212,6 +218,7 @@ def test_a_path_outside_the_inbox_or_an_oversized_file_is_refused_unread(
     main_files = dict(fake_hub.repo(REPO_ID).files() or {})
     outside = _open_raw(fake_hub, {**_entry(author, "Sneaky"), "tables/runs.parquet": b"PAR1"})
     big = _open_raw(fake_hub, _entry(author, "Large"))
+    other = _open_raw(fake_hub, {"README.md": b"---\nlicense: mit\n---\nA maintainer's edit\n"})
     from evaluator.submissions import validation
 
     monkeypatch.setattr(validation, "MAX_BYTES", 100)
@@ -225,6 +232,9 @@ def test_a_path_outside_the_inbox_or_an_oversized_file_is_refused_unread(
     assert fake_hub.count("GET", "predictions.csv") == 0  # neither file was downloaded
     assert set(_runs(space)) == before
     assert {_pr(fake_hub, n).status for n in (outside, big)} == {"closed"}
+    # a pull request that adds nothing to the inbox is not a submission: left open, unanswered
+    assert other not in got and _pr(fake_hub, other).status == "open"
+    assert _comments(fake_hub, other) == []
     files = fake_hub.repo(REPO_ID).files() or {}
     assert files["tables/runs.parquet"] == main_files["tables/runs.parquet"]  # never merged
 
@@ -311,3 +321,36 @@ def test_an_entry_never_carries_a_contact_email_and_an_outcome_survives_its_comm
     assert inbox.Outcome.from_comment(hostile.comment()) == hostile
     assert inbox.pr_number("https://huggingface.co/datasets/o/r/discussions/12") == 12
     assert inbox.pr_number("#3") == 3
+
+
+def test_the_space_s_background_sync_and_hub_sync_take_the_inbox_and_publish_the_runs(
+    board, fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaluator.hub.background import Syncer
+    from tests.hub.conftest import repo_runs
+
+    client, space, author = board
+    first = _open_raw(fake_hub, _entry(author, "Through the Space"))
+    syncer = Syncer(client, space.data, space.subs)
+    syncer.once(force_pull=True)  # the poll: pull, then the inbox
+    assert _pr(fake_hub, first).status == "closed" and syncer.state.inbox is None
+    made = [r for r in _runs(space).values() if r.model.name == "Through the Space"]
+    assert len(made) == 1
+    syncer.once()  # the next tick: the local write is published
+    assert made[0].run_id in repo_runs(fake_hub)
+
+    second = _open_raw(fake_hub, _entry(author, "Through hub sync"))
+    for k, v in space.env().items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)  # the maintainers' machine
+    assert main(["hub", "sync"]) == 0
+    out = capsys.readouterr().out
+    assert f"inbox: pull request #{second}: scored: run " in out and "pushed to" in out
+    names = {r["model"]["name"] for r in _repo_run_records(fake_hub).values()}
+    assert {"Through the Space", "Through hub sync"} <= names
+
+
+def _repo_run_records(hub: FakeHub) -> dict[str, Any]:
+    from tests.hub.conftest import repo_run_records
+
+    return repo_run_records(hub)
