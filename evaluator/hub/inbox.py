@@ -22,7 +22,8 @@ replica claims a pull request by a commit made on the head it read (the Hub answ
 head moved, and the claim is computed again), so two replicas never both submit one; a restarted
 Space, whose disk is gone, finds the claim and its outcome there. A claim whose replica died
 before recording an outcome is taken over after $FACTBOARD_HUB_INBOX_LEASE seconds (600); an
-outcome recorded but not yet commented is commented and closed by the next pass. Entries of pull
+outcome recorded but not commented within that time (its replica died) is commented and closed
+by the next replica that looks, without submitting the entry again. Entries of pull
 requests no longer open leave the file with the next claim. `FACTBOARD_HUB_INBOX=0` turns the
 inbox off on a replica.
 
@@ -512,6 +513,8 @@ def _claim(
 
     c: Claim = _change_claims(client, num, change) or {}
     if c.get("state") == "done":
+        if c.get("by") != me and now - c.get("at", 0.0) < span:
+            return "taken", None  # its replica is answering it now
         return "done", Outcome.from_json(c.get("outcome"))
     return ("mine", None) if c.get("by") == me else ("taken", None)
 

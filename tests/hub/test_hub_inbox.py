@@ -280,7 +280,7 @@ def test_two_replicas_racing_for_one_pull_request_submit_it_once(
 
 
 def test_an_outcome_recorded_before_a_restart_is_answered_not_submitted_again(
-    board, fake_hub: FakeHub, replica
+    board, fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, space, author = board
     num = _open_raw(fake_hub, _entry(author, "Restarted"))
@@ -292,12 +292,16 @@ def test_an_outcome_recorded_before_a_restart_is_answered_not_submitted_again(
     assert _pr(fake_hub, num).status == "open"
     fresh = replica("fresh")  # the restarted Space: an empty disk
     build_demo_root(fresh.data)
+    # within the lease, the recording replica may still be answering: left to it
+    assert _process(client, fresh, me="new-life").handled == []
+    monkeypatch.setenv("FACTBOARD_HUB_INBOX_LEASE", "0.001")  # then it is not
     rep = _process(client, fresh, me="new-life")
     assert rep.handled == [(num, done)]
     assert not (fresh.subs / "records").exists()  # nothing submitted again
     [comment] = _comments(fake_hub, num)
     assert "demo-restarted-run" in comment and _pr(fake_hub, num).status == "closed"
     # a claim held by a live replica is left alone
+    monkeypatch.delenv("FACTBOARD_HUB_INBOX_LEASE")
     again = _open_raw(fake_hub, _entry(author, "Held"))
     assert inbox._claim(client, again, {again}, "busy")[0] == "mine"
     assert _process(client, fresh, me="new-life").handled == []
@@ -321,6 +325,11 @@ def test_an_entry_never_carries_a_contact_email_and_an_outcome_survives_its_comm
     assert inbox.Outcome.from_comment(hostile.comment()) == hostile
     assert inbox.pr_number("https://huggingface.co/datasets/o/r/discussions/12") == 12
     assert inbox.pr_number("#3") == 3
+    with pytest.raises(SystemExit) as stop:  # a file needs its benchmark and model name
+        main(["submit", "preds.csv", "--hub", REPO_ID])
+    assert stop.value.code == 2
+    with pytest.raises(FactBoardError, match="give submit= too"):
+        evaluator.evaluate(overlap, "demo", hub=REPO_ID)
 
 
 def test_the_space_s_background_sync_and_hub_sync_take_the_inbox_and_publish_the_runs(
