@@ -79,9 +79,10 @@ def _process(client: HubClient, r: Replica, me: str = "replica-a") -> inbox.Inbo
 
 
 def test_an_author_submits_from_python_and_the_board_scores_comments_and_closes(
-    board, fake_hub: FakeHub, capsys: pytest.CaptureFixture[str]
+    board, fake_hub: FakeHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, space, author = board
+    monkeypatch.setenv("SPACE_HOST", "factboard-board.hf.space")  # the Space says its address
     before = set(_runs(space))
     result = evaluator.evaluate(
         overlap,
@@ -121,7 +122,12 @@ def test_an_author_submits_from_python_and_the_board_scores_comments_and_closes(
     assert rec.origin == "submitted" and rec.model.name == "Inbox overlap"
     # the pull request is closed (never merged) with a comment naming the run
     assert pr.status == "closed"
-    assert any(str(outcome.run_id) in c for c in _comments(fake_hub, 1))
+    [comment] = _comments(fake_hub, 1)
+    assert str(outcome.run_id) in comment
+    link = (
+        "https://factboard-board.hf.space/leaderboard?benchmark=demo&slice=overall&q=Inbox+overlap"
+    )
+    assert outcome.link == link and link in comment
     assert f"inbox/{opened.entry}" not in json.dumps(list(fake_hub.repo(REPO_ID).files() or {}))
     # the quota counted the pull request's author
     [record] = [json.loads(p.read_text()) for p in (space.subs / "records").glob("*.json")]
