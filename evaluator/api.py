@@ -158,6 +158,8 @@ def evaluate(
         token); `submission` is then the pull request (evaluator.hub.inbox.Opened), and the
         board comments its outcome there (`python -m evaluator submit --status N --hub REPO`).
     """
+    if hub and submit is None:
+        raise FactBoardError("hub= names the board to submit to: give submit= too")
     p = _predict(
         detector,
         benchmark,

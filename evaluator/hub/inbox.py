@@ -14,14 +14,16 @@ new one, reads its entry at `refs/pr/<n>` with the caps every pulled file has
 goes through (evaluator/submissions/service.py: validation, quotas keyed on the pull request's
 author, scoring, recipe). It never merges a pull request (its content is untrusted): it comments
 with the outcome (the run id and a link, or every problem, each naming the file) and closes it.
-Its next push publishes the run.
+Its next push publishes the run. A pull request that adds nothing under inbox/ is not a
+submission and is left alone; one that adds an entry and changes anything else is refused.
 
 Claims: `inbox/claims.json` on main holds {pull request number: {by, at, state, outcome}}. A
 replica claims a pull request by a commit made on the head it read (the Hub answers 412 when the
 head moved, and the claim is computed again), so two replicas never both submit one; a restarted
 Space, whose disk is gone, finds the claim and its outcome there. A claim whose replica died
 before recording an outcome is taken over after $FACTBOARD_HUB_INBOX_LEASE seconds (600); an
-outcome recorded but not yet commented is commented and closed by the next pass. Entries of pull
+outcome recorded but not commented within that time (its replica died) is commented and closed
+by the next replica that looks, without submitting the entry again. Entries of pull
 requests no longer open leave the file with the next claim. `FACTBOARD_HUB_INBOX=0` turns the
 inbox off on a replica.
 
@@ -47,6 +49,8 @@ from evaluator.hub import layout as H
 from evaluator.hub.client import HubAuthError, HubClient, HubError, StaleHead, require_config
 
 if TYPE_CHECKING:
+    from huggingface_hub import DiscussionWithDetails
+
     from evaluator.submissions.service import SubmissionMeta
 
 T = TypeVar("T")
@@ -328,10 +332,7 @@ def read_status(pr: str | int, repo: str | None = None) -> PullStatus:
     than the author), and whether it is open."""
     num = pr_number(pr)
     client = HubClient(require_config(repo))
-    d = client._retrying(
-        f"read pull request #{num}",
-        lambda: client.api.get_discussion_details(client.repo, num, repo_type="dataset"),
-    )
+    d = _details(client, num)
     outcome = None
     for e in d.events:
         content = getattr(e, "content", None)
@@ -359,7 +360,10 @@ class InboxReport:
     skipped: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        out = [f"pull request #{n}: {' '.join(o.lines()[:1])}" for n, o in self.handled]
+        out = []
+        for n, o in self.handled:
+            first, *rest = o.lines()
+            out += [f"pull request #{n}: {first}", *rest]
         return out + [f"skipped: {s}" for s in self.skipped]
 
 
@@ -404,23 +408,45 @@ def process(
         return rep
     live = open_pull_requests(client)
     for num in live:
+        if (client.repo, num) in _NOT_OURS:
+            continue
         try:
+            d = _details(client, num)
+            changed = _changed(d.diff or "")
+            if changed and not any(p.startswith(f"{INBOX}/") for p in changed):
+                _NOT_OURS.add((client.repo, num))  # not a submission: left to the maintainers
+                continue
             state, outcome = _claim(client, num, set(live), me)
         except HubAuthError as e:
             rep.skipped.append(f"the inbox needs a token that can write to {client.repo}: {e}")
             return rep
+        except HubError as e:
+            rep.skipped.append(f"pull request #{num}: {e}")
+            continue
         if state == "taken":
             continue
         try:
             if state == "mine":
-                outcome = _take(client, num, data_root, sub_root, resamples)
+                outcome = _take(client, d, changed, data_root, sub_root, resamples)
                 _record(client, num, outcome, me)
             assert outcome is not None
-            _answer(client, num, outcome)
+            _answer(client, d, outcome)
             rep.handled.append((num, outcome))
-        except HubError as e:  # the claim lapses, and the entry is read again then
+        except FactBoardError as e:  # the claim lapses, and the entry is read again then
             rep.skipped.append(f"pull request #{num}: {e}")
     return rep
+
+
+# pull requests that add nothing to the inbox (a maintainer's own change), per repo and number:
+# not read again by this process
+_NOT_OURS: set[tuple[str, int]] = set()
+
+
+def _details(client: HubClient, num: int) -> DiscussionWithDetails:
+    return client._retrying(
+        f"read pull request #{num}",
+        lambda: client.api.get_discussion_details(client.repo, num, repo_type="dataset"),
+    )
 
 
 def _read_claims(client: HubClient, head: str) -> dict[str, Claim]:
@@ -487,6 +513,8 @@ def _claim(
 
     c: Claim = _change_claims(client, num, change) or {}
     if c.get("state") == "done":
+        if c.get("by") != me and now - c.get("at", 0.0) < span:
+            return "taken", None  # its replica is answering it now
         return "done", Outcome.from_json(c.get("outcome"))
     return ("mine", None) if c.get("by") == me else ("taken", None)
 
@@ -504,12 +532,9 @@ def _record(client: HubClient, num: int, outcome: Outcome, me: str = _ME) -> Non
     _change_claims(client, num, change)
 
 
-def _answer(client: HubClient, num: int, outcome: Outcome) -> None:
+def _answer(client: HubClient, d: DiscussionWithDetails, outcome: Outcome) -> None:
     """Comment with the outcome (unless a comment of ours says it already) and close."""
-    d = client._retrying(
-        f"read pull request #{num}",
-        lambda: client.api.get_discussion_details(client.repo, num, repo_type="dataset"),
-    )
+    num = d.num
     said = any(
         e.type == "comment"
         and e.author != d.author
@@ -535,7 +560,8 @@ def _answer(client: HubClient, num: int, outcome: Outcome) -> None:
 
 def _take(
     client: HubClient,
-    num: int,
+    d: DiscussionWithDetails,
+    changed: list[str],
     data_root: Path | None,
     sub_root: Path | None,
     resamples: int,
@@ -543,30 +569,29 @@ def _take(
     """Read the pull request's entry, check it, and hand it to the submission service."""
     from evaluator.submissions import quotas, service
 
-    d = client._retrying(
-        f"read pull request #{num}",
-        lambda: client.api.get_discussion_details(client.repo, num, repo_type="dataset"),
-    )
-    rev = f"refs/pr/{num}"
-    entry, problems = _entry_paths(_changed(d.diff or ""))
+    rev = f"refs/pr/{d.num}"
+    if not changed:  # no diff to read: the entries its ref holds under inbox/
+        changed = [p for p in _sizes(client, rev, INBOX) if p.count("/") == 2]
+    entry, problems = _entry_paths(changed)
     if entry is None:
         return Outcome("rejected", problems=tuple(problems))
     sizes = _sizes(client, rev, f"{INBOX}/{entry}")
     meta_path, pred_path = _pick(entry, sizes, problems)
     if problems or meta_path is None or pred_path is None:
         return Outcome("rejected", problems=tuple(problems))
-    try:
-        meta_bytes = client.fetch(meta_path, rev)
-        data = client.fetch(pred_path, rev)
-    except HubError as e:
-        if "404" in str(e) or "larger than" in str(e):
-            return Outcome("rejected", problems=(f"{pred_path}: {e}",))
-        raise
-    meta, problems = _meta(meta_bytes, meta_path)
+    got: dict[str, bytes] = {}
+    for path in (meta_path, pred_path):
+        try:
+            got[path] = client.fetch(path, rev)
+        except HubError as e:
+            if "404" not in str(e) and "larger than" not in str(e):
+                raise
+            return Outcome("rejected", problems=(f"{path}: {e}",))
+    meta, problems = _meta(got[meta_path], meta_path)
     if meta is None:
         return Outcome("rejected", problems=tuple(problems))
     res = service.submit(
-        data,
+        got[pred_path],
         pred_path.rsplit("/", 1)[1],
         meta,
         data_root=data_root,

@@ -79,9 +79,10 @@ def _process(client: HubClient, r: Replica, me: str = "replica-a") -> inbox.Inbo
 
 
 def test_an_author_submits_from_python_and_the_board_scores_comments_and_closes(
-    board, fake_hub: FakeHub, capsys: pytest.CaptureFixture[str]
+    board, fake_hub: FakeHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, space, author = board
+    monkeypatch.setenv("SPACE_HOST", "factboard-board.hf.space")  # the Space says its address
     before = set(_runs(space))
     result = evaluator.evaluate(
         overlap,
@@ -121,7 +122,12 @@ def test_an_author_submits_from_python_and_the_board_scores_comments_and_closes(
     assert rec.origin == "submitted" and rec.model.name == "Inbox overlap"
     # the pull request is closed (never merged) with a comment naming the run
     assert pr.status == "closed"
-    assert any(str(outcome.run_id) in c for c in _comments(fake_hub, 1))
+    [comment] = _comments(fake_hub, 1)
+    assert str(outcome.run_id) in comment
+    link = (
+        "https://factboard-board.hf.space/leaderboard?benchmark=demo&slice=overall&q=Inbox+overlap"
+    )
+    assert outcome.link == link and link in comment
     assert f"inbox/{opened.entry}" not in json.dumps(list(fake_hub.repo(REPO_ID).files() or {}))
     # the quota counted the pull request's author
     [record] = [json.loads(p.read_text()) for p in (space.subs / "records").glob("*.json")]
@@ -195,8 +201,14 @@ def _open_raw(hub: FakeHub, files: dict[str, bytes]) -> int:
 
 
 def _entry(author: Replica, name: str) -> dict[str, bytes]:
+    """An entry whose labels follow from its model's name (two names, two files)."""
+    import hashlib
+
     ids = pd_samples(author)
-    csv = "sample_id,label\n" + "".join(f"{sid},{i % 2}\n" for i, sid in enumerate(ids))
+    bits = hashlib.sha256(name.encode()).digest()
+    csv = "sample_id,label\n" + "".join(
+        f"{sid},{bits[i % len(bits)] >> (i // len(bits)) % 8 & 1}\n" for i, sid in enumerate(ids)
+    )
     meta = {"format": 1, "benchmark": "demo", "model_name": name}
     return {
         "inbox/e1/submission.json": json.dumps(meta).encode(),
@@ -212,6 +224,7 @@ def test_a_path_outside_the_inbox_or_an_oversized_file_is_refused_unread(
     main_files = dict(fake_hub.repo(REPO_ID).files() or {})
     outside = _open_raw(fake_hub, {**_entry(author, "Sneaky"), "tables/runs.parquet": b"PAR1"})
     big = _open_raw(fake_hub, _entry(author, "Large"))
+    other = _open_raw(fake_hub, {"README.md": b"---\nlicense: mit\n---\nA maintainer's edit\n"})
     from evaluator.submissions import validation
 
     monkeypatch.setattr(validation, "MAX_BYTES", 100)
@@ -225,6 +238,9 @@ def test_a_path_outside_the_inbox_or_an_oversized_file_is_refused_unread(
     assert fake_hub.count("GET", "predictions.csv") == 0  # neither file was downloaded
     assert set(_runs(space)) == before
     assert {_pr(fake_hub, n).status for n in (outside, big)} == {"closed"}
+    # a pull request that adds nothing to the inbox is not a submission: left open, unanswered
+    assert other not in got and _pr(fake_hub, other).status == "open"
+    assert _comments(fake_hub, other) == []
     files = fake_hub.repo(REPO_ID).files() or {}
     assert files["tables/runs.parquet"] == main_files["tables/runs.parquet"]  # never merged
 
@@ -270,7 +286,7 @@ def test_two_replicas_racing_for_one_pull_request_submit_it_once(
 
 
 def test_an_outcome_recorded_before_a_restart_is_answered_not_submitted_again(
-    board, fake_hub: FakeHub, replica
+    board, fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, space, author = board
     num = _open_raw(fake_hub, _entry(author, "Restarted"))
@@ -282,12 +298,16 @@ def test_an_outcome_recorded_before_a_restart_is_answered_not_submitted_again(
     assert _pr(fake_hub, num).status == "open"
     fresh = replica("fresh")  # the restarted Space: an empty disk
     build_demo_root(fresh.data)
+    # within the lease, the recording replica may still be answering: left to it
+    assert _process(client, fresh, me="new-life").handled == []
+    monkeypatch.setenv("FACTBOARD_HUB_INBOX_LEASE", "0.001")  # then it is not
     rep = _process(client, fresh, me="new-life")
     assert rep.handled == [(num, done)]
     assert not (fresh.subs / "records").exists()  # nothing submitted again
     [comment] = _comments(fake_hub, num)
     assert "demo-restarted-run" in comment and _pr(fake_hub, num).status == "closed"
     # a claim held by a live replica is left alone
+    monkeypatch.delenv("FACTBOARD_HUB_INBOX_LEASE")
     again = _open_raw(fake_hub, _entry(author, "Held"))
     assert inbox._claim(client, again, {again}, "busy")[0] == "mine"
     assert _process(client, fresh, me="new-life").handled == []
@@ -311,3 +331,41 @@ def test_an_entry_never_carries_a_contact_email_and_an_outcome_survives_its_comm
     assert inbox.Outcome.from_comment(hostile.comment()) == hostile
     assert inbox.pr_number("https://huggingface.co/datasets/o/r/discussions/12") == 12
     assert inbox.pr_number("#3") == 3
+    with pytest.raises(SystemExit) as stop:  # a file needs its benchmark and model name
+        main(["submit", "preds.csv", "--hub", REPO_ID])
+    assert stop.value.code == 2
+    with pytest.raises(FactBoardError, match="give submit= too"):
+        evaluator.evaluate(overlap, "demo", hub=REPO_ID)
+
+
+def test_the_space_s_background_sync_and_hub_sync_take_the_inbox_and_publish_the_runs(
+    board, fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaluator.hub.background import Syncer
+    from tests.hub.conftest import repo_runs
+
+    client, space, author = board
+    first = _open_raw(fake_hub, _entry(author, "Through the Space"))
+    syncer = Syncer(client, space.data, space.subs)
+    syncer.once(force_pull=True)  # the poll: pull, then the inbox
+    assert _pr(fake_hub, first).status == "closed" and syncer.state.inbox is None
+    made = [r for r in _runs(space).values() if r.model.name == "Through the Space"]
+    assert len(made) == 1
+    syncer.once()  # the next tick: the local write is published
+    assert made[0].run_id in repo_runs(fake_hub)
+
+    second = _open_raw(fake_hub, _entry(author, "Through hub sync"))
+    for k, v in space.env().items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)  # the maintainers' machine
+    assert main(["hub", "sync"]) == 0
+    out = capsys.readouterr().out
+    assert f"inbox: pull request #{second}: scored: run " in out and "pushed to" in out
+    names = {r["model"]["name"] for r in _repo_run_records(fake_hub).values()}
+    assert {"Through the Space", "Through hub sync"} <= names
+
+
+def _repo_run_records(hub: FakeHub) -> dict[str, Any]:
+    from tests.hub.conftest import repo_run_records
+
+    return repo_run_records(hub)
