@@ -19,7 +19,7 @@ import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -33,6 +33,18 @@ from evaluator.store import ingested, layout, runs
 
 ENGINES = ("local", "ray")
 DEFAULT_BLOCK_SIZE = 256  # samples per block: the unit a worker scores and a checkpoint holds
+
+
+class EngineRecord(TypedDict, total=False):
+    """What a run stores about its engine (config.extra.engine); the Ray engine's address,
+    workers and GPUs per worker only on the ray engine."""
+
+    name: str
+    block_size: int
+    address: str | None
+    workers: int
+    gpus_per_worker: float
+    versions: dict[str, str]  # python, and ray where it is loaded
 
 
 @dataclass(frozen=True)
@@ -93,13 +105,13 @@ class Engine:
 
         send_on_ray(client_spec, *args, engine=self, **kw)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> EngineRecord:
         """What a run stores about its engine: name, workers, block size and versions (the
         address only as host:port, never credentials in it)."""
         import sys
 
         versions = {"python": platform.python_version()}
-        out: dict[str, Any] = {"name": self.name, "block_size": self.block_size}
+        out: EngineRecord = {"name": self.name, "block_size": self.block_size}
         if self.is_ray:
             from evaluator.distributed.cluster import public_address
 

@@ -7,8 +7,8 @@ final labels the scorer scored with (labels.parquet), so readers never re-derive
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -27,7 +27,7 @@ def build_record(
     model: ModelInfo,
     origin: str,
     config: RunConfig | None = None,
-    submission: dict[str, Any] | None = None,
+    submission: Mapping[str, object] | None = None,
     run_id: str | None = None,
     supersedes: str | None = None,
 ) -> RunRecord:
@@ -60,7 +60,7 @@ def score_to_run(
     options: ScoreOptions | None = None,
     grades: pd.DataFrame | None = None,
     root: Path | None = None,
-    submission: dict[str, Any] | None = None,
+    submission: Mapping[str, object] | None = None,
     run_id: str | None = None,
     supersedes: str | None = None,
 ) -> Path:
@@ -78,7 +78,7 @@ def score_file_to_run(
     config: RunConfig | None = None,
     options: ScoreOptions | None = None,
     root: Path | None = None,
-    submission: dict[str, Any] | None = None,
+    submission: Mapping[str, object] | None = None,
 ) -> Path:
     """Score predictions against the ingested benchmark `name` (the CLI's and the page's path)."""
     spec = registry.get(name)

@@ -18,7 +18,7 @@ class EvidenceItem(TypedDict):
     text: str
     score: float | None
     support: NotRequired[str]
-    extra: NotRequired[dict[str, Any]]
+    extra: NotRequired[dict[str, object]]  # JSON values, as `_json_value` makes them
 
 
 class Evidence(TypedDict):

@@ -11,8 +11,8 @@ time of the registry itself. `get(name)` raises UnknownNameError naming the know
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Generic, TypeVar
 
 from evaluator.core.errors import UnknownNameError
 
@@ -20,10 +20,10 @@ T = TypeVar("T")
 E = TypeVar("E")
 
 
-class _Lazy:
+class _Lazy(Generic[T]):
     __slots__ = ("load",)
 
-    def __init__(self, load: Callable[[], Any]):
+    def __init__(self, load: Callable[[], T]):
         self.load = load
 
 
@@ -33,7 +33,7 @@ class Registry(Generic[T]):
     def __init__(self, what: str, modules: Iterable[str] = ()):
         self.what = what
         self.modules = tuple(modules)
-        self._entries: dict[str, Any] = {}
+        self._entries: dict[str, T | _Lazy[T]] = {}
         self._loaded = not self.modules
 
     # ---- registration
@@ -84,7 +84,7 @@ class Registry(Generic[T]):
         if isinstance(entry, _Lazy):
             entry = entry.load()
             self._entries[name] = entry
-        return entry  # type: ignore[no-any-return]
+        return entry
 
     def find(self, name: str) -> T | None:
         """The entry registered as `name`, or None (lazy entries are resolved)."""
@@ -118,9 +118,9 @@ class Registry(Generic[T]):
 
     # ---- tests
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, T | _Lazy[T]]:
         """The current entries, for `restore` (tests that register entries of their own)."""
         return dict(self._entries)
 
-    def restore(self, snapshot: dict[str, Any]) -> None:
+    def restore(self, snapshot: Mapping[str, T | _Lazy[T]]) -> None:
         self._entries = dict(snapshot)

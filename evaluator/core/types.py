@@ -20,7 +20,11 @@ from pydantic import (
     ValidationInfo,
     field_validator,
     model_validator,
+    with_config,
 )
+
+# pydantic validates a TypedDict field only in typing_extensions' form before Python 3.12
+from typing_extensions import TypedDict
 
 from evaluator.core.choices import AppliedPolicy
 from evaluator.core.sanitize import control_char
@@ -31,6 +35,26 @@ Unit = Literal["summary", "sentence", "claim"]
 
 CONSISTENT = 1
 INCONSISTENT = 0
+
+
+class SampleRow(TypedDict):
+    """One row of samples.parquet as Arrow takes it (SAMPLE_SCHEMA)."""
+
+    benchmark: str
+    sample_id: str
+    split: str
+    unit: str
+    summary_id: str | None
+    domain: str | None
+    doc_id: str | None
+    document: str | None
+    summary: str
+    seed_summary: str | None
+    label: int | None
+    human_score: float | None
+    error_types: list[str]
+    reference_explanation: str | None
+    attributes: str  # JSON text of the attributes
 
 
 @dataclass(frozen=True)
@@ -53,7 +77,7 @@ class Sample:
     reference_explanation: str | None = None
     attributes: dict[str, str] = field(default_factory=dict)
 
-    def to_row(self) -> dict[str, Any]:
+    def to_row(self) -> SampleRow:
         return {
             "benchmark": self.benchmark,
             "sample_id": self.sample_id,
@@ -222,12 +246,50 @@ class ThresholdInfo(_Frozen):
     tuned_value: float | None = None  # BAcc reached on that split
 
 
+@with_config(ConfigDict(extra="allow"))  # a key a later version adds is kept, not dropped
+class BootstrapSettings(TypedDict, total=False):
+    """How a run's CIs were drawn (run.json's `bootstrap`; evaluator.core.scoring writes it)."""
+
+    resamples: int
+    seed: int
+    level: float  # the CI's level, 0.95
+    method: str  # "percentile"
+    stratified_by: str | None  # "domain" where the overall number is a mean over domains
+
+
+@with_config(ConfigDict(extra="allow"))  # an import's source metadata, fingerprints to come
+class SubmissionInfo(TypedDict, total=False):
+    """Where a submitted or imported run came from (run.json's `submission`; never the contact
+    e-mail). A submission names its upload and fingerprints, and its recipe and reproduction
+    (checked where they are read: evaluator.submissions.recipes and .verification); an import
+    names its Every Eval Ever record and that record's source metadata."""
+
+    # declared in the order the writers write them (a key not declared follows them, in the
+    # order given), so that a run.json read and written again keeps its keys' order
+    source: str  # an import's: "Every Eval Ever record"
+    evaluation_id: str  # an imported run's Every Eval Ever record
+    submission_id: str
+    file_sha256: str
+    filename: str
+    predictions_sha: str | None
+    labels_sha: str  # what the run scored, as digests (evaluator.store.runs)
+    scores_sha: str
+    format: str
+    rows: int
+    submitted_at: str
+    recipe: object  # how the predictions were made: a JSON object
+    verification: object  # a reproduction's outcome: a JSON object
+
+
 class RunConfig(_Frozen):
     detector: str | None = None
     checkpoint: str | None = None
     llm: str | None = None
     prompt_id: str | None = None
     temperature: float | None = None
+    # what the run kind records beside (a detector's description and statistics, an LLM run's
+    # parsing and agreement, judges, an import's source): an open JSON object that each kind's
+    # readers index by their own keys
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -300,10 +362,10 @@ class RunRecord(_Frozen):
     splits: list[str]
     created_at: str = Field(max_length=64)
     counts: Counts
-    bootstrap: dict[str, Any] = Field(default_factory=dict)  # resamples, seed, stratified_by
+    bootstrap: BootstrapSettings = Field(default_factory=lambda: BootstrapSettings())
     results: list[SliceResult] = Field(default_factory=list)
     hidden: bool = False
-    submission: dict[str, Any] | None = None  # file hash etc. (never the contact email)
+    submission: SubmissionInfo | None = None
     # a run derived from another (e.g. the same predictions with judge grades added) names it;
     # the board shows the newest run of such a chain (runs stay immutable)
     supersedes: str | None = None

@@ -9,7 +9,7 @@ import logging
 import os
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from evaluator.core.errors import FactBoardError
@@ -123,7 +123,8 @@ def connect(address: str | None) -> Any:
     ray = require_ray()
     if ray.is_initialized():
         return ray
-    kwargs: dict[str, Any] = {"namespace": NAMESPACE, "logging_level": logging.WARNING}
+    # ray.init's keyword arguments: names, a logging level, a JobConfig, a runtime env
+    kwargs: dict[str, object] = {"namespace": NAMESPACE, "logging_level": logging.WARNING}
     if address is None:
         kwargs["include_dashboard"] = False
         recorded = _recorded_cluster()
@@ -179,7 +180,7 @@ def _single_machine(ray: Any) -> bool:
     return all(n.get("NodeManagerAddress") == here for n in ray.nodes() if n.get("Alive"))
 
 
-def _init(ray: Any, address: str | None, kwargs: dict[str, Any]) -> None:
+def _init(ray: Any, address: str | None, kwargs: dict[str, object]) -> None:
     try:
         ray.init(**kwargs)
     except ConnectionError as e:
@@ -200,7 +201,15 @@ def _init(ray: Any, address: str | None, kwargs: dict[str, Any]) -> None:
         ) from None
 
 
-def cluster_summary() -> dict[str, Any]:
+class ClusterSummary(TypedDict):
+    """The connected cluster's size, as a run records it."""
+
+    nodes: int
+    cpus: float
+    gpus: float
+
+
+def cluster_summary() -> ClusterSummary:
     """CPUs, GPUs and nodes of the connected cluster (for the run's record)."""
     import ray
 

@@ -16,7 +16,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 import pandas as pd
 
@@ -96,7 +96,16 @@ class ScoreBlocks:
         return pd.concat(out, ignore_index=True)
 
 
-def pack_blocks(todo: pd.DataFrame) -> list[dict[str, Any]]:
+class BlockItem(TypedDict):
+    """One block as the pipeline's row: its sample ids, documents and summaries."""
+
+    block: int
+    sample_id: list[str]
+    document: list[str]
+    summary: list[str]
+
+
+def pack_blocks(todo: pd.DataFrame) -> list[BlockItem]:
     """One item per block (its sample ids, documents and summaries as lists): the pipeline's
     rows. Built in the driver, as `ray.data.from_items` puts them in the object store, where
     `from_pandas` would first run a task on a worker to read each frame's schema (a worker
@@ -173,6 +182,7 @@ def score_on_ray(
     ctx.print_on_execution_start = False
     items = pack_blocks(todo)
     expected = {item["block"]: item["sample_id"] for item in items}
+    # passed through as map_batches' **ray_remote_args, which Ray types as Any
     remote_args: dict[str, Any] = {
         "max_restarts": MAX_RESTARTS,
         "max_task_retries": MAX_RESTARTS,

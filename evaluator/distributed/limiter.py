@@ -15,11 +15,20 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from evaluator.distributed.cluster import NAMESPACE
 
 LEASE_S = 900.0
+
+
+class LimiterStats(TypedDict):
+    """What a limiter reports: its limit, leases held now, the most held at once, granted."""
+
+    limit: int
+    active: int
+    peak: int
+    granted: int
 
 
 class Limiter:
@@ -72,7 +81,7 @@ class Limiter:
         self.limit = limit
         self.changed.set()
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self) -> LimiterStats:
         self._expire()
         return {
             "limit": self.limit,

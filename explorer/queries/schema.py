@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 from pydantic import BaseModel
+from typing_extensions import is_typeddict
 
 from evaluator.core.types import RunRecord, SliceResult
 
@@ -84,7 +85,7 @@ def _duck_type(annotation: Any) -> Any:
         return "VARCHAR"
     if origin is list and args:
         return [_duck_type(args[0])]
-    if origin is dict or annotation is Any or annotation is dict:
+    if origin is dict or annotation is Any or annotation is dict or is_typeddict(annotation):
         return "JSON"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return model_structure(annotation)

@@ -149,3 +149,40 @@ def test_the_staging_sweep_removes_dead_writers_leftovers_only(tmp_path: Path) -
     removed = runs.sweep_staging(root)
     assert sorted(removed) == ["bench-x-old", f"run-dead.{dead_pid}.abcdef12"]
     assert sorted(p.name for p in staging.iterdir()) == sorted([mine.name, "hub-pull-1234abcd"])
+
+
+def test_bootstrap_and_submission_blocks_read_and_write_back_as_stored(root: Path) -> None:
+    """run.json's bootstrap settings and submission block are typed records, and a stored run
+    reads and writes back with the same keys in the same order, keys the records do not name
+    (an import's source metadata, a later version's setting) included."""
+    from evaluator.core.types import RunRecord
+
+    rid = runs.list_runs(root, benchmark="demo").runs[0].run_id
+    stored = json.loads((runs.find_run(rid, root) / "run.json").read_text(encoding="utf-8"))
+    stored["bootstrap"]["added_later"] = [1, 2]
+    imported = {
+        "source": "Every Eval Ever record",
+        "evaluation_id": "demo/model/run",
+        "source_name": None,
+        "source_type": "documentation",
+        "record_sha256": "ab" * 32,
+    }
+    submitted = {
+        "submission_id": "s-1",
+        "file_sha256": "ab" * 32,
+        "predictions_sha": None,
+        "labels_sha": "cd" * 12,
+        "format": "csv",
+        "rows": 4,
+        "submitted_at": "2026-11-28T09:00:00+00:00",
+        "recipe": {"detector": "lexical-overlap"},
+        "verification": {"status": "reproduced", "seq": 2},
+    }
+    for submission in (imported, submitted):
+        stored["submission"] = submission
+        out = RunRecord.model_validate(stored).model_dump(mode="json")
+        for block in ("bootstrap", "submission"):
+            assert out[block] == stored[block]
+            assert list(out[block]) == list(stored[block])
+    with pytest.raises(ValidationError, match="submission.rows"):
+        RunRecord.model_validate({**stored, "submission": {"rows": "many"}})
