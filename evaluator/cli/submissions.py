@@ -41,6 +41,40 @@ RECIPE_HELP = (
 )
 
 
+def _recipe_arguments(s: argparse.ArgumentParser) -> None:
+    """The submit command's --recipe and --recipe-* flags."""
+    r = s.add_argument_group(
+        "recipe",
+        "how the predictions were made, so that FactBoard can re-run them and mark the run "
+        "reproduced (or say how it differs); without one the run is self-reported. Either "
+        "--recipe JSON or the --recipe-* flags.",
+    )
+    r.add_argument(
+        "--recipe",
+        metavar="JSON",
+        help=RECIPE_HELP,
+    )
+    r.add_argument(
+        "--recipe-detector",
+        metavar="NAME",
+        help="a registered detector (or the entry point of --recipe-package)",
+    )
+    r.add_argument("--recipe-checkpoint", metavar="HUB_ID", help="a public Hub model id")
+    r.add_argument("--recipe-revision", metavar="REV", help="the checkpoint's commit or tag")
+    r.add_argument(
+        "--recipe-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a detector option (repeatable)",
+    )
+    r.add_argument("--recipe-llm", metavar="PROVIDER:MODEL")
+    r.add_argument("--recipe-prompt", metavar="PROMPT_ID")
+    r.add_argument("--recipe-temperature", type=float)
+    r.add_argument("--recipe-package", metavar="NAME", help="an installed package's detector")
+    r.add_argument("--recipe-version", metavar="VERSION", help="the package's version")
+
+
 def register(sub: Any) -> None:
     from evaluator.cli.common import THRESHOLD_POLICIES
     from evaluator.jobs.queue import STATES
@@ -78,36 +112,7 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--token", help="a maintainer's submission, exempt from quotas: $FACTBOARD_ADMIN_TOKEN"
     )
-    r = s.add_argument_group(
-        "recipe",
-        "how the predictions were made, so that FactBoard can re-run them and mark the run "
-        "reproduced (or say how it differs); without one the run is self-reported. Either "
-        "--recipe JSON or the --recipe-* flags.",
-    )
-    r.add_argument(
-        "--recipe",
-        metavar="JSON",
-        help=RECIPE_HELP,
-    )
-    r.add_argument(
-        "--recipe-detector",
-        metavar="NAME",
-        help="a registered detector (or the entry point of --recipe-package)",
-    )
-    r.add_argument("--recipe-checkpoint", metavar="HUB_ID", help="a public Hub model id")
-    r.add_argument("--recipe-revision", metavar="REV", help="the checkpoint's commit or tag")
-    r.add_argument(
-        "--recipe-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a detector option (repeatable)",
-    )
-    r.add_argument("--recipe-llm", metavar="PROVIDER:MODEL")
-    r.add_argument("--recipe-prompt", metavar="PROMPT_ID")
-    r.add_argument("--recipe-temperature", type=float)
-    r.add_argument("--recipe-package", metavar="NAME", help="an installed package's detector")
-    r.add_argument("--recipe-version", metavar="VERSION", help="the package's version")
+    _recipe_arguments(s)
     s.set_defaults(run=cmd_submit, submit_parser=s)
 
     t = sub.add_parser(
