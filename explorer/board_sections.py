@@ -119,11 +119,16 @@ def board_filters(board: L.Board, page: str) -> L.Look:
     return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified))
 
 
-def board_table(table: pd.DataFrame, helps: dict[str, str]) -> None:
+def board_table(
+    table: pd.DataFrame,
+    helps: dict[str, str],
+    screened: tuple[pd.DataFrame, list[str]] | None = None,
+) -> None:
     """The board as shown (L.display_table): the CI drawn in its row, numbers in the
     formatter's decimals, "—" where a number is not given (a paper's rank, CI or n;
-    L.screen_table), a hover definition on every column (L.column_help)."""
-    shown, text = L.screen_table(table)
+    L.screen_table, or `screened`, its result made before), a hover definition on every
+    column (L.column_help)."""
+    shown, text = screened if screened is not None else L.screen_table(table)
     number = st.column_config.NumberColumn(format=f"%.{F.DECIMALS}f")
     config: dict[str, Any] = {
         c: number for c in shown.columns if shown[c].dtype.kind == "f" and c not in text
