@@ -121,8 +121,7 @@ b = ui.board(root, token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
 narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin", "verified"))
-with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
-    look = board_sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
+look = board_sections.board_filters(b, PAGE, narrowed)
 which = ui.url_radio(
     "Show",
     list(L.ROW_SETS),
