@@ -67,7 +67,58 @@ def _ingest_command(bench: str) -> None:
             st.code(f"python -m evaluator ingest {bench} --from PATH", language="bash")
 
 
-def board_filters(board: L.Board, page: str) -> L.Look:
+FILTERS_TITLE = "Search, filter, sort and columns"
+
+
+def board_filters(board: L.Board, page: str, narrowed: bool) -> L.Look:
+    """The row of filters above the board, folded away (on a phone the table comes first)
+    and drawn only when open (its widgets cost the browser a good part of the page's render);
+    open at first when the link filters the rows (narrowed). Folded, the look is read from
+    the URL, where the widgets keep it, and the URL keeps what they write (the sort and the
+    columns, defaults included), so a copied link shows the same view either way."""
+    key = f"{page}.filters"
+    # the expander's first state, fixed for the session (its identity follows `expanded`:
+    # a value that changed with the filters would fold it away under the reader's hands)
+    first = bool(st.session_state.setdefault(f"{key}.first", narrowed))
+    box = st.expander(FILTERS_TITLE, expanded=first, icon="🔍", key=key, on_change="rerun")
+    if box.open:
+        with box:
+            return _filter_widgets(board, page)
+    return _look_from_url(board)
+
+
+def _look_from_url(board: L.Board) -> L.Look:
+    """The look the folded widgets hold: each URL value the widget would take (an unknown
+    one dropped, the default where none), written back as the widget writes it."""
+    rows = board.rows
+
+    def chosen(name: str, options: list[str], default: list[str]) -> list[str]:
+        url = st.query_params.get_all(name)
+        value = [v for v in url if v in options] if url else default
+        if value:
+            if url != value:
+                st.query_params[name] = value
+        elif default:  # emptied where the default is not empty: one blank value
+            if url != [""]:
+                st.query_params[name] = ""
+        elif name in st.query_params:
+            del st.query_params[name]
+        return value
+
+    search = (ui.url_value("q") or "")[:200].strip()
+    ui.set_url_value("q", search)
+    kinds = chosen("kind", L.kinds_present(rows), [])
+    origins = chosen("origin", L.origins_present(rows), [])
+    verified = chosen("verified", L.verified_present(rows), [])
+    sorts = list(L.SORTS)
+    sort = next((v for v in st.query_params.get_all("sort")[:1] if v in sorts), sorts[0])
+    ui.set_url_value("sort", sort)
+    cols = [*L.OPTIONAL_COLUMNS, *board.other_metrics]
+    columns = chosen("cols", cols, [c for c in L.DEFAULT_COLUMNS if c in cols])
+    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified))
+
+
+def _filter_widgets(board: L.Board, page: str) -> L.Look:
     """Search, kind, origin, verification, order and extra columns, in one row above the
     board."""
     rows = board.rows
@@ -119,11 +170,16 @@ def board_filters(board: L.Board, page: str) -> L.Look:
     return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified))
 
 
-def board_table(table: pd.DataFrame, helps: dict[str, str]) -> None:
+def board_table(
+    table: pd.DataFrame,
+    helps: dict[str, str],
+    screened: tuple[pd.DataFrame, list[str]] | None = None,
+) -> None:
     """The board as shown (L.display_table): the CI drawn in its row, numbers in the
     formatter's decimals, "—" where a number is not given (a paper's rank, CI or n;
-    L.screen_table), a hover definition on every column (L.column_help)."""
-    shown, text = L.screen_table(table)
+    L.screen_table, or `screened`, its result made before), a hover definition on every
+    column (L.column_help)."""
+    shown, text = screened if screened is not None else L.screen_table(table)
     number = st.column_config.NumberColumn(format=f"%.{F.DECIMALS}f")
     config: dict[str, Any] = {
         c: number for c in shown.columns if shown[c].dtype.kind == "f" and c not in text

@@ -1,5 +1,6 @@
 """Leaderboard: who is best on a benchmark slice, and is the lead real?"""
 
+import dataclasses
 from functools import partial
 
 import pandas as pd
@@ -26,6 +27,35 @@ ui.problems_notice(s)
 ingested, names = ui.board_names_or_stop(s)
 
 
+# what repeats on every visit is kept per data version (the store's token) and view
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def options_of(
+    root: str, token: str, bench: str, unit: str | None, kind: str | None, primary: str | None
+) -> L.Options:
+    """The pickers' options (L.options) for this level and view."""
+    return L.options(ui.dimensions(root, token, bench), unit, kind, primary)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def paper_of(root: str, token: str, view: L.BoardQuery) -> pd.DataFrame:
+    """The paper's own per-slice table of the view (L.published_table), often empty."""
+    return L.published_table(ui.store().cursor(), view)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def table_of(
+    root: str, token: str, view: L.BoardQuery, which: str, look: L.Look, mlabel: str
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The board as shown (L.display_table) and as the grid gets it (L.screen_table: the
+    screen's table and its columns made text), for this view, row set and look."""
+    b = ui.board(root, token, *dataclasses.astuple(view))
+    shown = L.filter_rows(L.rows_of(b.rows, which), view.metric, look)
+    table = L.display_table(shown, look.columns, mlabel, board=b)
+    return table, *L.screen_table(table)
+
+
 def _bench_label(b: str) -> str:
     title = widgets.benchmark_title(b)
     return title if b in ingested else f"{title} · published numbers only"
@@ -37,7 +67,8 @@ spec = ui.spec_of(bench)
 meta = s.meta.get(bench, {})
 token = s.token(bench) + s.token("")
 dims = ui.dimensions(str(s.root), token, bench)
-opts = L.options(dims, None, None)
+root = str(s.root)
+opts = options_of(root, token, bench, None, None, None)
 if not opts.units:
     ui.no_data(
         f"No run and no published number for {widgets.benchmark_title(bench)} yet: "
@@ -53,7 +84,7 @@ unit = ui.url_selectbox(
     format_func=level_label,
     help="TofuEval is annotated per sentence; a summary is inconsistent if any sentence is.",
 )
-kinds = L.options(dims, unit, None).slice_kinds
+kinds = options_of(root, token, bench, unit, None, None).slice_kinds
 kind = ui.url_selectbox(
     "View",
     kinds,
@@ -63,7 +94,7 @@ kind = ui.url_selectbox(
     format_func=slice_title,
     help=" ".join(f"{slice_title(k)}: {slice_definition(k)}" for k in kinds),
 )
-opts = L.options(dims, unit, kind, spec.primary_metric if spec else None)
+opts = options_of(root, token, bench, unit, kind, spec.primary_metric if spec else None)
 value = ""
 if kind != "overall":
     noun = L.slice_noun(kind).capitalize()
@@ -86,12 +117,11 @@ board_sections.board_banner(
     bench, spec, meta, _bench_label(bench) if bench not in ingested else None
 )
 view = L.BoardQuery(bench, unit, kind, value, metric, grader)
-b = ui.board(str(s.root), token, bench, unit, kind, value, metric, grader)
+b = ui.board(root, token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
 narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin", "verified"))
-with st.expander("Search, filter, sort and columns", expanded=narrowed, icon="🔍"):
-    look = board_sections.board_filters(b, PAGE)  # folded away: on a phone the table comes first
+look = board_sections.board_filters(b, PAGE, narrowed)
 which = ui.url_radio(
     "Show",
     list(L.ROW_SETS),
@@ -103,7 +133,7 @@ which = ui.url_radio(
 )
 shown = L.filter_rows(L.rows_of(rows, which), metric, look)
 mlabel = metric_label(metric, grader)
-table = L.display_table(shown, look.columns, mlabel, board=b)
+table, screen, as_text = table_of(root, token, view, which, look, mlabel)
 
 st.caption(b.method)
 if b.notes:
@@ -113,7 +143,9 @@ st.markdown(
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )
-board_sections.board_table(table, L.column_help(table, metric, grader, kind, value, b.method))
+board_sections.board_table(
+    table, L.column_help(table, metric, grader, kind, value, b.method), (screen, as_text)
+)
 widgets.download_buttons(
     partial(L.display_table, shown, look.columns, mlabel, board=b, download=True),
     L.file_stem(bench, unit, kind, value, metric),
@@ -121,7 +153,7 @@ widgets.download_buttons(
     eee=L.eee_download(shown, s.root, bench if bench in ingested else None),
 )
 
-paper = L.published_table(s.cursor(), view)
+paper = paper_of(root, token, view)
 if not paper.empty:
     with st.expander(
         f"The paper's own table: {mlabel} per dataset × topic type (it gives no Overall)",
@@ -141,21 +173,20 @@ if not paper.empty:
             },
         )
 
-in_pairs = rows[rows["run_id"].isin(b.pairwise.index)] if not b.pairwise.empty else rows.iloc[:0]
-pair_labels = dict(zip(in_pairs["run_id"].tolist(), in_pairs["label"].tolist(), strict=True))
-pairs = L.pairwise_table(b, pair_labels, lower(metric))
-
 
 @st.fragment
-def pairwise(pairs: pd.DataFrame) -> None:
-    """The matrix, drawn when opened (a second grid costs the browser a render even folded
-    away), in a fragment: opening it reruns this alone."""
+def pairwise(b: L.Board, rows: pd.DataFrame, lower_better: bool) -> None:
+    """The matrix, made and drawn when opened (a second grid costs the browser a render even
+    folded away), in a fragment: opening it reruns this alone."""
     box = st.expander(
-        f"Pairwise significance of the {len(pairs)} best runs (paired bootstrap)",
+        f"Pairwise significance of the {len(b.pairwise)} best runs (paired bootstrap)",
         key=f"{PAGE}.pairs",
         on_change="rerun",
     )
     if box.open:
+        in_pairs = rows[rows["run_id"].isin(b.pairwise.index)]
+        labels = dict(zip(in_pairs["run_id"].tolist(), in_pairs["label"].tolist(), strict=True))
+        pairs = L.pairwise_table(b, labels, lower_better)
         with box:
             st.caption(
                 "Row against column: ▲ the row's run is significantly better (95%), ▼ worse, "
@@ -165,8 +196,8 @@ def pairwise(pairs: pd.DataFrame) -> None:
             st.dataframe(pairs, width="stretch")
 
 
-if not pairs.empty:
-    pairwise(pairs)
+if not b.pairwise.empty:
+    pairwise(b, rows, lower(metric))
 
 board_sections.run_card(s.cursor(), shown, PAGE, view, mlabel)
 at_level = set(dims[dims["unit"] == unit]["slice_kind"])

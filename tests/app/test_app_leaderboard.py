@@ -40,6 +40,12 @@ def table(at: AppTest) -> pd.DataFrame:
     return at.dataframe[0].value
 
 
+def open_filters(at: AppTest) -> None:
+    """Unfold the row of filters (drawn only when open)."""
+    at.session_state["lb.filters"] = True
+    at.run()
+
+
 def test_default_board_on_the_demo(data: Path) -> None:
     at = open_page()
     assert at.title[0].value == "🏆 Leaderboard"
@@ -58,7 +64,11 @@ def test_default_board_on_the_demo(data: Path) -> None:
     assert t["BAcc"].is_monotonic_decreasing
     assert all(str(c).startswith("data:image/svg+xml") for c in t["95% CI"])
     assert t["Rank"].min() == 1
+    # the filters are folded away and not drawn; the URL holds their defaults all the same
+    assert not at.multiselect and not at.text_input
+    assert at.query_params["sort"] == "value" and at.query_params["cols"] == L.DEFAULT_COLUMNS
     # the coverage, on demand
+    open_filters(at)
     at.multiselect(key="lb.cols").set_value([*L.DEFAULT_COLUMNS, "coverage"]).run()
     assert (table(at)["Coverage"] == "3/3 domains").all()
     at.multiselect(key="lb.cols").set_value(L.DEFAULT_COLUMNS).run()
@@ -148,6 +158,7 @@ def test_changing_the_slice_updates_table_and_url(data: Path) -> None:
 
 def test_filters_sort_and_columns(data: Path) -> None:
     at = open_page()
+    open_filters(at)
     at.multiselect(key="lb.kind").set_value(["baseline"]).run()
     assert set(table(at)["Kind"]) == {"baseline"} and len(table(at)) == 2
     assert at.query_params["kind"] == "baseline"
@@ -163,6 +174,17 @@ def test_filters_sort_and_columns(data: Path) -> None:
     assert at.query_params["cols"] == ["run_id", "m:fpr"]
     at.text_input(key="lb.q").set_value("TOKEN").run()
     assert list(table(at)["Model"]) == ["Summary-token precision"]
+    # folded away again, the filters hold: the look is read from the URL they wrote
+    params = dict(at.query_params)
+    at.session_state["lb.filters"] = False
+    at.run()
+    assert not at.text_input
+    assert list(table(at).columns) == ["Rank", "Model", "BAcc", "Run", "FPR"]
+    assert list(table(at)["Model"]) == ["Summary-token precision"]
+    assert dict(at.query_params) == params
+    open_filters(at)  # and unfolded, the widgets take their values from it
+    assert at.text_input(key="lb.q").value == "TOKEN"
+    assert at.multiselect(key="lb.cols").value == ["run_id", "m:fpr"]
     assert at.query_params["q"] == "TOKEN"
 
 
@@ -277,6 +299,7 @@ def test_a_view_without_the_metric_says_so(data: Path) -> None:
 
 def test_significance_columns_and_the_pairwise_matrix(data: Path) -> None:
     at = open_page()
+    open_filters(at)
     at.multiselect(key="lb.cols").set_value([*L.DEFAULT_COLUMNS, "delta_ci", "delta_p"]).run()
     t = table(at)
     for col in ("95% CI", "Δ to best run", "Δ 95% CI (paired)", "p vs best run"):

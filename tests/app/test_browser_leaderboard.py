@@ -79,6 +79,7 @@ def test_a_compact_table_with_the_ci_drawn_and_a_column_picker(
     assert all(r["95% CI"] == "" or r["95% CI"].startswith("data:image") for r in rows)
     # more columns through the picker; the link keeps them
     p.get_by_text("Search, filter, sort and columns").click()
+    settle(p)  # opened, the row of filters is drawn (a rerun)
     p.get_by_test_id("stPopover").get_by_role("button").click()
     box = p.get_by_test_id("stMultiSelect").filter(has=p.get_by_text("Columns shown"))
     box.locator("input").click()
