@@ -203,7 +203,8 @@ class Store:
     def refresh(self, max_age: float = 0.0) -> None:
         """Bring the tables in step with the files. max_age > 0 (the pages): the run folders
         are looked at one by one at most every max_age seconds; in between only the runs
-        folder itself is (a run added or deleted changes it)."""
+        folder itself is (a run added or deleted changes it, and so does the engine's one
+        in-place rewrite of a run.json, evaluator.store.runs.rewrite_record)."""
         with self._lock:
             self._refresh_benchmarks()
             if not self._snapshot_read:

@@ -71,13 +71,16 @@ def _store(root: str) -> Store:
     return Store(Path(root))
 
 
-REFRESH_EVERY_S = 2.0  # how often a page looks at every run folder for a change
+# How often a page looks at every run folder for a change made by hand (a run.json edited in
+# place). What the engine changes (a run added, deleted, hidden, its reproduction recorded)
+# moves the runs folder's mtime and is seen at once without that scan.
+REFRESH_EVERY_S = 30.0
 
 
 def store(force: bool = False) -> Store:
-    """This process's store for the current data root, refreshed: a run added or deleted at
-    once, a run rewritten in place (moderation) within REFRESH_EVERY_S seconds, or at once
-    with force (after this app changed a run)."""
+    """This process's store for the current data root, refreshed: a run added, deleted or
+    rewritten by the engine (moderation, a reproduction's outcome) at once, a run.json edited by
+    hand within REFRESH_EVERY_S seconds, or at once with force."""
     s = _store(str(layout.data_root()))
     s.refresh(0.0 if force else REFRESH_EVERY_S)
     return s

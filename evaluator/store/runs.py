@@ -35,6 +35,7 @@ from evaluator.store.layout; docs/ARCHITECTURE.md describes the contract.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -723,11 +724,20 @@ def find_run(run_id: str, root: Path | None = None) -> Path:
     return d
 
 
+def rewrite_record(run_dir: Path, rec: RunRecord) -> None:
+    """The one in-place change a run folder knows (moderation's hidden, a reproduction's
+    outcome): run.json written atomically, then the runs folder's mtime moved, so a reader that
+    watches only that folder (the board, between its full scans) sees the change at once."""
+    _write_json(run_dir / RUN_FILE, rec.model_dump(mode="json"))
+    with contextlib.suppress(OSError):
+        os.utime(run_dir.parent)
+
+
 def set_hidden(run_id: str, hidden: bool, root: Path | None = None) -> RunRecord:
     """Moderation: hide or show a run (its files stay on disk)."""
     d = find_run(run_id, root)
     rec = read_record(d).model_copy(update={"hidden": hidden})
-    _write_json(d / RUN_FILE, rec.model_dump(mode="json"))
+    rewrite_record(d, rec)
     return rec
 
 

@@ -228,7 +228,7 @@ def _write_into_runs(
         r = runs.read_record(d)
         sub = {**(r.submission or {}), "verification": dict(outcome)}
         new = r.model_copy(update={"submission": sub})
-        atomic.write_json(d / runs.RUN_FILE, new.model_dump(mode="json"))
+        runs.rewrite_record(d, new)
         changed.append(rid)
     return changed
 

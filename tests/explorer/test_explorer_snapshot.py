@@ -110,20 +110,29 @@ def test_a_broken_run_is_not_in_the_snapshot(root: Path) -> None:
     assert s.loaded_from_files == ["demo-renamed-folder-000000"]  # type: ignore[attr-defined]
 
 
-def test_the_pages_refresh_sees_new_runs_at_once_and_rewrites_within_max_age(root: Path) -> None:
+def test_the_pages_refresh_sees_the_engines_changes_at_once_and_hand_edits_within_max_age(
+    root: Path,
+) -> None:
     s = Store(root)
     s.refresh(max_age=3600)
-    rid = Q.runs_frame(s.cursor(), "demo")["run_id"].iloc[0]
+    shown = list(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    rid, other = shown[0], shown[1]
     new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
     s.refresh(max_age=3600)  # a new folder changes the runs folder: seen at once
     assert new.name in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
     rec = json.loads((root / "runs" / rid / "run.json").read_text(encoding="utf-8"))
-    runs.set_hidden(rid, True, root)  # rewrites run.json inside its folder
+    runs.set_hidden(rid, True, root)  # rewrites run.json inside its folder, through the engine
     assert json.loads((root / "runs" / rid / "run.json").read_text())["hidden"] != rec["hidden"]
     s.refresh(max_age=3600)
-    assert rid in set(Q.runs_frame(s.cursor(), "demo")["run_id"])  # not looked at yet
+    assert rid not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])  # seen at once
+    # a run.json edited by hand moves only its own folder: seen at the next full scan
+    path = root / "runs" / other / "run.json"
+    edited = runs.read_record(path.parent).model_copy(update={"hidden": True})
+    path.write_text(edited.model_dump_json(), encoding="utf-8")
+    s.refresh(max_age=3600)
+    assert other in set(Q.runs_frame(s.cursor(), "demo")["run_id"])  # not looked at yet
     s.refresh(max_age=0)
-    assert rid not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    assert other not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
 
 
 def test_the_memo_survives_a_new_run_and_forgets_on_a_deleted_one(root: Path) -> None:
