@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -27,6 +27,11 @@ from evaluator.hub.local import Local
 from evaluator.hub.plan import Plan, Report
 from evaluator.hub.remote import Remote, RemoteTables
 from evaluator.store import atomic, layout, runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluator.core.types import RunRecord
 
 WRITERS = 4  # threads writing pulled run folders
 
@@ -198,8 +203,8 @@ def _write_group(
     (`_pulled_record`), then written in one pass (evaluator.store.runs.write_runs: one flush to
     disk for all of them); a run with evidence goes through write_run, which checks evidence row
     by row. Returns how many were written."""
-    bulk: list[tuple[Any, str | None, dict[str, pa.Table]]] = []
-    one_by_one: list[tuple[Any, dict[str, pa.Table]]] = []
+    pulled: list[tuple[str, RunRecord, str | None, bool]] = []
+    items: list[tuple[RunRecord, pd.DataFrame, pd.DataFrame | None]] = []
     for rid in rids:
         try:
             text = tabs.run_json(rid)
@@ -207,18 +212,21 @@ def _write_group(
             preds = parts["predictions"].get(rid)
             if preds is None:
                 raise FactBoardError("no predictions in its shard")
-            # its numbers must follow from its predictions and this replica's benchmark
             grades = parts.get("grades", {}).get(rid)
-            why = checks.run_problem(
-                rec,
-                preds.to_pandas(),
-                None if grades is None else grades.to_pandas(),
-                local.data_root,
-            )
-            if why:
-                raise FactBoardError(why)
+            item = (rec, preds.to_pandas(), None if grades is None else grades.to_pandas())
         except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
             rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
+            continue
+        pulled.append((rid, rec, text, hidden_in_text))
+        items.append(item)
+    # their numbers must follow from their predictions and this replica's benchmark
+    bulk: list[tuple[RunRecord, str | None, dict[str, pa.Table]]] = []
+    one_by_one: list[tuple[RunRecord, dict[str, pa.Table]]] = []
+    for (rid, rec, text, hidden_in_text), why in zip(
+        pulled, checks.run_problems(items, local.data_root), strict=True
+    ):
+        if why:
+            rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {why}")
             continue
         files = {T.kind_file(k): p[rid] for k, p in parts.items() if rid in p}
         if T.kind_file("evidence") in files:
