@@ -14,9 +14,10 @@ pulled shard against one), through the scorer every run is scored with.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evaluator.benchmarks import registry
 from evaluator.core.errors import FactBoardError
@@ -39,11 +40,13 @@ class Reference:
     prepared for scoring (once per benchmark and version)."""
 
     spec: BenchmarkSpec
-    meta: dict[str, Any]
+    meta: Mapping[str, object]
     prepared: Prepared
 
     @classmethod
-    def of(cls, spec: BenchmarkSpec, meta: dict[str, Any], samples: pd.DataFrame) -> Reference:
+    def of(
+        cls, spec: BenchmarkSpec, meta: Mapping[str, object], samples: pd.DataFrame
+    ) -> Reference:
         return cls(spec, meta, Prepared(spec, samples))
 
     @classmethod
@@ -99,7 +102,7 @@ def verify_run(run_dir: Path, root: Path | None = None, full: bool = False) -> l
     return verify_record(rec, preds, grades, reference, full)
 
 
-def _other_version(rec: RunRecord, meta: dict[str, Any]) -> str:
+def _other_version(rec: RunRecord, meta: Mapping[str, object]) -> str:
     return (
         f"cannot be checked: scored against {rec.benchmark} version "
         f"{rec.benchmark_version}; this store has version {meta.get('version')}"

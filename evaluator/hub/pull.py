@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -249,7 +249,7 @@ def _write_group(
     return n
 
 
-def _pulled_record(row: dict[str, Any], text: str | None) -> tuple[Any, bool]:
+def _pulled_record(row: T.RunRow, text: str | None) -> tuple[RunRecord, bool]:
     """A pulled row's run.json as a RunRecord, checked as a local write is (validate_record)
     and against its row, with the row's moderation state; and `hidden` as run.json said it."""
     rid = str(row["run_id"])
@@ -262,22 +262,25 @@ def _pulled_record(row: dict[str, Any], text: str | None) -> tuple[Any, bool]:
     return (rec if said == hidden else rec.model_copy(update={"hidden": hidden})), said
 
 
-def _not_json(token: str) -> Any:
+def _not_json(token: str) -> object:
     raise ValueError(f"run.json holds {token}, which is not JSON")
 
 
-def _write_pulled(local: Local, rec: Any, files: dict[str, pa.Table], rep: Report) -> bool:
+def _write_pulled(local: Local, rec: RunRecord, files: dict[str, pa.Table], rep: Report) -> bool:
     """One pulled run, written through the store's own checks (write_run)."""
     rid = rec.run_id
 
-    def frame(kind: str) -> Any:
+    def frame(kind: str) -> pd.DataFrame | None:
         t = files.get(T.kind_file(kind))
         return None if t is None else t.to_pandas()
 
     try:
+        preds = frame("predictions")
+        if preds is None:
+            raise FactBoardError("no predictions in its shard")
         runs.write_run(
             rec,
-            frame("predictions"),
+            preds,
             grades=frame("grades"),
             root=local.data_root,
             labels=frame("labels"),
