@@ -4,20 +4,24 @@ records: `verify_run` scores them again and compares. A run written elsewhere (p
 results repo, copied in by hand, imported) may claim numbers its predictions do not give, or
 carry another benchmark's predictions: that is a problem the doctor names and a replica lists.
 
-`full=False` (the default) recomputes the point values only (one bootstrap resample: fast, a
-few tens of milliseconds per run); `full=True` recomputes the confidence intervals too, with the
-run's own seeded bootstrap, so every number must match exactly.
+`full=False` (the default) recomputes the point values only (one bootstrap resample: a few
+milliseconds per run); `full=True` recomputes the confidence intervals too, with the run's own
+seeded bootstrap, so every number must match exactly. A benchmark is prepared for scoring once
+(`Reference`), and the runs checked against it share that work (a replica checks the runs of a
+pulled shard against one), through the scorer every run is scored with.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evaluator.benchmarks import registry
 from evaluator.core.errors import FactBoardError
-from evaluator.core.scoring import ScoreOptions, score
+from evaluator.core.scoring import Prepared, ScoreOptions
 from evaluator.core.types import RunRecord, SliceResult
 from evaluator.store import ingested, runs
 
@@ -28,6 +32,29 @@ if TYPE_CHECKING:
 
 TOLERANCE = 1e-9
 SHOW_FIRST = 3
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A benchmark as runs are checked against it: its spec, its benchmark.json and its samples
+    prepared for scoring (once per benchmark and version)."""
+
+    spec: BenchmarkSpec
+    meta: Mapping[str, object]
+    prepared: Prepared
+
+    @classmethod
+    def of(
+        cls, spec: BenchmarkSpec, meta: Mapping[str, object], samples: pd.DataFrame
+    ) -> Reference:
+        return cls(spec, meta, Prepared(spec, samples))
+
+    @classmethod
+    def load(cls, name: str, root: Path | None = None) -> Reference:
+        """The benchmark as ingested under `root` (FactBoardError when it is not there)."""
+        spec = registry.get(name)
+        meta = ingested.load_meta(name, root)
+        return cls.of(spec, meta, ingested.load_samples(name, root))
 
 
 def options_of(rec: RunRecord, full: bool = True) -> ScoreOptions:
@@ -69,13 +96,13 @@ def verify_run(run_dir: Path, root: Path | None = None, full: bool = False) -> l
         return [f"cannot be checked: {e}"]
     if meta.get("version") != rec.benchmark_version:
         return [_other_version(rec, meta)]
-    samples = ingested.load_samples(rec.benchmark, root)
+    reference = Reference.of(spec, meta, ingested.load_samples(rec.benchmark, root))
     preds = runs.read_predictions(run_dir)
     grades = runs.read_grades(run_dir)
-    return verify_record(rec, preds, grades, (spec, meta, samples), full)
+    return verify_record(rec, preds, grades, reference, full)
 
 
-def _other_version(rec: RunRecord, meta: dict[str, Any]) -> str:
+def _other_version(rec: RunRecord, meta: Mapping[str, object]) -> str:
     return (
         f"cannot be checked: scored against {rec.benchmark} version "
         f"{rec.benchmark_version}; this store has version {meta.get('version')}"
@@ -86,17 +113,16 @@ def verify_record(
     rec: RunRecord,
     preds: pd.DataFrame,
     grades: pd.DataFrame | None,
-    benchmark: tuple[BenchmarkSpec, dict[str, Any], pd.DataFrame],
+    reference: Reference,
     full: bool = False,
 ) -> list[str]:
-    """What in `rec` does not follow from `preds` (and `grades`) scored on `benchmark` (its
-    spec, benchmark.json and samples): the check of a run before it is written, as a pulled run
-    is, or of a stored one (`verify_run`)."""
-    spec, meta, samples = benchmark
-    if meta.get("version") != rec.benchmark_version:
-        return [_other_version(rec, meta)]
+    """What in `rec` does not follow from `preds` (and `grades`) scored on the `reference`
+    benchmark: the check of a run before it is written, as a pulled run is, or of a stored one
+    (`verify_run`)."""
+    if reference.meta.get("version") != rec.benchmark_version:
+        return [_other_version(rec, reference.meta)]
     try:
-        scored = score(spec, samples, preds, options_of(rec, full), grades)
+        scored = reference.prepared.score(preds, options_of(rec, full), grades)
     except FactBoardError as e:
         return [f"its predictions do not score on {rec.benchmark}: {e}"]
     problems = []

@@ -107,6 +107,9 @@ def bootstrap_values(stat: Stat, resampler: Resampler) -> np.ndarray:
 
 def percentile_ci(values: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval over axis 0, ignoring resamples where the metric is undefined."""
+    if len(values) == 1:  # one resample (point values only): each quantile is that value
+        one = np.where(np.isinf(values[0]), np.nan, values[0])  # as nanquantile gives them
+        return one, one.copy()
     alpha = (1 - level) / 2
     with np.errstate(all="ignore"):
         import warnings

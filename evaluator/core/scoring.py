@@ -10,9 +10,10 @@ is the one rule for turning a stored threshold into labels).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from evaluator.core.slice_metrics import (
     evaluate,
     roc_auc_results,
 )
-from evaluator.core.slices import ScoringSpec
+from evaluator.core.slices import ScoringSpec, slice_members
 from evaluator.core.slices import correlation_control as correlation_control
 from evaluator.core.slices import slice_masks as slice_masks
 from evaluator.core.types import LABEL_COLUMNS, Counts, SliceResult, ThresholdInfo
@@ -91,48 +92,85 @@ class Scored:
     splits: list[str]
     bootstrap: dict[str, object] = field(default_factory=dict)
     labelled: pd.DataFrame | None = None  # the scored rows with their final labels
-    final_labels: pd.DataFrame | None = None  # LABEL_COLUMNS: stored with the run (labels.parquet)
+    # makes final_labels when first asked for (a run checked on a pull never asks)
+    label_table: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
+
+    @functools.cached_property
+    def final_labels(self) -> pd.DataFrame | None:
+        """LABEL_COLUMNS: stored with the run (labels.parquet)."""
+        return None if self.label_table is None else self.label_table()
 
 
 # --------------------------------------------------------------------------------------------
 # input checks
 
 
-def check_predictions(spec: ScoringSpec, samples: pd.DataFrame, predictions: pd.DataFrame) -> None:
-    """Raise ScoringError naming the offending values; nothing is coerced silently."""
+class Given(NamedTuple):
+    """A prediction file's rows as the scorer reads them: each row's position among the
+    benchmark's samples (-1: not one of them), its score (NaN where none) and its label (Int8)."""
+
+    positions: np.ndarray
+    score: np.ndarray | None
+    label: pd.Series | None
+
+
+def check_predictions(spec: ScoringSpec, known: pd.Index, predictions: pd.DataFrame) -> Given:
+    """Raise ScoringError naming the offending values; nothing is coerced silently. `known`:
+    the benchmark's sample ids."""
     if "sample_id" not in predictions.columns:
         raise ScoringError("predictions have no sample_id column")
     if predictions.empty:
         raise ScoringError("the prediction file has no rows")
     ids = predictions["sample_id"].astype(str)
-    dup = ids[ids.duplicated()].unique()
-    if len(dup):
+    where = pd.Index(ids)
+    if not where.is_unique:
+        dup = ids[ids.duplicated()].unique()
         raise ScoringError(
             f"{len(dup)} duplicate sample_id(s), e.g. {', '.join(map(repr, dup[:5]))}"
         )
-    known = set(samples["sample_id"])
-    unknown = [i for i in ids if i not in known]
-    if unknown:
+    given = _given(known, predictions, where, labels=False)
+    if (given.positions < 0).any():
+        unknown = ids[given.positions < 0].tolist()
         raise ScoringError(
             f"{len(unknown)} sample_id(s) not in benchmark {spec.name}, e.g. "
             f"{', '.join(map(repr, unknown[:5]))}"
         )
-    if "score" in predictions.columns:
-        s = pd.to_numeric(predictions["score"], errors="coerce").astype(float)
-        bad = predictions.loc[s.notna() & ~np.isfinite(s), "sample_id"]
-        if len(bad):
-            raise ScoringError(
-                f"non-finite score for sample_id {bad.iloc[0]!r} ({len(bad)} in all)"
-            )
-    if "label" in predictions.columns:
+    if given.score is not None and np.isinf(given.score).any():
+        bad = predictions.loc[np.isinf(given.score), "sample_id"]
+        raise ScoringError(f"non-finite score for sample_id {bad.iloc[0]!r} ({len(bad)} in all)")
+    if "label" in predictions.columns and _bad_labels(predictions["label"]).any():
         lab = predictions["label"]
-        bad_rows = predictions.loc[lab.notna() & ~lab.isin([0, 1]), ["sample_id", "label"]]
-        if len(bad_rows):
-            value = bad_rows.iloc[0]["label"]
-            value = value.item() if hasattr(value, "item") else value
-            raise ScoringError(
-                f"label {value!r} for sample_id {bad_rows.iloc[0]['sample_id']!r} is not 0 or 1"
-            )
+        bad_rows = predictions.loc[_bad_labels(lab), ["sample_id", "label"]]
+        value = bad_rows.iloc[0]["label"]
+        value = value.item() if hasattr(value, "item") else value
+        raise ScoringError(
+            f"label {value!r} for sample_id {bad_rows.iloc[0]['sample_id']!r} is not 0 or 1"
+        )
+    if "label" in predictions.columns:
+        return given._replace(label=predictions["label"].astype("Int8"))
+    return given
+
+
+def _bad_labels(lab: pd.Series) -> np.ndarray:
+    """Rows whose label is given and is not 0 or 1."""
+    if pd.api.types.is_numeric_dtype(lab) or pd.api.types.is_bool_dtype(lab):
+        x = lab.to_numpy(dtype=float, na_value=np.nan)
+        return ~np.isnan(x) & (x != 0) & (x != 1)
+    return (lab.notna() & ~lab.isin([0, 1])).to_numpy()
+
+
+def _given(
+    known: pd.Index, predictions: pd.DataFrame, where: pd.Index | None = None, labels: bool = True
+) -> Given:
+    if where is None:
+        where = pd.Index(predictions["sample_id"].astype(str))
+    score = None
+    if "score" in predictions:
+        score = pd.to_numeric(predictions["score"], errors="coerce").astype(float).to_numpy()
+    label = None
+    if labels and "label" in predictions:
+        label = predictions["label"].astype("Int8")
+    return Given(known.get_indexer(where), score, label)
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,28 +373,237 @@ def _label_table(
     return pd.concat([out, rolled], ignore_index=True)
 
 
-def _join_predictions(
-    samples: pd.DataFrame, predictions: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.Series]:
-    """The samples (texts left out) with each one's prediction (score, pred_label), and which
-    samples have a prediction row."""
-    pred = predictions.copy()
-    pred["sample_id"] = pred["sample_id"].astype(str)
-    for col in ("score", "label"):
-        if col not in pred:
-            pred[col] = np.nan
-    pred = pred.rename(columns={"label": "pred_label"})
-    pred["score"] = pd.to_numeric(pred["score"], errors="coerce").astype(float)
-    pred["pred_label"] = pred["pred_label"].astype("Int8")
-    keep_cols = ["sample_id", "score", "pred_label"]
-    # the texts are never scored: leave them out of every copy made below
-    texts = ("document", "summary", "seed_summary", "reference_explanation")
-    slim = samples[[c for c in samples.columns if c not in texts]]
-    joined = slim.merge(pred[keep_cols], on="sample_id", how="left", indicator="_row")
-    # a row in the file counts as a prediction even when it carries no usable value (an LLM
-    # reply that could not be parsed): it is then counted as unparsable, never as missing
-    has_pred = joined.pop("_row") == "both"
-    return joined, has_pred
+# the sample columns the scorer reads of a run's rows (the slices are the prepared samples')
+_READ = ("sample_id", "split", "unit", "summary_id", "domain", "label", "human_score")
+
+
+class Prepared:
+    """A benchmark's samples made ready to score runs against, once per benchmark and version:
+    the samples without their texts, where each sample_id is, and each slice's members (made on
+    first use). `score` is the scorer (`score()` below prepares and calls it; a replica checking
+    a shard of pulled runs prepares once and calls it per run), so both give the same numbers.
+    `spec` may be None where only predictions are joined (`final_labels`)."""
+
+    def __init__(self, spec: ScoringSpec | None, samples: pd.DataFrame) -> None:
+        self.spec = spec
+        texts = ("document", "summary", "seed_summary", "reference_explanation")  # never scored
+        self.samples = samples[[c for c in samples.columns if c not in texts]].reset_index(
+            drop=True
+        )
+        self._read = self.samples[[c for c in _READ if c in self.samples.columns]]
+        self.index = pd.Index(self.samples["sample_id"])
+        if not self.index.is_unique:
+            raise ScoringError("the benchmark's samples repeat a sample_id")
+        self.unit = self.samples["unit"].to_numpy()
+        self.split = self.samples["split"].to_numpy()
+        self._members: list[tuple[str, str, np.ndarray, bool]] | None = None
+        self._control: np.ndarray | None = None
+
+    def join(self, predictions: pd.DataFrame, check: bool = True) -> Joined:
+        """Each sample's prediction (score, pred_label) and which samples have a prediction row;
+        with `check`, the predictions are checked first (check_predictions' rules)."""
+        if check:
+            given = check_predictions(self._spec(), self.index, predictions)
+        else:
+            given = _given(self.index, predictions)
+        n = len(self.samples)
+        score = np.full(n, np.nan)
+        values = np.zeros(n, dtype=np.int8)
+        missing = np.ones(n, dtype=bool)
+        has_pred = np.zeros(n, dtype=bool)
+        known = given.positions >= 0
+        at = given.positions[known]
+        if given.score is not None:
+            score[at] = given.score[known]
+        if given.label is not None:
+            values[at] = given.label.fillna(0).to_numpy(dtype=np.int8)[known]
+            missing[at] = given.label.isna().to_numpy()[known]
+        # a row in the file counts as a prediction even when it carries no usable value (an LLM
+        # reply that could not be parsed): it is then counted as unparsable, never as missing
+        has_pred[at] = True
+        return Joined(self, score, pd.arrays.IntegerArray(values, missing), has_pred)
+
+    def masks(self, rows: np.ndarray) -> list[tuple[str, str, np.ndarray]]:
+        """slice_masks over the samples at `rows`: overall, then each slice with a member there."""
+        if self._members is None:
+            self._members = slice_members(self._spec(), self.samples)
+            labels = self.samples["label"].to_numpy() if "label" in self.samples else None
+            self._consistent = (
+                labels == 1 if labels is not None else np.zeros(len(self.samples), dtype=bool)
+            )
+        out: list[tuple[str, str, np.ndarray]] = [("overall", "", np.ones(len(rows), dtype=bool))]
+        consistent = self._consistent[rows]
+        for kind, value, members, with_consistent in self._members:
+            m = members[rows]
+            if m.any():
+                out.append((kind, value, m | consistent if with_consistent else m))
+        return out
+
+    def control(self, rows: np.ndarray) -> np.ndarray | None:
+        """correlation_control over the samples at `rows`."""
+        spec = self._spec()
+        if not spec.correlation_control:
+            return None
+        if self._control is None:
+            self._control = correlation_control(spec, self.samples)
+        return None if self._control is None else self._control[rows]
+
+    def _spec(self) -> ScoringSpec:
+        if self.spec is None:
+            raise ScoringError("samples prepared without a benchmark cannot be scored")
+        return self.spec
+
+    def score(
+        self,
+        predictions: pd.DataFrame,
+        options: ScoreOptions | None = None,
+        grades: pd.DataFrame | None = None,
+    ) -> Scored:
+        """Score `predictions` (PREDICTION_COLUMNS) against these samples."""
+        spec = self._spec()
+        options = options or ScoreOptions()
+        joined = self.join(predictions)
+        splits = _splits(spec, options)
+        has_pred = joined.has_pred
+        # which unit were predictions made at? (TofuEval: sentences, rolled up; or summaries)
+        units_pred = pd.unique(self.unit[has_pred]).tolist()
+        if len(units_pred) > 1:
+            raise ScoringError(f"predictions mix units {sorted(units_pred)}: submit one unit")
+        unit = units_pred[0]
+        in_unit = self.unit == unit
+        in_splits = np.isin(self.split, splits)
+        dev_rows = np.flatnonzero(in_unit & (self.split == "dev") & has_pred)
+        scope_rows = np.flatnonzero(in_unit & in_splits)
+        scored_rows = scope_rows[has_pred[scope_rows]]
+        if not len(scored_rows):
+            raise ScoringError(
+                f"no prediction for any {unit} of split(s) {', '.join(splits)} of {spec.name}"
+            )
+        scored = joined.frame(scored_rows)
+        dev = joined.frame(dev_rows) if len(dev_rows) else None
+        labels, thr = resolve_labels(spec, scored, options, dev)
+        scored = scored.assign(pred_label=labels.astype("Int8"))
+        # a prediction that yields no usable value is counted, never scored as wrong
+        if spec.task == "correlation":
+            unusable = scored["score"].isna() | scored["human_score"].isna()
+        elif spec.task == "explanation-grading":
+            unusable = pd.Series(False, index=scored.index)
+        else:
+            unusable = scored["pred_label"].isna()
+        unparsable = int(unusable.sum())
+        scored = scored[~unusable]
+        n_rows = len(scored_rows)
+        counts = Counts(
+            n=len(scope_rows),
+            predicted=n_rows - unparsable,  # usable predictions
+            missing=len(scope_rows) - n_rows,
+            unparsable=unparsable,
+        )
+        if scored.empty:
+            raise ScoringError(
+                "no prediction could be scored (every one lacks a usable label/score)"
+            )
+        summary_rows = None
+        if unit == "sentence" and "summary" in spec.units:
+            summary_rows = np.flatnonzero((self.unit == "summary") & in_splits)
+        table = _LabelTable(joined, scope_rows, labels, summary_rows)
+        frames = [(unit, scored, scored.index.to_numpy())]
+        if summary_rows is not None:
+            rolled = table.rolled()
+            if not rolled.empty:
+                frames.append(("summary", rolled, self.index.get_indexer(rolled["sample_id"])))
+        results: list[SliceResult] = []
+        for u, f, rows in frames:
+            results.extend(
+                _score_frame(self, rows, f.reset_index(drop=True), u, splits, options, grades)
+            )
+        return Scored(
+            results=results,
+            threshold=thr,
+            counts=counts,
+            splits=splits,
+            bootstrap=_bootstrap_settings(spec, options),
+            labelled=frames[0][1],
+            label_table=table.table,
+        )
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A run's predictions joined to prepared samples: arrays over every sample."""
+
+    prepared: Prepared
+    score: np.ndarray  # float, NaN where none
+    pred_label: pd.arrays.IntegerArray  # Int8, NA where none
+    has_pred: np.ndarray  # bool: the sample has a row in the prediction file
+
+    def frame(self, rows: np.ndarray) -> pd.DataFrame:
+        """The samples at `rows` (their positions as the index) with their predictions."""
+        f = self.prepared._read.take(rows)
+        f["score"] = self.score[rows]
+        f["pred_label"] = self.pred_label.take(rows)
+        return f
+
+
+class _LabelTable:
+    """The final labels stored with a run (LABEL_COLUMNS), made when first asked for (a run
+    checked on a pull never asks), and the summaries sentence labels roll up to."""
+
+    def __init__(
+        self,
+        joined: Joined,
+        scope_rows: np.ndarray,
+        labels: pd.Series,
+        summary_rows: np.ndarray | None,
+    ) -> None:
+        self.joined, self.scope_rows, self.labels = joined, scope_rows, labels
+        self.summary_rows = summary_rows
+        self._table: pd.DataFrame | None = None
+
+    def table(self) -> pd.DataFrame:
+        if self._table is None:
+            scope = self.joined.frame(self.scope_rows)
+            in_scope = pd.Series(self.joined.has_pred[self.scope_rows], index=scope.index)
+            summaries = None
+            if self.summary_rows is not None:
+                summaries = self.joined.frame(self.summary_rows)
+            self._table = _label_table(scope, in_scope, self.labels, summaries)
+        return self._table
+
+    def rolled(self) -> pd.DataFrame:
+        """The summaries with their rolled-up labels and scores (rows with a label only)."""
+        assert self.summary_rows is not None
+        t = self.table()
+        up = t.loc[t["rolled"], ["sample_id", "final_label", "score"]]
+        summaries = self.joined.frame(self.summary_rows)
+        rolled = summaries.drop(columns=["score", "pred_label"]).merge(
+            up.rename(columns={"final_label": "pred_label"}), on="sample_id", how="inner"
+        )
+        return rolled[rolled["pred_label"].notna()]
+
+
+def _splits(spec: ScoringSpec, options: ScoreOptions) -> list[str]:
+    splits = (
+        list(options.splits)
+        if options.splits
+        else (["test"] if "dev" in spec.splits and "test" in spec.splits else list(spec.splits))
+    )
+    unknown = [s for s in splits if s not in spec.splits]
+    if unknown:
+        raise ScoringError(
+            f"unknown split {unknown[0]!r} for {spec.name}; known: {', '.join(spec.splits)}"
+        )
+    return splits
+
+
+def _bootstrap_settings(spec: ScoringSpec, options: ScoreOptions) -> dict[str, object]:
+    return {
+        "resamples": options.resamples,
+        "seed": options.seed,
+        "level": options.level,
+        "method": "percentile",
+        "stratified_by": "domain" if spec.overall == "mean_over_domains" else None,
+    }
 
 
 def final_labels(
@@ -367,15 +614,18 @@ def final_labels(
 ) -> pd.DataFrame:
     """The final labels (LABEL_COLUMNS) of a stored run, made again from its predictions and
     its stored threshold, exactly as `score` made them: for runs stored without them."""
-    joined, has_pred = _join_predictions(samples, predictions)
-    units = joined.loc[has_pred, "unit"].unique().tolist()
+    prepared = Prepared(None, samples)
+    joined = prepared.join(predictions, check=False)
+    units = pd.unique(prepared.unit[joined.has_pred]).tolist()
     if len(units) != 1:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in LABEL_COLUMNS})
     unit = units[0]
-    scope = joined[(joined["unit"] == unit) & joined["split"].isin(splits)]
-    in_scope = has_pred[scope.index]
+    in_splits = np.isin(prepared.split, splits)
+    scope_rows = np.flatnonzero((prepared.unit == unit) & in_splits)
+    scope = joined.frame(scope_rows)
+    in_scope = pd.Series(joined.has_pred[scope_rows], index=scope.index)
     labels = labels_from_threshold(scope[in_scope], threshold)
-    summaries = joined[(joined["unit"] == "summary") & joined["split"].isin(splits)]
+    summaries = joined.frame(np.flatnonzero((prepared.unit == "summary") & in_splits))
     rolls = unit == "sentence" and not summaries.empty
     return _label_table(scope, in_scope, labels, summaries if rolls else None)
 
@@ -387,101 +637,24 @@ def score(
     options: ScoreOptions | None = None,
     grades: pd.DataFrame | None = None,
 ) -> Scored:
-    """Score `predictions` (PREDICTION_COLUMNS) against the benchmark's canonical `samples`."""
-    options = options or ScoreOptions()
-    check_predictions(spec, samples, predictions)
-    splits = (
-        list(options.splits)
-        if options.splits
-        else (["test"] if "dev" in spec.splits and "test" in spec.splits else list(spec.splits))
-    )
-    unknown = [s for s in splits if s not in spec.splits]
-    if unknown:
-        raise ScoringError(
-            f"unknown split {unknown[0]!r} for {spec.name}; known: {', '.join(spec.splits)}"
-        )
-    joined, has_pred = _join_predictions(samples, predictions)
-
-    # which unit were predictions made at? (TofuEval: sentences, rolled up; or summaries)
-    units_pred = joined.loc[has_pred, "unit"].unique().tolist()
-    if len(units_pred) > 1:
-        raise ScoringError(f"predictions mix units {sorted(units_pred)}: submit one unit")
-    unit = units_pred[0]
-
-    in_unit = joined["unit"] == unit
-    dev = joined[in_unit & (joined["split"] == "dev") & has_pred]
-    scope = joined[in_unit & joined["split"].isin(splits)]
-    scored = scope[has_pred[scope.index]]
-    if scored.empty:
-        raise ScoringError(
-            f"no prediction for any {unit} of split(s) {', '.join(splits)} of {spec.name}"
-        )
-    labels, thr = resolve_labels(spec, scored, options, dev if not dev.empty else None)
-    scored = scored.assign(pred_label=labels.astype("Int8"))
-    # a prediction that yields no usable value is counted, never scored as wrong
-    if spec.task == "correlation":
-        unusable = scored["score"].isna() | scored["human_score"].isna()
-    elif spec.task == "explanation-grading":
-        unusable = pd.Series(False, index=scored.index)
-    else:
-        unusable = scored["pred_label"].isna()
-    unparsable = int(unusable.sum())
-    scored = scored[~unusable]
-    n_rows = int(has_pred[scope.index].sum())
-    counts = Counts(
-        n=len(scope),
-        predicted=n_rows - unparsable,  # usable predictions
-        missing=len(scope) - n_rows,
-        unparsable=unparsable,
-    )
-    if scored.empty:
-        raise ScoringError("no prediction could be scored (every one lacks a usable label/score)")
-
-    frames = [(unit, scored)]
-    summaries = None
-    if unit == "sentence" and "summary" in spec.units:
-        summaries = joined[(joined["unit"] == "summary") & joined["split"].isin(splits)]
-    table = _label_table(scope, has_pred[scope.index], labels, summaries)
-    if summaries is not None:
-        up = table.loc[table["rolled"], ["sample_id", "final_label", "score"]]
-        rolled = summaries.drop(columns=["score", "pred_label"]).merge(
-            up.rename(columns={"final_label": "pred_label"}), on="sample_id", how="inner"
-        )
-        rolled = rolled[rolled["pred_label"].notna()]
-        if not rolled.empty:
-            frames.append(("summary", rolled))
-
-    results: list[SliceResult] = []
-    for u, f in frames:
-        results.extend(_score_frame(spec, f.reset_index(drop=True), u, splits, options, grades))
-    boot = {
-        "resamples": options.resamples,
-        "seed": options.seed,
-        "level": options.level,
-        "method": "percentile",
-        "stratified_by": "domain" if spec.overall == "mean_over_domains" else None,
-    }
-    return Scored(
-        results=results,
-        threshold=thr,
-        counts=counts,
-        splits=splits,
-        bootstrap=boot,
-        labelled=frames[0][1],
-        final_labels=table,
-    )
+    """Score `predictions` (PREDICTION_COLUMNS) against the benchmark's canonical `samples`
+    (`Prepared.score`, on samples prepared for this one call)."""
+    return Prepared(spec, samples).score(predictions, options, grades)
 
 
 def _score_frame(
-    spec: ScoringSpec,
+    prepared: Prepared,
+    rows: np.ndarray,
     f: pd.DataFrame,
     unit: str,
     splits: list[str],
     options: ScoreOptions,
     grades: pd.DataFrame | None,
 ) -> list[SliceResult]:
+    """The results of one scored frame `f`: the prepared samples at `rows`, with predictions."""
+    spec = prepared._spec()
     split_name = "+".join(splits)
-    masks = slice_masks(spec, f)
+    masks = prepared.masks(rows)
     if spec.task == "explanation-grading":
         return _score_explanations(spec, f, unit, split_name, options, grades)
     domains = f["domain"].fillna("").astype(str).to_numpy()
@@ -500,7 +673,7 @@ def _score_frame(
     if spec.task == "correlation":
         x = f["score"].astype(float).to_numpy()
         h = f["human_score"].astype(float).to_numpy()
-        control = correlation_control(spec, f)
+        control = prepared.control(rows)
         rs = M.Resampler(len(f), resamples=options.resamples, seed=options.seed, strata=ctx.strata)
         return evaluate(correlation_metrics(spec, x, h, control), masks, rs, domains, ctx)
     y = f["label"].astype(int).to_numpy()

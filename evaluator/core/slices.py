@@ -78,21 +78,35 @@ def slice_masks(
     """(slice kind, slice value, boolean mask over frame rows) for overall and every slice."""
     n = len(frame)
     out: list[tuple[str, str, np.ndarray]] = [("overall", "", np.ones(n, dtype=bool))]
+    labels = frame["label"].to_numpy() if "label" in frame else np.full(n, np.nan)
+    consistent = labels == 1
+    for kind, value, members, with_consistent in slice_members(spec, frame, kinds):
+        out.append((kind, value, members | consistent if with_consistent else members))
+    return out
+
+
+def slice_members(
+    spec: ScoringSpec, frame: pd.DataFrame, kinds: list[str] | None = None
+) -> list[tuple[str, str, np.ndarray, bool]]:
+    """(slice kind, slice value, the rows whose fields hold the value, whether the slice also
+    holds every consistent sample) for every slice the spec declares, values sorted: the masks
+    of `slice_masks` before the consistent samples are added."""
+    n = len(frame)
     attrs = [
         json.loads(a) if isinstance(a, str) and a else {}
         for a in frame.get("attributes", pd.Series([""] * n)).tolist()
     ]
-    labels = frame["label"].to_numpy() if "label" in frame else np.full(n, np.nan)
+    out: list[tuple[str, str, np.ndarray, bool]] = []
     for s in spec.slices:
         if kinds is not None and s.kind not in kinds:
             continue
-        out.extend(_one_slice(s, frame, attrs, labels))
+        out.extend((s.kind, v, m, s.with_consistent) for v, m in _one_slice(s, frame, attrs))
     return out
 
 
 def _one_slice(
-    s: SliceSpec, frame: pd.DataFrame, attrs: list[dict[str, str]], labels: np.ndarray
-) -> list[tuple[str, str, np.ndarray]]:
+    s: SliceSpec, frame: pd.DataFrame, attrs: list[dict[str, str]]
+) -> list[tuple[str, np.ndarray]]:
     cols = [_field_values(frame, f, attrs) for f in s.fields]
     n = len(frame)
     members: dict[str, list[int]] = {}
@@ -113,13 +127,10 @@ def _one_slice(
         for k in keys:
             members.setdefault(k, []).append(i)
     result = []
-    consistent = labels == 1
     for value in sorted(members):
         mask = np.zeros(n, dtype=bool)
         mask[members[value]] = True
-        if s.with_consistent:
-            mask |= consistent
-        result.append((s.kind, value, mask))
+        result.append((value, mask))
     return result
 
 

@@ -13,8 +13,9 @@ that fails a check stops the rest of the pull or the push that follows it.
   file and the cap;
 - names: every path segment is a plain name (evaluator.hub.layout.safe), checked where the rows
   and the manifest are read (evaluator.hub.remote), as are the submission records;
-- runs: run.json through the store's record check, then `run_problem`: its numbers must follow
-  from its predictions and the benchmark's samples (evaluator.verify), before anything is written;
+- runs: run.json through the store's record check, then `run_problems`: its numbers must follow
+  from its predictions and the benchmark's samples (evaluator.verify; the runs of a shard
+  together, against the benchmark prepared once), before anything is written;
 - benchmarks: `benchmark_problem`: a registered name, a valid benchmark.json, samples with the
   sample schema whose content hash is the version claimed; a local benchmark is replaced only by
   one that passes;
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from evaluator.core.types import RunRecord
     from evaluator.hub.remote import RemoteTables
+    from evaluator.verify import Reference
 
 
 def fetch_each(
@@ -155,15 +157,15 @@ def benchmark_problem(name: str, folder: Path) -> str | None:
 # runs
 
 
-_BENCH_CACHE: dict[tuple[str, str, int], Any] = {}
+_BENCH_CACHE: dict[tuple[str, str, int], Reference] = {}
 _BENCH_LOCK = threading.Lock()
 
 
-def _benchmark_inputs(name: str, root: Path) -> Any:
-    """(spec, meta, samples) of a local benchmark, loaded once per content (many pulled runs
-    share one benchmark)."""
-    from evaluator.benchmarks import registry
-    from evaluator.store import ingested, layout
+def _reference(name: str, root: Path) -> Reference:
+    """A local benchmark prepared for checking runs against it, once per content (many pulled
+    runs share one benchmark)."""
+    from evaluator.store import layout
+    from evaluator.verify import Reference
 
     meta_file = layout.benchmark_dir(name, root) / layout.META_FILE
     try:
@@ -174,31 +176,46 @@ def _benchmark_inputs(name: str, root: Path) -> Any:
     with _BENCH_LOCK:
         hit = _BENCH_CACHE.get(key)
         if hit is None:
-            spec = registry.get(name)
-            meta = ingested.load_meta(name, root)
-            hit = (spec, meta, ingested.load_samples(name, root))
+            hit = Reference.load(name, root)
             if len(_BENCH_CACHE) > 8:
                 _BENCH_CACHE.clear()
             _BENCH_CACHE[key] = hit
     return hit
 
 
-def run_problem(
-    rec: RunRecord, predictions: pd.DataFrame, grades: pd.DataFrame | None, root: Path
-) -> str | None:
-    """Why a pulled run must not be written (None when it may): its numbers do not follow from
-    its predictions and this replica's copy of the benchmark. A run of another version of a
-    benchmark this replica has cannot be checked here: it waits (not remembered as failed, so
-    each pull tries it again) until that version is here, since naming a version nobody has
-    must not skip the check. A run of a benchmark this replica does not have at all is let
-    through (no page shows it until the benchmark arrives; the doctor checks it then)."""
+def run_problems(
+    items: list[tuple[RunRecord, pd.DataFrame, pd.DataFrame | None]], root: Path
+) -> list[str | None]:
+    """For each pulled run (its record, predictions and grades; the runs of one shard), why it
+    must not be written (None when it may): its numbers do not follow from its predictions and
+    this replica's copy of the benchmark, which is prepared once for all of them. A run of
+    another version of a benchmark this replica has cannot be checked here: it waits (not
+    remembered as failed, so each pull tries it again) until that version is here, since naming
+    a version nobody has must not skip the check. A run of a benchmark this replica does not
+    have at all is let through (no page shows it until the benchmark arrives; the doctor checks
+    it then)."""
+    import pyarrow as pa
+
     from evaluator.verify import verify_record
 
-    try:
-        inputs = _benchmark_inputs(rec.benchmark, root)
-    except FactBoardError:
-        return None
-    found = verify_record(rec, predictions, grades, inputs)
+    out: list[str | None] = [None] * len(items)
+    by_bench: dict[str, list[int]] = {}
+    for i, (rec, _, _) in enumerate(items):
+        by_bench.setdefault(rec.benchmark, []).append(i)
+    for name, where in by_bench.items():
+        try:
+            reference = _reference(name, root)
+        except FactBoardError:
+            continue
+        for i in where:
+            try:
+                out[i] = _why(verify_record(*items[i], reference))
+            except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
+                out[i] = str(e)
+    return out
+
+
+def _why(found: list[str]) -> str | None:
     unchecked = [p for p in found if "cannot be checked" in p]
     if unchecked:
         return f"{unchecked[0]} ({AGAIN})"

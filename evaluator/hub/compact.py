@@ -95,7 +95,7 @@ def _merged(
     say: Callable[[str], None],
 ) -> tuple[dict[str, bytes | Any], dict[str, int], int]:
     rows = tabs.runs
-    updates: dict[str, dict[str, Any]] = {}
+    updates: dict[str, T.RunRow] = {}
     manifest = T.Manifest(H.LAYOUT_VERSION, {b: dict(s) for b, s in tabs.manifest.shards.items()})
     adds: dict[str, bytes | Any] = {}
     merged: dict[str, int] = {}

@@ -5,9 +5,9 @@ jobs), and where it keeps what it read of the repo (<data root>/_hub/)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evaluator.hub import layout as H
 from evaluator.store import layout, runs
@@ -79,7 +79,7 @@ class Local:
         return out
 
 
-def public_record(rec: dict[str, Any]) -> bytes:
+def public_record(rec: Mapping[str, object]) -> bytes:
     """A submission record as it may be published: without the contact e-mail."""
     clean = {k: v for k, v in rec.items() if k not in H.PRIVATE_RECORD_FIELDS}
     meta = clean.get("meta")

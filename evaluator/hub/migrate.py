@@ -20,7 +20,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -89,12 +88,12 @@ def migrate(client: HubClient, log: Callable[[str], None] | None = None) -> Migr
         deleted = {rid for rid, e in mod.items() if e["action"] == "delete"}
         keep = [r for r in rids if r not in deleted]
         built = P.build_runs(root, keep, rep.left_out)
-        rows: dict[str, dict[str, Any]] = {}
-        results: list[dict[str, Any]] = []
+        rows: dict[str, T.RunRow] = {}
+        results: list[T.ResultRow] = []
         for row, rec in built.rows:
             entry = mod.get(row["run_id"])
             if entry:
-                row.update(moderation=entry["action"], moderated_at=entry["at"])
+                row.update({"moderation": entry["action"], "moderated_at": entry["at"]})
             rows[row["run_id"]] = row
             results += T.result_rows(rec)
         for rid in sorted(deleted):

@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -27,6 +27,11 @@ from evaluator.hub.local import Local
 from evaluator.hub.plan import Plan, Report
 from evaluator.hub.remote import Remote, RemoteTables
 from evaluator.store import atomic, layout, runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluator.core.types import RunRecord
 
 WRITERS = 4  # threads writing pulled run folders
 
@@ -198,8 +203,8 @@ def _write_group(
     (`_pulled_record`), then written in one pass (evaluator.store.runs.write_runs: one flush to
     disk for all of them); a run with evidence goes through write_run, which checks evidence row
     by row. Returns how many were written."""
-    bulk: list[tuple[Any, str | None, dict[str, pa.Table]]] = []
-    one_by_one: list[tuple[Any, dict[str, pa.Table]]] = []
+    pulled: list[tuple[str, RunRecord, str | None, bool]] = []
+    items: list[tuple[RunRecord, pd.DataFrame, pd.DataFrame | None]] = []
     for rid in rids:
         try:
             text = tabs.run_json(rid)
@@ -207,18 +212,21 @@ def _write_group(
             preds = parts["predictions"].get(rid)
             if preds is None:
                 raise FactBoardError("no predictions in its shard")
-            # its numbers must follow from its predictions and this replica's benchmark
             grades = parts.get("grades", {}).get(rid)
-            why = checks.run_problem(
-                rec,
-                preds.to_pandas(),
-                None if grades is None else grades.to_pandas(),
-                local.data_root,
-            )
-            if why:
-                raise FactBoardError(why)
+            item = (rec, preds.to_pandas(), None if grades is None else grades.to_pandas())
         except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
             rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
+            continue
+        pulled.append((rid, rec, text, hidden_in_text))
+        items.append(item)
+    # their numbers must follow from their predictions and this replica's benchmark
+    bulk: list[tuple[RunRecord, str | None, dict[str, pa.Table]]] = []
+    one_by_one: list[tuple[RunRecord, dict[str, pa.Table]]] = []
+    for (rid, rec, text, hidden_in_text), why in zip(
+        pulled, checks.run_problems(items, local.data_root), strict=True
+    ):
+        if why:
+            rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {why}")
             continue
         files = {T.kind_file(k): p[rid] for k, p in parts.items() if rid in p}
         if T.kind_file("evidence") in files:
@@ -241,7 +249,7 @@ def _write_group(
     return n
 
 
-def _pulled_record(row: dict[str, Any], text: str | None) -> tuple[Any, bool]:
+def _pulled_record(row: T.RunRow, text: str | None) -> tuple[RunRecord, bool]:
     """A pulled row's run.json as a RunRecord, checked as a local write is (validate_record)
     and against its row, with the row's moderation state; and `hidden` as run.json said it."""
     rid = str(row["run_id"])
@@ -254,22 +262,25 @@ def _pulled_record(row: dict[str, Any], text: str | None) -> tuple[Any, bool]:
     return (rec if said == hidden else rec.model_copy(update={"hidden": hidden})), said
 
 
-def _not_json(token: str) -> Any:
+def _not_json(token: str) -> object:
     raise ValueError(f"run.json holds {token}, which is not JSON")
 
 
-def _write_pulled(local: Local, rec: Any, files: dict[str, pa.Table], rep: Report) -> bool:
+def _write_pulled(local: Local, rec: RunRecord, files: dict[str, pa.Table], rep: Report) -> bool:
     """One pulled run, written through the store's own checks (write_run)."""
     rid = rec.run_id
 
-    def frame(kind: str) -> Any:
+    def frame(kind: str) -> pd.DataFrame | None:
         t = files.get(T.kind_file(kind))
         return None if t is None else t.to_pandas()
 
     try:
+        preds = frame("predictions")
+        if preds is None:
+            raise FactBoardError("no predictions in its shard")
         runs.write_run(
             rec,
-            frame("predictions"),
+            preds,
             grades=frame("grades"),
             root=local.data_root,
             labels=frame("labels"),

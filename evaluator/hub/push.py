@@ -15,12 +15,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evaluator.core.errors import FactBoardError
+from evaluator.core.types import RunRecord
 from evaluator.hub import layout as H
 from evaluator.hub import mirror
 from evaluator.hub import remote as R
@@ -81,9 +81,9 @@ def _outbox_files(
     adds: dict[str, bytes | Path] = {}
     manifest = T.Manifest(H.LAYOUT_VERSION, {b: dict(s) for b, s in tabs.manifest.shards.items()})
     runs_changed = False
-    new_rows: dict[str, dict[str, Any]] = {}  # runs the table lacks
-    updates: dict[str, dict[str, Any]] = {}  # run id -> changed cells of its row
-    new_results: list[dict[str, Any]] = []
+    new_rows: dict[str, T.RunRow] = {}  # runs the table lacks
+    updates: dict[str, T.RunRow] = {}  # run id -> changed cells of its row
+    new_results: list[T.ResultRow] = []
     drop: set[str] = set()
     hidden: dict[str, bool] = {}
 
@@ -110,7 +110,7 @@ def _outbox_files(
                 new_rows[rid] = T.tombstone(new_rows.get(rid), rid, entry["at"])
                 new_results = [r for r in new_results if r["run_id"] != rid]
             continue
-        change: dict[str, Any] = {
+        change: T.RunRow = {
             "moderation": entry["action"],
             "moderated_at": entry["at"],
             "hidden": entry["action"] == "hide",
@@ -124,7 +124,7 @@ def _outbox_files(
             new_rows[rid].update(change)
         else:
             continue  # not published yet: its run goes out hidden or shown as it is here
-        hidden[rid] = change["hidden"]
+        hidden[rid] = entry["action"] == "hide"
 
     if runs_changed:
         table = T.update_runs(tabs.runs_table, updates, list(new_rows.values()))
@@ -240,7 +240,7 @@ def _old_results(
 
 def results_from_rows(tabs: RemoteTables) -> pa.Table:
     """The results table rebuilt from the runs table's run.json texts."""
-    out: list[dict[str, Any]] = []
+    out: list[T.ResultRow] = []
     for rid, row in tabs.runs.items():
         text = tabs.run_json(rid)
         if row.get("deleted") or not text:
@@ -253,7 +253,7 @@ def results_from_rows(tabs: RemoteTables) -> pa.Table:
 
 @dataclass
 class Built:
-    rows: list[tuple[dict[str, Any], Any]]  # (runs table row, RunRecord)
+    rows: list[tuple[T.RunRow, RunRecord]]  # (runs table row, its record)
     files: dict[str, bytes | Path]  # new shard files
     shards: dict[str, dict[str, list[str]]]  # benchmark -> {shard id: kinds}
 
@@ -261,7 +261,7 @@ class Built:
 def build_runs(data_root: Path, run_ids: Iterable[str], notes: list[str]) -> Built:
     """The rows and new shards (one per benchmark and kind) of local run folders. A folder that
     does not read back as a valid run is left out, and said so."""
-    by_bench: dict[str, list[tuple[str, Any, str, dict[str, pa.Table]]]] = {}
+    by_bench: dict[str, list[tuple[str, RunRecord, str, dict[str, pa.Table]]]] = {}
     for rid in run_ids:
         d = layout.run_dir(rid, data_root)
         try:

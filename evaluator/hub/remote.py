@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -156,7 +156,7 @@ class RemoteTables:
     holds every row with a plain run id, without its run.json (`run_json(rid)` reads that)."""
 
     manifest: T.Manifest
-    runs: dict[str, dict[str, Any]]  # run_id -> row (no run_json; has_json instead)
+    runs: dict[str, T.RunRow]  # run_id -> row (no run_json; has_json instead)
     bad: dict[str, str]  # run_id -> why its row is not pulled
     records: dict[str, str]  # submission id -> record JSON
     problems: list[str]
@@ -216,12 +216,12 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
             )
         problems += manifest.problems
     out = RemoteTables(manifest, {}, {}, {}, problems)
-    rows: list[dict[str, Any]] = []
+    rows: list[T.RunRow] = []
     try:
         if H.RUNS_TABLE in blobs:
             table = T.read_table(blobs[H.RUNS_TABLE], T.RUNS_SCHEMA, H.RUNS_TABLE)
             out.runs_table = table
-            rows = table.drop_columns(["run_json"]).to_pylist()
+            rows = cast(list[T.RunRow], table.drop_columns(["run_json"]).to_pylist())
             for row, has in zip(rows, pc.is_valid(table["run_json"]).to_pylist(), strict=True):
                 row["has_json"] = bool(has)
     except T.TableError as e:
@@ -254,7 +254,7 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
         recs = []
     for r in recs:
         sid, body = r.get("submission_id"), r.get("record")
-        if not H.safe(sid or "") or not body:
+        if not H.safe(str(sid or "")) or not body:
             problems.append(f"submissions table: record {sid!r} skipped")
             continue
         why = record_problem(str(sid), str(body))
@@ -265,7 +265,7 @@ def _load_tables(client: HubClient, remote: Remote, cache: Path | None) -> Remot
     return out
 
 
-def _row_problem(row: dict[str, Any], manifest: T.Manifest) -> str | None:
+def _row_problem(row: T.RunRow, manifest: T.Manifest) -> str | None:
     """Why a live row cannot be pulled, or None (its run.json is checked when it is written)."""
     bench = row.get("benchmark") or ""
     if not H.safe(bench):
@@ -278,7 +278,7 @@ def _row_problem(row: dict[str, Any], manifest: T.Manifest) -> str | None:
     return None
 
 
-def manifest_from_rows(manifest: T.Manifest, rows: list[dict[str, Any]], remote: Remote) -> None:
+def manifest_from_rows(manifest: T.Manifest, rows: list[T.RunRow], remote: Remote) -> None:
     """Fill an empty manifest (one that could not be read) with the shards the runs table's rows
     name and the repo has: what a pull needs; a push then writes it again."""
     for row in rows:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import io
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -73,6 +73,50 @@ RESULTS_SCHEMA = pa.schema(
     ]
 )
 
+
+class RunRow(TypedDict, total=False):
+    """A row of the runs table (RUNS_SCHEMA), or some of its cells (an update); as read, a row
+    says whether it holds a run.json (`has_json`) instead of holding it."""
+
+    run_id: str
+    benchmark: str
+    benchmark_version: str
+    model_name: str
+    model_kind: str
+    origin: str
+    created_at: str
+    supersedes: str | None
+    hidden: bool
+    deleted: bool
+    moderation: str | None
+    moderated_at: str | None
+    shard: str | None
+    kinds: str
+    run_json: str | None
+    has_json: bool
+
+
+class ResultRow(TypedDict):
+    """A row of the results table (RESULTS_SCHEMA)."""
+
+    run_id: str
+    benchmark: str
+    model_name: str
+    model_kind: str
+    origin: str
+    hidden: bool
+    split: str
+    unit: str
+    slice_kind: str
+    slice_value: str
+    metric: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    grader: str | None
+
+
 SUBMISSIONS_SCHEMA = pa.schema(
     [("submission_id", pa.string()), ("status", pa.string()), ("record", pa.string())]
 )
@@ -120,11 +164,11 @@ def parquet_bytes(table: pa.Table, row_group_size: int | None = None) -> bytes:
     return sink.getvalue()
 
 
-def rows_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+def rows_table(rows: Sequence[Mapping[str, object]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
 
 
-def run_row(rec: RunRecord, run_json: str, shard: str | None, kinds: Iterable[str]) -> dict:
+def run_row(rec: RunRecord, run_json: str, shard: str | None, kinds: Iterable[str]) -> RunRow:
     return {
         "run_id": rec.run_id,
         "benchmark": rec.benchmark,
@@ -144,17 +188,24 @@ def run_row(rec: RunRecord, run_json: str, shard: str | None, kinds: Iterable[st
     }
 
 
-def tombstone(row: dict[str, Any] | None, run_id: str, at: str) -> dict[str, Any]:
+def tombstone(row: RunRow | None, run_id: str, at: str) -> RunRow:
     """A deleted run's row (or, given {}, the cells that make a row one): identity kept,
     content gone."""
-    base = dict({"run_id": run_id} if row is None else row)
+    base: RunRow = {"run_id": run_id} if row is None else RunRow(**row)
     base.update(
-        deleted=True, hidden=True, moderation="delete", moderated_at=at, run_json=None, kinds=""
+        {
+            "deleted": True,
+            "hidden": True,
+            "moderation": "delete",
+            "moderated_at": at,
+            "run_json": None,
+            "kinds": "",
+        }
     )
     return base
 
 
-def result_rows(rec: RunRecord) -> list[dict[str, Any]]:
+def result_rows(rec: RunRecord) -> list[ResultRow]:
     return [
         {
             "run_id": rec.run_id,
@@ -191,13 +242,14 @@ def shard_table(kind: str, parts: list[tuple[str, pa.Table]]) -> pa.Table:
 
 
 def update_runs(
-    old: pa.Table | None, updates: dict[str, dict[str, Any]], new_rows: list[dict[str, Any]]
+    old: pa.Table | None, updates: Mapping[str, RunRow], new_rows: list[RunRow]
 ) -> pa.Table:
     """The runs table: `old` with some cells of some rows replaced (run id -> {column: value}),
     then `new_rows` appended; column by column in Arrow, so a change to a few rows of a large
     table never turns every run.json into a Python string."""
     import numpy as np
 
+    cells: Mapping[str, Mapping[str, object]] = updates
     parts = []
     if old is not None and len(old):
         t = old
@@ -205,9 +257,10 @@ def update_runs(
             pos: dict[str, int] = {}
             for i, rid in enumerate(t["run_id"].to_pylist()):
                 pos.setdefault(rid, i)
-            for col in sorted({c for u in updates.values() for c in u}):
+            for col in sorted({c for u in cells.values() for c in u}):
                 items = sorted(
-                    (pos[r], u[col]) for r, u in updates.items() if col in u and r in pos
+                    ((pos[r], u[col]) for r, u in cells.items() if col in u and r in pos),
+                    key=lambda item: item[0],
                 )
                 if not items:
                     continue
@@ -227,7 +280,7 @@ def merge_results(
     old: pa.Table | None,
     drop: set[str],
     hidden: dict[str, bool],
-    new_rows: list[dict[str, Any]],
+    new_rows: list[ResultRow],
 ) -> pa.Table:
     """The results table: `old` without the runs in `drop`, with `hidden` updated, plus new rows."""
     parts = []
@@ -271,7 +324,7 @@ def read_table(data: bytes, schema: pa.Schema, what: str) -> pa.Table:
         raise TableError(f"{what} is not a readable table ({e})") from None
 
 
-def read_rows(data: bytes | None, schema: pa.Schema, what: str) -> list[dict[str, Any]]:
+def read_rows(data: bytes | None, schema: pa.Schema, what: str) -> list[dict[str, object]]:
     if data is None:
         return []
     return read_table(data, schema, what).to_pylist()

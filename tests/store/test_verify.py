@@ -84,3 +84,50 @@ def test_cli_doctor_verifies_unless_quick(
     capsys.readouterr()
     assert main(["doctor"]) == 1
     assert "differ from what its predictions score" in capsys.readouterr().out
+
+
+def test_a_shard_of_runs_checked_together_gives_what_each_gives_alone(root: Path) -> None:
+    """A replica checks the runs of a pulled shard against one prepared benchmark: every number
+    is the one `score` gives the run alone, bit for bit, and a run that must fail fails."""
+    import pandas as pd
+
+    from evaluator.benchmarks import registry
+    from evaluator.core.scoring import score
+    from evaluator.hub.checks import run_problems
+    from evaluator.store import ingested
+    from evaluator.verify import Reference, options_of
+
+    items = []
+    for r in runs.list_runs(root).runs:
+        d = runs.find_run(r.run_id, root)
+        items.append((runs.read_record(d), runs.read_predictions(d), runs.read_grades(d)))
+    assert len(items) >= 4
+    rec, preds, grades = items[0]
+    inflated = rec.model_copy(
+        update={
+            "results": [
+                x.model_copy(update={"value": 0.99}) if x.metric == "balanced_accuracy" else x
+                for x in rec.results
+            ]
+        }
+    )
+    other_version = rec.model_copy(update={"benchmark_version": "0" * 16})
+    shard = [*items, (inflated, preds, grades), (other_version, preds, grades)]
+
+    spec, samples = registry.get("demo"), ingested.load_samples("demo", root)
+    reference = Reference.load("demo", root)
+    for full in (False, True):
+        for r, p, g in shard:
+            together = reference.prepared.score(p, options_of(r, full), g)
+            alone = score(spec, samples, p, options_of(r, full), g)
+            assert [x.model_dump() for x in together.results] == [
+                x.model_dump() for x in alone.results
+            ]
+            assert (together.counts, together.threshold) == (alone.counts, alone.threshold)
+            pd.testing.assert_frame_equal(together.final_labels, alone.final_labels)
+
+    found = run_problems(shard, root)
+    assert found[: len(items)] == [None] * len(items)
+    assert "recorded 0.99" in str(found[-2]) and "do not follow" in str(found[-2])
+    assert "cannot be checked" in str(found[-1]) and "tried again" in str(found[-1])
+    assert [run_problems([one], root)[0] for one in shard] == found
