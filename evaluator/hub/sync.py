@@ -39,12 +39,9 @@ the CLI, the app, the worker over the Hub (queue.py) and compaction's callers us
 
 from __future__ import annotations
 
-import sys
 import threading
-import types
 from pathlib import Path
 
-from evaluator.hub import remote as R
 from evaluator.hub.client import HubAuthError, HubClient, HubError
 from evaluator.hub.local import Local as Local
 from evaluator.hub.local import public_record as public_record
@@ -123,25 +120,3 @@ def sync(
             pulled = Report(remote.head, skipped=[*p.problems, f"the pull stopped: {e}"])
         pushed = _push(client, remote, local, p, "FactBoard: publish") if p.outbox() else None
         return pulled, pushed
-
-
-# The caches of what was read (evaluator.hub.remote's BLOBS, _PARSED and _TREES) are shared with
-# this module by name: reading or setting one here reads or sets it there, so a caller (a test
-# starting "a new process") resets them where the reads happen.
-_SHARED = ("BLOBS", "_PARSED", "_TREES")
-
-
-class _Sync(types.ModuleType):
-    def __getattr__(self, name: str) -> object:
-        if name in _SHARED:
-            return getattr(R, name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _SHARED:
-            setattr(R, name, value)
-        else:
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Sync

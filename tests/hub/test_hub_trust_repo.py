@@ -203,8 +203,11 @@ def test_every_download_has_a_size_cap_named_in_the_error(
     assert f"evidence-{sid}.parquet" in said and "200,000 bytes" in said, said
     # a table over the cap: the pull stops with its name and the cap
     monkeypatch.setenv("FACTBOARD_HUB_MAX_BYTES", "1000")
-    monkeypatch.setattr(sync, "BLOBS", sync.Blobs())  # a new process: nothing read yet
-    monkeypatch.setattr(sync, "_PARSED", {})
+    from evaluator.hub import remote
+
+    monkeypatch.setattr(remote, "BLOBS", remote.Blobs())  # a new process: nothing read yet
+    monkeypatch.setattr(remote, "_PARSED", {})
+    monkeypatch.setattr(remote, "_TREES", {})
     c = replica("c")
     with pytest.raises(HubError, match=r"tables/runs\.parquet.*larger than.*1,000 bytes"):
         sync.pull(HubClient.from_env(), c.data, c.subs)
