@@ -11,8 +11,7 @@ from pathlib import Path
 
 from evaluator.hub import layout as H
 from evaluator.store import layout, runs
-
-_TERMINAL_RECORDS = ("scored", "rejected", "abandoned", "deleted")
+from evaluator.submissions.records import TERMINAL
 
 
 @dataclass
@@ -60,7 +59,7 @@ class Local:
                 rec = json.loads(f.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            if not isinstance(rec, dict) or rec.get("status") not in _TERMINAL_RECORDS:
+            if not isinstance(rec, dict) or rec.get("status") not in TERMINAL:
                 continue
             out[f.stem] = public_record(rec)
         return out

@@ -25,6 +25,7 @@ from evaluator.hub import layout as H
 from evaluator.hub import tables as T
 from evaluator.hub.client import HubClient, HubError
 from evaluator.store import atomic
+from evaluator.submissions.records import TERMINAL
 
 MAX_RACES = 20  # tries of a commit whose head moved (412) before giving up
 
@@ -290,9 +291,6 @@ def manifest_from_rows(manifest: T.Manifest, rows: list[T.RunRow], remote: Remot
             manifest.shards.setdefault(bench, {})[shard] = kinds
 
 
-_PUBLISHED_RECORDS = ("scored", "rejected", "abandoned", "deleted")
-
-
 def record_problem(sid: str, body: str) -> str | None:
     """Why a submission record of the repo is not pulled (None when it may be)."""
     try:
@@ -303,7 +301,7 @@ def record_problem(sid: str, body: str) -> str | None:
         return "not a JSON object"
     if rec.get("id") != sid:
         return "its id is not its row's"
-    if rec.get("status") not in _PUBLISHED_RECORDS:
+    if rec.get("status") not in TERMINAL:  # only finished records are published
         return f"status {str(rec.get('status'))[:40]!r} is not one a published record has"
     if not isinstance(rec.get("meta", {}), dict):
         return "its metadata is not an object"
