@@ -44,7 +44,7 @@ from evaluator.core.types import (
     ThresholdInfo,
 )
 from evaluator.interop import eee
-from evaluator.store import atomic, ingested, layout, runs
+from evaluator.store import atomic, fingerprints, ingested, layout, runs
 from evaluator.submissions import validation
 
 SHOW_FIRST = 5
@@ -768,8 +768,8 @@ def import_eee(
 def _refuse_same_scores(d: Path, plan: _RunPlan, root: Path | None) -> None:
     """A run that scores exactly as a stored run of the same benchmark version (the same final
     labels or the same scores) is a duplicate, as a submission would be."""
-    mine = runs.scored_fingerprints(runs.read_labels(d))
-    other = runs.scored_like(mine, plan.spec.name, plan.version, root, exclude=d.name)
+    mine = fingerprints.scored_fingerprints(runs.read_labels(d))
+    other = fingerprints.scored_like(mine, plan.spec.name, plan.version, root, exclude=d.name)
     if other is not None:
         raise FactBoardError(
             f"it scores exactly as run {other.run_id} ({other.model.name!r}): the same final "

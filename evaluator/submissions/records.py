@@ -117,9 +117,10 @@ class RecordFields(TypedDict, total=False):
     run_id: str | None
     job_id: str | None  # the judge job queued for its explanations
     quota_refused: bool  # refused by a quota (does not count towards the next check)
-    predictions_sha: str  # evaluator.store.runs.predictions_hash, once accepted
+    predictions_sha: str  # evaluator.store.fingerprints.predictions_hash, once accepted
     # what it scored, once accepted: {"labels_sha", "scores_sha"} as
-    # evaluator.store.runs.scored_fingerprints gives them (the duplicate check compares them)
+    # evaluator.store.fingerprints.scored_fingerprints gives them (the duplicate check
+    # compares them)
     scored: dict[str, str]
     benchmark_version: str  # the version it was accepted against
     verification: Outcome  # a reproduction's outcome (evaluator.submissions.verification)

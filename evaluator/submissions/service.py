@@ -14,8 +14,8 @@ Steps, each one durable before the next starts (submissions root = $FACTBOARD_SU
 3. score it (threshold policy from the engine), then, under the submissions lock, check that it
    is not a duplicate and mark the record "accepted". A duplicate is the same file or the same
    predictions, or what is scored: the same final labels, or the same scores rounded, on the
-   scored split as another submission (runs.scored_fingerprints), whatever else differs; or the
-   same model name on the same benchmark version, names compared by
+   scored split as another submission (fingerprints.scored_fingerprints), whatever else
+   differs; or the same model name on the same benchmark version, names compared by
    evaluator.core.vocabulary.model_key (NFKC, case, separators and Unicode look-alikes such as
    Cyrillic "Р" folded).
 4. write the run (origin "submitted"; its id is derived from the submission id, so writing it
@@ -63,7 +63,7 @@ from evaluator.core.types import ModelInfo, RunConfig, RunRecord
 from evaluator.core.vocabulary import model_key
 from evaluator.jobs import queue
 from evaluator.llm.prompts import JUDGE_PROTOCOLS  # the registered judge protocols
-from evaluator.store import ingested, layout, runs
+from evaluator.store import fingerprints, ingested, layout, runs
 from evaluator.submissions import quotas, recipes
 from evaluator.submissions import validation as submissions
 from evaluator.submissions.records import (
@@ -383,7 +383,7 @@ def _duplicates(
     scored_fp: dict[str, str] | None = None,
 ) -> list[str]:
     """Why this submission repeats an earlier one (empty when it does not). scored_fp: its
-    scored fingerprints (runs.scored_fingerprints), once it is scored; sha256: the upload's
+    scored fingerprints (fingerprints.scored_fingerprints), once it is scored; sha256: the upload's
     (None: not known, matching nothing)."""
     name = model_key(meta.model_name)
     same_file: str | None = None
@@ -407,7 +407,7 @@ def _duplicates(
             and scored_fp
             and r.origin == "submitted"  # a baseline or a released run may be matched
             and r.benchmark_version == version
-            and _same_scored(scored_fp, runs.fingerprints_of(r, data_root))
+            and _same_scored(scored_fp, fingerprints.fingerprints_of(r, data_root))
         ):
             same_scored = f"run {r.run_id} ({r.model.name!r}, {r.created_at[:10]})"
         if same_name is None and r.benchmark_version == version and model_key(r.model.name) == name:
@@ -652,7 +652,7 @@ def process(
         if rec["status"] == "accepted":  # the benchmark changed after acceptance
             problems = [f"the benchmark changed since the file was accepted: {p}" for p in problems]
         return _reject(root, rec, problems)
-    preds_sha = runs.predictions_hash(checked.predictions)
+    preds_sha = fingerprints.predictions_hash(checked.predictions)
     if rec["status"] == "received":
         dup = _duplicates(meta, rec["sha256"], preds_sha, checked.version, sid, data_root, root)
         if dup:
@@ -661,7 +661,7 @@ def process(
         scored = _score(checked, meta, resamples)
     except FactBoardError as e:
         return _reject(root, rec, [str(e)])
-    scored_fp = runs.scored_fingerprints(scored.final_labels)
+    scored_fp = fingerprints.scored_fingerprints(scored.final_labels)
     if rec["status"] == "received":
         with locked(root):
             rec = read_submission(sid, root)
