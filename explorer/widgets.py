@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluator.store import export
-from explorer import front, textdiff, ui
+from explorer import home, textdiff, ui
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import samples as X
@@ -25,7 +25,7 @@ def benchmark_title(name: str) -> str:
     """The registered benchmark's title, or its published-numbers title when it is not
     registered (never a raw id)."""
     spec = ui.spec_of(name)
-    return spec.title if spec else front.published_title(name)
+    return spec.title if spec else home.published_title(name)
 
 
 def benchmark_picker(

@@ -5,7 +5,8 @@ import streamlit as st
 from evaluator.benchmarks import registry
 from evaluator.core import formatting as fmt
 from evaluator.core.vocabulary import metric_definition
-from explorer import cards, charts, ui, widgets
+from explorer import benchmarks as cards
+from explorer import charts, ui, widgets
 
 PAGE = "bm"
 s = ui.store()

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluator.core.vocabulary import metric_definition, metric_label
-from explorer import front as F
+from explorer import home as F
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import ui, widgets

@@ -11,7 +11,7 @@ from evaluator.core.formatting import plural
 from evaluator.jobs import queue, reproduce_run
 from evaluator.store import doctor
 from evaluator.submissions import moderation, verification
-from explorer import jobs as J
+from explorer import queue as J
 from explorer import ui
 
 DONE = "queue.admin_done"

@@ -3,7 +3,7 @@
 This module builds the parser and its engine sub-commands (benchmarks, ingest, score, runs, export,
 demo, run, doctor); evaluator/cli/llm.py (judge, grade-judges, prompts),
 evaluator/cli/submissions.py (submit, worker, queue, moderate), evaluator/cli/hub.py (hub, space)
-and evaluator/interop/cli.py (import-eee; export --format eee) add theirs with
+and evaluator/cli/interop.py (import-eee; export --format eee) add theirs with
 `register(subparsers)`. Each sub-command stores
 its function as `args.run`. Choices come from the vocabulary (evaluator.core.vocabulary): model
 kinds, origins, metrics.
@@ -37,8 +37,7 @@ DESCRIPTION = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole `python -m evaluator` parser."""
-    from evaluator.cli import hub, llm, submissions, verified
-    from evaluator.interop import cli as interop
+    from evaluator.cli import hub, interop, llm, submissions, verified
 
     p = argparse.ArgumentParser(prog="python -m evaluator", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
@@ -350,7 +349,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from evaluator.store.export import export_results
 
     if args.format == "eee":  # Every Eval Ever records, one folder per run
-        from evaluator.interop.cli import cmd_export_eee
+        from evaluator.cli.interop import cmd_export_eee
 
         return cmd_export_eee(args)
 

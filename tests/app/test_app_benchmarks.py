@@ -188,7 +188,7 @@ def test_a_published_only_leaderboard_tells_visitors_in_words(data: Path) -> Non
 
 
 def test_a_balance_table_of_two_levels_names_them_in_words() -> None:
-    from explorer import cards
+    from explorer import benchmarks as cards
 
     by = [
         {"unit": u, "domain": "news", "split": "test", "n": n, "consistent": n - 1}

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import front as F
+from explorer import home as F
 from tests.support import testdata
 from tests.support.apptest import open_app_page
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import front as F
+from explorer import home as F
 from tests.support import testdata
 from tests.support.server import running_app
 

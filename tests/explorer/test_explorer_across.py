@@ -245,7 +245,7 @@ def test_llm_aggrefact_board_before_any_run(tmp_path: Path) -> None:
 
     from evaluator.benchmarks import registry
     from evaluator.store import layout
-    from explorer import front as F
+    from explorer import home as F
     from explorer import leaderboard as L
 
     root = tmp_path / "leaderboard_data"

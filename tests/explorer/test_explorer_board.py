@@ -14,7 +14,8 @@ import pytest
 from evaluator.benchmarks import registry
 from evaluator.core import metrics as M
 from evaluator.store import export, runs
-from explorer import cards, charts, compare, explanations
+from explorer import benchmarks as cards
+from explorer import charts, compare, explanations
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import samples as X

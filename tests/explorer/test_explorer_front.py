@@ -8,7 +8,7 @@ import pytest
 
 from evaluator.benchmarks import registry
 from evaluator.core.errors import UnknownNameError
-from explorer import front as F
+from explorer import home as F
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer.store import Store

@@ -10,9 +10,11 @@ import pytest
 from evaluator.benchmarks import registry
 from evaluator.core import vocabulary as V
 from evaluator.jobs.queue import Job
-from explorer import cards, explanations, jobs
+from explorer import benchmarks as cards
 from explorer import compare_view as CV
+from explorer import explanations
 from explorer import leaderboard as L
+from explorer import queue as jobs
 from explorer import samples as X
 
 
