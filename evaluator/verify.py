@@ -4,9 +4,10 @@ records: `verify_run` scores them again and compares. A run written elsewhere (p
 results repo, copied in by hand, imported) may claim numbers its predictions do not give, or
 carry another benchmark's predictions: that is a problem the doctor names and a replica lists.
 
-`full=False` (the default) recomputes the point values only (one bootstrap resample: a few
-milliseconds per run); `full=True` recomputes the confidence intervals too, with the run's own
-seeded bootstrap, so every number must match exactly. A benchmark is prepared for scoring once
+`full=False` (the default) recomputes the point values only (no resample is drawn for the
+detection and correlation metrics: a few milliseconds per run); `full=True` recomputes the
+confidence intervals too, with the run's own seeded bootstrap, so every number must match
+exactly. A benchmark is prepared for scoring once
 (`Reference`), and the runs checked against it share that work (a replica checks the runs of a
 pulled shard against one), through the scorer every run is scored with.
 """
@@ -65,6 +66,7 @@ def options_of(rec: RunRecord, full: bool = True) -> ScoreOptions:
         rec.bootstrap or {},
         bool(rec.config.extra.get("labels_given")),
         None if full else 1,
+        point_only=not full,
     )
 
 

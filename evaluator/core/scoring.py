@@ -46,6 +46,9 @@ class ScoreOptions:
     # the labels were given to the model, not predicted by it (SummExecEdit's E|D prompt): only
     # the explanation metrics measure the run
     labels_given: bool = False
+    # point values only (a run's numbers checked, evaluator.verify): the detection and
+    # correlation metrics draw no resample and their CIs are the values themselves
+    point_only: bool = False
 
     def __post_init__(self) -> None:
         if self.policy not in THRESHOLD_POLICIES:
@@ -65,10 +68,11 @@ class ScoreOptions:
         bootstrap: Mapping[str, Any],
         labels_given: bool = False,
         resamples: int | None = None,
+        point_only: bool = False,
     ) -> ScoreOptions:
         """The settings a stored run was scored with (its threshold, splits and bootstrap as
         run.json records them), so that scoring its predictions again gives its numbers;
-        `resamples` overrides the recorded count (1: point values only)."""
+        `resamples` overrides the recorded count; `point_only`: the values alone, no CI."""
         policy = {"none": "auto"}.get(threshold.policy, threshold.policy)
         try:
             return cls(
@@ -79,6 +83,7 @@ class ScoreOptions:
                 seed=int(bootstrap.get("seed", 0)),
                 level=float(bootstrap.get("level", 0.95)),
                 labels_given=labels_given,
+                point_only=point_only,
             )
         except (TypeError, ValueError) as e:
             raise ScoringError(f"the run's scoring settings are malformed ({e})") from None
@@ -669,6 +674,7 @@ def _score_frame(
         domains if stratify else None,
         present,
         stratify and bool(present),
+        options.point_only,
     )
     if spec.task == "correlation":
         x = f["score"].astype(float).to_numpy()

@@ -132,6 +132,16 @@ class SliceContext:
     strata: np.ndarray | None
     present: list[str]  # domains present
     overall_mean: bool  # overall = unweighted mean of the per-domain values
+    point_only: bool = False  # values alone: no resample drawn, each CI is its value
+
+
+def _interval(
+    stat_all: M.Stat, rs: M.Resampler, point: np.ndarray, ctx: SliceContext
+) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile CI of every column of stat_all; with ctx.point_only, the point values."""
+    if ctx.point_only:
+        return point.copy(), point.copy()
+    return M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.level)
 
 
 def evaluate(
@@ -168,7 +178,7 @@ def evaluate(
 
     P = rs.point_weights()
     point = stat_all(P)[0]
-    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.level)
+    lo, hi = _interval(stat_all, rs, point, ctx)
     return [
         _result(
             ctx,
@@ -220,7 +230,7 @@ def roc_auc_results(
         dtype=np.float32,
     )
     point = stat_all(rs.point_weights())[0]
-    lo, hi = M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.level)
+    lo, hi = _interval(stat_all, rs, point, ctx)
     out = [
         _result(ctx, kind, value, "roc_auc", point[j], lo[j], hi[j], int(m.sum()), None, False)
         for j, (kind, value, m) in enumerate(both)

@@ -131,3 +131,39 @@ def test_a_shard_of_runs_checked_together_gives_what_each_gives_alone(root: Path
     assert "recorded 0.99" in str(found[-2]) and "do not follow" in str(found[-2])
     assert "cannot be checked" in str(found[-1]) and "tried again" in str(found[-1])
     assert [run_problems([one], root)[0] for one in shard] == found
+
+
+def test_a_check_of_point_values_draws_no_resample_and_gives_each_value(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check of a run's numbers (full=False) scores every value as the full scoring does,
+    with the same n, and draws no bootstrap resample for them (its CIs are the values)."""
+    from evaluator.core import bootstrap
+    from evaluator.verify import Reference, options_of
+
+    drawn: list[int] = []
+    real = bootstrap.Resampler.chunks
+
+    def counting(self: bootstrap.Resampler):  # type: ignore[no-untyped-def]
+        for w in real(self):
+            drawn.append(len(w))
+            yield w
+
+    reference = Reference.load("demo", root)
+    checked = 0
+    for r in runs.list_runs(root).runs:
+        d = runs.find_run(r.run_id, root)
+        rec, preds, grades = runs.read_record(d), runs.read_predictions(d), runs.read_grades(d)
+        full = reference.prepared.score(preds, options_of(rec, True), grades)
+        drawn.clear()
+        with monkeypatch.context() as m:
+            m.setattr(bootstrap.Resampler, "chunks", counting)
+            quick = reference.prepared.score(preds, options_of(rec, False), grades)
+        assert drawn == []
+        assert [(x.metric, x.slice_kind, x.slice_value, x.value, x.n) for x in quick.results] == [
+            (x.metric, x.slice_kind, x.slice_value, x.value, x.n) for x in full.results
+        ]
+        assert all(x.ci_low == x.value == x.ci_high for x in quick.results)
+        assert verify_run(d, root, full=True) == []  # and the full scoring is the run's own
+        checked += 1
+    assert checked >= 4
