@@ -427,6 +427,20 @@ def _sample_id(value: object) -> tuple[str | None, str | None]:
     return sid, None
 
 
+def _text_field(rec: dict[str, object], key: str, limit: int) -> str | None | ValueError:
+    """A row's optional text field (explanation, raw_output), or what is wrong with it."""
+    value = rec.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return ValueError(f"{key} must be text, got {type(value).__name__}")
+    if len(value) > limit:
+        return ValueError(
+            f"{key} of {F.count(len(value))} characters; the limit is {F.count(limit)}"
+        )
+    return value
+
+
 def _prediction_row(line: int, sid: str, rec: dict[str, object]) -> dict[str, object] | Problem:
     """One row of the file checked: its label, score, explanation and raw output as the
     predictions frame takes them, or the first problem with it."""
@@ -442,24 +456,12 @@ def _prediction_row(line: int, sid: str, rec: dict[str, object]) -> dict[str, ob
         return Problem(line, f"score {rec.get('score')!r} is not a number")
     if label is None and score is None:
         return Problem(line, "neither a label nor a score")
-    expl = rec.get("explanation")
-    if expl is not None and not isinstance(expl, str):
-        return Problem(line, f"explanation must be text, got {type(expl).__name__}")
-    if expl is not None and len(expl) > MAX_EXPLANATION_CHARS:
-        return Problem(
-            line,
-            f"explanation of {F.count(len(expl))} characters; the limit "
-            f"is {F.count(MAX_EXPLANATION_CHARS)}",
-        )
-    raw = rec.get("raw_output")
-    if raw is not None and not isinstance(raw, str):
-        return Problem(line, f"raw_output must be text, got {type(raw).__name__}")
-    if raw is not None and len(raw) > MAX_FIELD_CHARS:
-        return Problem(
-            line,
-            f"raw_output of {F.count(len(raw))} characters; the limit is "
-            f"{F.count(MAX_FIELD_CHARS)}",
-        )
+    expl = _text_field(rec, "explanation", MAX_EXPLANATION_CHARS)
+    if isinstance(expl, Exception):
+        return Problem(line, str(expl))
+    raw = _text_field(rec, "raw_output", MAX_FIELD_CHARS)
+    if isinstance(raw, Exception):
+        return Problem(line, str(raw))
     return {
         "sample_id": sid,
         "label": label,
