@@ -238,7 +238,7 @@ def board_name(base: str, checkpoint: Any, default: Any, deviations: Sequence[st
     return base[:120]
 
 
-class Detector:
+class Detector(abc.ABC):
     """The contract between a detector and the runner (evaluator.detectors.runner).
 
     A detector gives `score(documents, summaries) -> list[float]`, higher = more consistent,
@@ -260,9 +260,10 @@ class Detector:
     # config.extra's key for what a detector that trains on dev was trained on
     TRAINED_ON: ClassVar[str] = "trained_on"
 
+    @abc.abstractmethod
     def score(self, documents: Sequence[str], summaries: Sequence[str]) -> list[float]:
-        """The contract every detector fulfils: one score per (document, summary) pair."""
-        raise NotImplementedError(f"{type(self).__name__} does not define score()")
+        """The contract every detector fulfils: one score per (document, summary) pair (a
+        subclass that leaves it out cannot be instantiated)."""
 
     @property
     def needs_fit(self) -> bool:
