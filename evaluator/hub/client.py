@@ -221,6 +221,19 @@ class HubClient:
                 self._sleep(min(8.0, base * 2 ** (attempt - 1)))
         raise AssertionError("unreachable")
 
+    def call(self, what: str, fn: Callable[[], T], retry: bool = True) -> T:
+        """Another Hub API call (through `self.api`) with this client's errors: `what` names it
+        in the message; retried on 408/429/5xx unless `retry` is False (a call that must not
+        run twice, such as opening a pull request)."""
+        if retry:
+            return self._retrying(what, fn)
+        try:
+            return fn()
+        except HubError:
+            raise
+        except Exception as e:
+            raise self._explain(e, what) from None
+
     # ---- reads
     def ensure_repo(self) -> None:
         """Create the results dataset repo when it does not exist (needs a write token)."""

@@ -299,8 +299,7 @@ def open_submission(
     client = HubClient(cfg)
     ops = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=b) for p, b in files.items()]
     # tried once: a retry after a lost answer would open a second pull request
-    info = _once(
-        client,
+    info = client.call(
         "open a pull request on the results repo",
         lambda: client.api.create_commit(
             cfg.repo,
@@ -313,6 +312,7 @@ def open_submission(
             repo_type="dataset",
             create_pr=True,
         ),
+        retry=False,
     )
     if info.pr_num is None or info.pr_url is None:
         raise HubError(f"{cfg.repo}: the Hub opened no pull request")
@@ -339,15 +339,6 @@ def read_status(pr: str | int, repo: str | None = None) -> PullStatus:
         if e.type == "comment" and isinstance(content, str) and e.author != d.author:
             outcome = Outcome.from_comment(content) or outcome
     return PullStatus(client.repo, num, d.status, d.author, outcome)
-
-
-def _once(client: HubClient, what: str, fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except HubError:
-        raise
-    except Exception as e:
-        raise client._explain(e, what) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,7 +370,7 @@ def lease() -> float:
 
 def open_pull_requests(client: HubClient) -> list[int]:
     """The numbers of the results repo's open pull requests (one request per 50)."""
-    return client._retrying(
+    return client.call(
         "list the results repo's pull requests",
         lambda: sorted(
             d.num
@@ -443,7 +434,7 @@ _NOT_OURS: set[tuple[str, int]] = set()
 
 
 def _details(client: HubClient, num: int) -> DiscussionWithDetails:
-    return client._retrying(
+    return client.call(
         f"read pull request #{num}",
         lambda: client.api.get_discussion_details(client.repo, num, repo_type="dataset"),
     )
@@ -542,15 +533,15 @@ def _answer(client: HubClient, d: DiscussionWithDetails, outcome: Outcome) -> No
         for e in d.events
     )
     if not said:
-        _once(
-            client,
+        client.call(
             f"comment on pull request #{num}",
             lambda: client.api.comment_discussion(
                 client.repo, num, outcome.comment(), repo_type="dataset"
             ),
+            retry=False,
         )
     if d.status in ("open", "draft"):
-        client._retrying(
+        client.call(
             f"close pull request #{num}",
             lambda: client.api.change_discussion_status(
                 client.repo, num, "closed", repo_type="dataset"
@@ -651,7 +642,7 @@ def _sizes(client: HubClient, rev: str, folder: str) -> dict[str, int]:
             if hasattr(item, "size") and getattr(item, "blob_id", None) is not None
         }
 
-    return client._retrying(f"list {folder}", listing)
+    return client.call(f"list {folder}", listing)
 
 
 def _pick(entry: str, sizes: dict[str, int], problems: list[str]) -> tuple[str | None, str | None]:
