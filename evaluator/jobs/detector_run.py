@@ -19,7 +19,17 @@ from typing import Required, TypedDict, cast
 from evaluator.detectors.base import DetectorError
 
 KIND = "detector-run"
-FIELDS = {
+# the engine fields every job kind that runs models takes (evaluator.runner.Engine: a queued job
+# can run on a Ray cluster), and the job's id, added by the worker (the run's id derives from it)
+ENGINE_FIELDS: dict[str, type] = {
+    "engine": str,
+    "ray_address": str,
+    "workers": int,
+    "gpus_per_worker": float,
+    "block_size": int,
+    "job_id": str,
+}
+FIELDS: dict[str, type] = {
     "detector": str,
     "benchmark": str,
     "checkpoint": str,
@@ -29,18 +39,23 @@ FIELDS = {
     "limit": int,
     "model_name": str,
     "options": dict,
-    # the engine (evaluator.runner.Engine): a queued job can run on a Ray cluster
-    "engine": str,
-    "ray_address": str,
-    "workers": int,
-    "gpus_per_worker": float,
-    "block_size": int,
-    "job_id": str,  # added by the worker: the run's id derives from it
+    **ENGINE_FIELDS,
 }
 REQUIRED = ("detector", "benchmark")
 
 
-class Payload(TypedDict, total=False):
+class EnginePayload(TypedDict, total=False):
+    """A payload's ENGINE_FIELDS."""
+
+    engine: str
+    ray_address: str
+    workers: int
+    gpus_per_worker: float
+    block_size: int
+    job_id: str
+
+
+class Payload(EnginePayload, total=False):
     """A detector-run job's payload, as check_payload returns it (the fields of FIELDS)."""
 
     detector: Required[str]
@@ -52,12 +67,6 @@ class Payload(TypedDict, total=False):
     limit: int
     model_name: str
     options: dict[str, object]  # the detector's own options, as the CLI's --option gives them
-    engine: str
-    ray_address: str
-    workers: int
-    gpus_per_worker: float
-    block_size: int
-    job_id: str
 
 
 class Result(TypedDict):

@@ -20,6 +20,7 @@ from typing import Required, TypedDict, cast
 
 from evaluator.core.choices import DEFAULT_JUDGE_PROTOCOL
 from evaluator.core.errors import FactBoardError
+from evaluator.jobs.detector_run import ENGINE_FIELDS, EnginePayload
 
 KIND = "judge"
 FIELDS: dict[str, type] = {
@@ -29,18 +30,12 @@ FIELDS: dict[str, type] = {
     "concurrency": int,
     "limit": int,
     "options": dict,
-    # the engine (evaluator.runner.Engine): a queued job can run on a Ray cluster
-    "engine": str,
-    "ray_address": str,
-    "workers": int,
-    "gpus_per_worker": float,
-    "block_size": int,
-    "job_id": str,
+    **ENGINE_FIELDS,
 }
 REQUIRED = ("run_id", "judge")
 
 
-class Payload(TypedDict, total=False):
+class Payload(EnginePayload, total=False):
     """A judge job's payload, as check_payload returns it (the fields of FIELDS)."""
 
     run_id: Required[str]
@@ -49,12 +44,6 @@ class Payload(TypedDict, total=False):
     concurrency: int
     limit: int
     options: dict[str, str | int | float]
-    engine: str
-    ray_address: str
-    workers: int
-    gpus_per_worker: float
-    block_size: int
-    job_id: str
 
 
 class Result(TypedDict):

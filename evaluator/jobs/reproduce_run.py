@@ -17,37 +17,27 @@ import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Required, TypedDict, cast
+from typing import Any, Required, cast
 
 from evaluator.core.errors import FactBoardError
+from evaluator.jobs.detector_run import ENGINE_FIELDS, EnginePayload
 
 KIND = "reproduce"
 FIELDS = {
     "run_id": str,
     "device": str,
     "resamples": int,
-    "engine": str,
-    "ray_address": str,
-    "workers": int,
-    "gpus_per_worker": float,
-    "block_size": int,
-    "job_id": str,  # added by the worker
+    **ENGINE_FIELDS,
 }
 REQUIRED = ("run_id",)
 
 
-class Payload(TypedDict, total=False):
+class Payload(EnginePayload, total=False):
     """A reproduce job's payload, as check_payload returns it (the fields of FIELDS)."""
 
     run_id: Required[str]
     device: str
     resamples: int
-    engine: str
-    ray_address: str
-    workers: int
-    gpus_per_worker: float
-    block_size: int
-    job_id: str
 
 
 def check_payload(payload: object) -> Payload:
