@@ -53,31 +53,36 @@ def _alive(pid: int) -> bool:
 
 class ResultsLink:
     """This process's hard link to a snapshot's results file (a copy where links are not
-    possible): one at a time, removed when the process ends."""
+    possible), removed when the process ends. The link before the current one is kept until
+    the next: a query another session began on it before the store switched to the new one
+    may still be reading it."""
 
     def __init__(self) -> None:
         self.path: Path | None = None
+        self._previous: Path | None = None
         self._atexit = False
 
     def link(self, results: Path) -> Path:
-        """Link to `results`, replacing the previous link."""
+        """Link to `results`; the current link becomes the previous one, and the one before
+        it goes."""
         link = results.with_name(f"{results.stem}.pid{os.getpid()}-{uuid.uuid4().hex[:6]}.link")
         try:
             os.link(results, link)
         except OSError:
             shutil.copyfile(results, link)
-        old, self.path = self.path, link
-        if old is not None:
-            old.unlink(missing_ok=True)
+        stale, self._previous, self.path = self._previous, self.path, link
+        if stale is not None:
+            stale.unlink(missing_ok=True)
         if not self._atexit:
             atexit.register(self.drop)
             self._atexit = True
         return link
 
     def drop(self) -> None:
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
-            self.path = None
+        for p in (self.path, self._previous):
+            if p is not None:
+                p.unlink(missing_ok=True)
+        self.path = self._previous = None
 
 
 def sweep(snap: Path, results: Path) -> None:

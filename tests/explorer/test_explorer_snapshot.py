@@ -172,3 +172,24 @@ def test_results_are_read_in_place_and_survive_a_newer_snapshot(root: Path) -> N
     reader.refresh()
     _same(reader, first)
     assert "Newcomer" in set(Q.runs_frame(reader.cursor(), "demo")["model_name"])
+
+
+def test_a_query_begun_before_a_new_snapshot_still_finds_its_results_file(root: Path) -> None:
+    """Another session's query may start on the results view just before the store switches it
+    to a newer snapshot: the link it reads stays until the next switch, and the one before goes."""
+    s = Store(root)
+    s.refresh()
+    first = s._results.path
+    assert first is not None and first.exists()
+    old = s.cursor()
+    testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    s.refresh()  # a new snapshot: the view moves to a new link
+    second = s._results.path
+    assert second is not None and second != first
+    assert first.exists()  # a query planned on the old view still reads it
+    assert old.execute(f"select count(*) from read_parquet('{first}')").fetchone()[0] > 0
+    testdata.add_run(root, "demo", "Newcomer two", accuracy=0.8)
+    s.refresh()
+    assert not first.exists() and second.exists()
+    s._results.drop()
+    assert not second.exists()
