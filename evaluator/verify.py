@@ -15,7 +15,7 @@ pulled shard against one), through the scorer every run is scored with.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING
 from evaluator.benchmarks import registry
 from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Prepared, ScoreOptions
-from evaluator.core.types import RunRecord, SliceResult
+from evaluator.core.types import Counts, RunRecord, SliceResult
 from evaluator.store import ingested, runs
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from evaluator.benchmarks.registry import BenchmarkSpec
 
@@ -70,7 +71,10 @@ def options_of(rec: RunRecord, full: bool = True) -> ScoreOptions:
     )
 
 
-def _key(r: SliceResult) -> tuple[str, str, str, str, str, str]:
+Key = tuple[str, str, str, str, str, str]  # split, unit, slice kind, slice value, metric, grader
+
+
+def _key(r: SliceResult) -> Key:
     return (r.split, r.unit, r.slice_kind, r.slice_value, r.metric, r.grader or "")
 
 
@@ -80,7 +84,7 @@ def _same(a: float | None, b: float | None) -> bool:
     return math.isclose(a, b, rel_tol=0.0, abs_tol=TOLERANCE)
 
 
-def _name(k: tuple[str, ...]) -> str:
+def _name(k: Key) -> str:
     split, unit, kind, value, metric, grader = k
     where = "overall" if kind == "overall" else f"{kind}={value}"
     return f"{metric}{f' ({grader})' if grader else ''} {where} [{split}/{unit}]"
@@ -127,13 +131,57 @@ def verify_record(
         scored = reference.prepared.score(preds, options_of(rec, full), grades)
     except FactBoardError as e:
         return [f"its predictions do not score on {rec.benchmark}: {e}"]
+    got = {_key(r): (r.value, r.ci_low, r.ci_high, r.n) for r in scored.results}
+    return _compare(rec, scored.counts, got, full)
+
+
+def verify_records(
+    items: Sequence[tuple[RunRecord, pa.Table, pa.Table | None]], reference: Reference
+) -> list[list[str]]:
+    """`verify_record` (point values) of many runs of one benchmark, their predictions and
+    grades as Arrow tables (a pulled shard's rows): the same answers, with the label runs that
+    evaluator.core.batch_scoring takes scored together in one array pass and the rest one by
+    one."""
+    from evaluator.core.batch_scoring import score_labels
+
+    out: list[list[str] | None] = [None] * len(items)
+    batch: list[int] = []
+    for i, (rec, _, grades) in enumerate(items):
+        if reference.meta.get("version") != rec.benchmark_version:
+            out[i] = [_other_version(rec, reference.meta)]
+        elif grades is None:
+            batch.append(i)
+    try:
+        options = [options_of(items[i][0], full=False) for i in batch]
+    except FactBoardError:
+        options, batch = [], []
+    scored = score_labels(reference.prepared, [items[i][1] for i in batch], options)
+    for i, s in zip(batch, scored, strict=True):
+        if s is not None:
+            got = {k: (v, v, v, n) for k, (v, n) in s.values.items()}
+            out[i] = _compare(items[i][0], s.counts, got, False)
+    for i, found in enumerate(out):
+        if found is None:
+            rec, preds, grades = items[i]
+            frame = None if grades is None else grades.to_pandas()
+            out[i] = verify_record(rec, preds.to_pandas(), frame, reference)
+    return [found or [] for found in out]
+
+
+def _compare(
+    rec: RunRecord,
+    counts: Counts,
+    got: Mapping[Key, tuple[float | None, float | None, float | None, int]],
+    full: bool,
+) -> list[str]:
+    """What in `rec` differs from the counts and numbers its predictions score (`got`: key ->
+    value, CI low, CI high, n; the CI compared only with `full`)."""
     problems = []
-    if scored.counts != rec.counts:
+    if counts != rec.counts:
         problems.append(
             f"its counts {rec.counts.model_dump()} differ from its predictions' "
-            f"{scored.counts.model_dump()}"
+            f"{counts.model_dump()}"
         )
-    got = {_key(r): r for r in scored.results}
     claimed = {_key(r): r for r in rec.results}
     missing = [k for k in claimed if k not in got]
     differ = [
@@ -141,9 +189,9 @@ def verify_record(
         for k, r in claimed.items()
         if k in got
         and not (
-            _same(r.value, got[k].value)
-            and (not full or (_same(r.ci_low, got[k].ci_low) and _same(r.ci_high, got[k].ci_high)))
-            and r.n == got[k].n
+            _same(r.value, got[k][0])
+            and (not full or (_same(r.ci_low, got[k][1]) and _same(r.ci_high, got[k][2])))
+            and r.n == got[k][3]
         )
     ]
     if missing:
@@ -153,7 +201,7 @@ def verify_record(
         )
     if differ:
         shown = [
-            f"{_name(k)}: recorded {claimed[k].value!r}, scored {got[k].value!r}"
+            f"{_name(k)}: recorded {claimed[k].value!r}, scored {got[k][0]!r}"
             for k in differ[:SHOW_FIRST]
         ]
         problems.append(

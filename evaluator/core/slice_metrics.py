@@ -28,6 +28,7 @@ class MetricDef:
     grader: str | None = None
     rows: Callable[[np.ndarray], np.ndarray] = lambda m: m  # the rows it averages over (for n)
     kinds: tuple[str, ...] | None = None  # only these slice kinds (None: every slice)
+    confusion: str | None = None  # a label metric's formula (metrics.FROM_CONFUSION)
 
 
 def _label_needs(needs: V.Needs, y: np.ndarray) -> Callable[[np.ndarray], bool]:
@@ -58,7 +59,12 @@ def detection_metrics(
 ) -> list[MetricDef]:
     """The vocabulary's label metrics for the benchmark's task, then ES and JS per grader."""
     defs = [
-        MetricDef(m.name, _label_stat(m.weighted, y, p), _label_needs(m.needs, y))
+        MetricDef(
+            m.name,
+            _label_stat(m.weighted, y, p),
+            _label_needs(m.needs, y),
+            confusion=m.confusion,
+        )
         for m in V.scored_metrics(spec.task, "labels")
         if m.weighted and m.needs
     ]
@@ -144,6 +150,29 @@ def _interval(
     return M.percentile_ci(M.bootstrap_values(stat_all, rs), ctx.level)
 
 
+Planned = tuple[str, str, MetricDef, np.ndarray, bool]  # kind, value, metric, mask, mean_dom
+
+
+def plan(
+    defs: list[MetricDef],
+    masks: list[tuple[str, str, np.ndarray]],
+    dom_rows: np.ndarray,
+    ctx: SliceContext,
+) -> list[Planned]:
+    """Every (slice, metric) that applies: the slice holds what the metric needs, and, where the
+    overall value is the mean over domains, so does each domain."""
+    out: list[Planned] = []
+    for kind, value, m in masks:
+        for d in defs:
+            if (d.kinds is not None and kind not in d.kinds) or not d.applies(m):
+                continue
+            mean_dom = kind == "overall" and ctx.overall_mean and d.name in MEAN_OVER_DOMAINS
+            if mean_dom and not all(d.applies(m & (dom_rows == dm)) for dm in ctx.present):
+                continue
+            out.append((kind, value, d, m, mean_dom))
+    return out
+
+
 def evaluate(
     defs: list[MetricDef],
     masks: list[tuple[str, str, np.ndarray]],
@@ -152,19 +181,11 @@ def evaluate(
     ctx: SliceContext,
 ) -> list[SliceResult]:
     """Point values and CIs of every (slice, metric) that applies, in one bootstrap pass."""
-    plan: list[tuple[str, str, MetricDef, np.ndarray, bool]] = []
-    for kind, value, m in masks:
-        for d in defs:
-            if (d.kinds is not None and kind not in d.kinds) or not d.applies(m):
-                continue
-            mean_dom = kind == "overall" and ctx.overall_mean and d.name in MEAN_OVER_DOMAINS
-            if mean_dom and not all(d.applies(m & (dom_rows == dm)) for dm in ctx.present):
-                continue
-            plan.append((kind, value, d, m, mean_dom))
+    planned = plan(defs, masks, dom_rows, ctx)
 
     def stat_all(W: np.ndarray) -> np.ndarray:
         cols = []
-        for _, _, d, m, mean_dom in plan:
+        for _, _, d, m, mean_dom in planned:
             if mean_dom:
                 cols.append(
                     np.mean(
@@ -192,7 +213,7 @@ def evaluate(
             d.grader,
             mean_dom,
         )
-        for j, (kind, value, d, m, mean_dom) in enumerate(plan)
+        for j, (kind, value, d, m, mean_dom) in enumerate(planned)
         if np.isfinite(point[j])
     ]
 

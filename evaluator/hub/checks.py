@@ -34,13 +34,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from evaluator.core.errors import FactBoardError
 from evaluator.hub.client import HubClient, HubError, TooLarge
 from evaluator.hub.rejected import AGAIN
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from evaluator.core.types import RunRecord
     from evaluator.hub.remote import RemoteTables
     from evaluator.verify import Reference
@@ -184,19 +184,17 @@ def _reference(name: str, root: Path) -> Reference:
 
 
 def run_problems(
-    items: list[tuple[RunRecord, pd.DataFrame, pd.DataFrame | None]], root: Path
+    items: list[tuple[RunRecord, pa.Table, pa.Table | None]], root: Path
 ) -> list[str | None]:
-    """For each pulled run (its record, predictions and grades; the runs of one shard), why it
-    must not be written (None when it may): its numbers do not follow from its predictions and
-    this replica's copy of the benchmark, which is prepared once for all of them. A run of
-    another version of a benchmark this replica has cannot be checked here: it waits (not
-    remembered as failed, so each pull tries it again) until that version is here, since naming
-    a version nobody has must not skip the check. A run of a benchmark this replica does not
-    have at all is let through (no page shows it until the benchmark arrives; the doctor checks
-    it then)."""
-    import pyarrow as pa
-
-    from evaluator.verify import verify_record
+    """For each pulled run (its record, predictions and grades as read from their shards; the
+    runs of one shard), why it must not be written (None when it may): its numbers do not
+    follow from its predictions and this replica's copy of the benchmark, which is prepared
+    once for all of them (evaluator.verify.verify_records). A run of another version of a
+    benchmark this replica has cannot be checked here: it waits (not remembered as failed, so
+    each pull tries it again) until that version is here, since naming a version nobody has
+    must not skip the check. A run of a benchmark this replica does not have at all is let
+    through (no page shows it until the benchmark arrives; the doctor checks it then)."""
+    from evaluator.verify import verify_records
 
     out: list[str | None] = [None] * len(items)
     by_bench: dict[str, list[int]] = {}
@@ -207,12 +205,23 @@ def run_problems(
             reference = _reference(name, root)
         except FactBoardError:
             continue
-        for i in where:
-            try:
-                out[i] = _why(verify_record(*items[i], reference))
-            except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
-                out[i] = str(e)
+        try:
+            whys = [_why(f) for f in verify_records([items[i] for i in where], reference)]
+        except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException):
+            whys = [_one(items[i], reference) for i in where]  # which run: one by one
+        for i, why in zip(where, whys, strict=True):
+            out[i] = why
     return out
+
+
+def _one(item: tuple[RunRecord, pa.Table, pa.Table | None], reference: Reference) -> str | None:
+    """One run's check, its own error as the reason."""
+    from evaluator.verify import verify_records
+
+    try:
+        return _why(verify_records([item], reference)[0])
+    except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
+        return str(e)
 
 
 def _why(found: list[str]) -> str | None:

@@ -204,7 +204,7 @@ def _write_group(
     disk for all of them); a run with evidence goes through write_run, which checks evidence row
     by row. Returns how many were written."""
     pulled: list[tuple[str, RunRecord, str | None, bool]] = []
-    items: list[tuple[RunRecord, pd.DataFrame, pd.DataFrame | None]] = []
+    items: list[tuple[RunRecord, pa.Table, pa.Table | None]] = []
     for rid in rids:
         try:
             text = tabs.run_json(rid)
@@ -212,8 +212,7 @@ def _write_group(
             preds = parts["predictions"].get(rid)
             if preds is None:
                 raise FactBoardError("no predictions in its shard")
-            grades = parts.get("grades", {}).get(rid)
-            item = (rec, preds.to_pandas(), None if grades is None else grades.to_pandas())
+            item = (rec, preds, parts.get("grades", {}).get(rid))
         except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
             rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
             continue

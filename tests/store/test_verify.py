@@ -90,12 +90,13 @@ def test_a_shard_of_runs_checked_together_gives_what_each_gives_alone(root: Path
     """A replica checks the runs of a pulled shard against one prepared benchmark: every number
     is the one `score` gives the run alone, bit for bit, and a run that must fail fails."""
     import pandas as pd
+    import pyarrow as pa
 
     from evaluator.benchmarks import registry
     from evaluator.core.scoring import score
     from evaluator.hub.checks import run_problems
     from evaluator.store import ingested
-    from evaluator.verify import Reference, options_of
+    from evaluator.verify import Reference, options_of, verify_record, verify_records
 
     items = []
     for r in runs.list_runs(root).runs:
@@ -126,11 +127,19 @@ def test_a_shard_of_runs_checked_together_gives_what_each_gives_alone(root: Path
             assert (together.counts, together.threshold) == (alone.counts, alone.threshold)
             pd.testing.assert_frame_equal(together.final_labels, alone.final_labels)
 
-    found = run_problems(shard, root)
+    def arrow(f: pd.DataFrame | None) -> pa.Table | None:
+        return None if f is None else pa.Table.from_pandas(f, preserve_index=False)
+
+    pulled = [(r, arrow(p), arrow(g)) for r, p, g in shard]
+    found = run_problems(pulled, root)
     assert found[: len(items)] == [None] * len(items)
     assert "recorded 0.99" in str(found[-2]) and "do not follow" in str(found[-2])
     assert "cannot be checked" in str(found[-1]) and "tried again" in str(found[-1])
-    assert [run_problems([one], root)[0] for one in shard] == found
+    assert [run_problems([one], root)[0] for one in pulled] == found
+    # the many-run check answers as the one-run check does, for label runs and scored ones
+    assert verify_records(pulled, reference) == [
+        verify_record(r, p, g, reference) for r, p, g in shard
+    ]
 
 
 def test_a_check_of_point_values_draws_no_resample_and_gives_each_value(

@@ -1,0 +1,198 @@
+"""Point values of many label runs on one benchmark in one array pass: what `Prepared.score`
+gives each of them with `point_only`, for the runs where that is a function of the confusion
+counts alone. A replica checks every pulled run's numbers (evaluator.verify); most runs are an
+LLM's labels on every sample, and a shard holds thousands of them.
+
+A run is taken here only when nothing about it needs more than the scorer's label path: a
+benchmark of a label task, a prediction file with a unique, known sample_id per row, labels 0,
+1 or none and no score at all, no grades, one unit that rolls up to nothing, and the "auto" or
+"labels" policy (the labels are the final labels). Anything else, or any row the scorer would
+refuse, gives None: that run is scored by `Prepared.score`, which says what is wrong in its own
+words. What is taken is computed as the scorer computes it: the same slices
+(`Prepared.masks`), the same plan of (slice, metric) (`slice_metrics.plan`), the formulas of
+`metrics.FROM_CONFUSION` on integer counts, the overall mean over domains where the benchmark
+averages so, and only finite values reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from evaluator.core import metrics as M
+from evaluator.core.scoring import Prepared, ScoreOptions, _splits
+from evaluator.core.slice_metrics import SliceContext, detection_metrics, plan
+from evaluator.core.types import Counts
+
+Key = tuple[str, str, str, str, str, str]  # split, unit, slice kind, slice value, metric, grader
+
+
+@dataclass(frozen=True)
+class PointScored:
+    """A run's counts and its point values: key -> (value, n)."""
+
+    counts: Counts
+    values: dict[Key, tuple[float, int]]
+
+
+@dataclass(frozen=True)
+class _Joined:
+    has_pred: np.ndarray  # bool over the samples
+    label: np.ndarray  # float over the samples: 0, 1, NaN (no usable label)
+
+
+def _int_like(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_floating(t)
+
+
+def _join(prepared: Prepared, table: pa.Table) -> _Joined | None:
+    """A label-only prediction table joined to the samples; None where the scorer's own path
+    must see it (a score, an odd type, a repeated or unknown id, a label other than 0 or 1)."""
+    names = table.column_names
+    if "sample_id" not in names or "label" not in names or not len(table):
+        return None
+    if "score" in names and table["score"].null_count != len(table):
+        return None
+    ids, lab = table["sample_id"], table["label"]
+    if not pa.types.is_string(ids.type) and not pa.types.is_large_string(ids.type):
+        return None
+    if ids.null_count or not _int_like(lab.type):
+        return None
+    pos = prepared.index.get_indexer(ids.to_numpy(zero_copy_only=False))
+    if (pos < 0).any() or len(np.unique(pos)) != len(pos):
+        return None
+    x = lab.to_numpy(zero_copy_only=False).astype(np.float64)
+    given = ~np.isnan(x)
+    if ((x[given] != 0) & (x[given] != 1)).any():
+        return None
+    n = len(prepared.samples)
+    has_pred = np.zeros(n, dtype=bool)
+    has_pred[pos] = True
+    label = np.full(n, np.nan)
+    label[pos] = x
+    return _Joined(has_pred, label)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    rows: np.ndarray  # the samples scored (a usable label in scope)
+    split: str
+    unit: str
+    counts: Counts
+
+
+def _scope(prepared: Prepared, j: _Joined, options: ScoreOptions) -> _Scope | None:
+    """What `Prepared.score` scores of a joined run, or None where it takes another path."""
+    spec = prepared._spec()
+    if options.policy not in ("auto", "labels") or options.labels_given or not options.point_only:
+        return None
+    try:
+        splits = _splits(spec, options)
+    except ValueError:
+        return None
+    units = np.unique(prepared.unit[j.has_pred])
+    if len(units) != 1:
+        return None
+    unit = str(units[0])
+    if unit == "sentence" and "summary" in spec.units:
+        return None  # sentence labels roll up to summaries: the scorer's own path
+    scope = np.flatnonzero((prepared.unit == unit) & np.isin(prepared.split, splits))
+    scored = scope[j.has_pred[scope]]
+    usable = ~np.isnan(j.label[scored])
+    if not usable.any():
+        return None
+    unparsable = int((~usable).sum())
+    counts = Counts(
+        n=len(scope),
+        predicted=len(scored) - unparsable,
+        missing=len(scope) - len(scored),
+        unparsable=unparsable,
+    )
+    return _Scope(scored[usable], "+".join(splits), unit, counts)
+
+
+def score_labels(
+    prepared: Prepared, tables: Sequence[pa.Table], options: Sequence[ScoreOptions]
+) -> list[PointScored | None]:
+    """For each prediction table (with the options its run was scored with), its point values
+    as `prepared.score(..., point_only)` gives them, or None: that run needs the scorer's own
+    path. Runs that score the same samples are computed together."""
+    spec = prepared.spec
+    out: list[PointScored | None] = [None] * len(tables)
+    if spec is None or spec.task not in ("detection", "detection+explanation"):
+        return out
+    cols = prepared.samples.columns
+    if "label" not in cols or "domain" not in cols:
+        return out
+    truth = prepared.samples["label"].to_numpy(dtype=np.float64, na_value=np.nan)
+    domain = prepared.samples["domain"].fillna("").astype(str).to_numpy()
+    groups: dict[tuple[bytes, str, str], list[tuple[int, _Scope, np.ndarray]]] = {}
+    for i, (table, opts) in enumerate(zip(tables, options, strict=True)):
+        j = _join(prepared, table)
+        s = None if j is None else _scope(prepared, j, opts)
+        if j is None or s is None or np.isnan(truth[s.rows]).any():
+            continue
+        key = (s.rows.tobytes(), s.split, s.unit)
+        groups.setdefault(key, []).append((i, s, j.label[s.rows]))
+    for members in groups.values():
+        rows = members[0][1].rows
+        labels = np.stack([lab for _, _, lab in members])
+        values = _group_values(prepared, rows, truth[rows].astype(int), labels, domain[rows])
+        for (i, s, _), v in zip(members, values, strict=True):
+            out[i] = PointScored(
+                s.counts, {(s.split, s.unit, *k[:3], ""): val for k, val in v.items()}
+            )
+    return out
+
+
+def _group_values(
+    prepared: Prepared, rows: np.ndarray, y: np.ndarray, labels: np.ndarray, domains: np.ndarray
+) -> list[dict[tuple[str, str, str], tuple[float, int]]]:
+    """The point values of the runs whose final labels are the rows of `labels` (over the
+    samples at `rows`, whose true labels are `y`): (kind, value, metric) -> (value, n)."""
+    spec = prepared._spec()
+    present = sorted(set(domains) - {""})
+    stratify = spec.overall == "mean_over_domains"
+    ctx = SliceContext("", "", 1, 0, 0.95, None, present, stratify and bool(present), True)
+    masks = prepared.masks(rows)
+    planned = plan(detection_metrics(spec, y, y, {}), masks, domains, ctx)
+    # every mask a value needs, once: the slice's, or each domain's part of it
+    needed: dict[bytes, int] = {}
+    stack: list[np.ndarray] = []
+
+    def column(m: np.ndarray) -> int:
+        k = m.tobytes()
+        if k not in needed:
+            needed[k] = len(stack)
+            stack.append(m)
+        return needed[k]
+
+    where: list[list[int]] = []
+    for _, _, d, m, mean_dom in planned:
+        if d.confusion is None:
+            raise ValueError(f"label metric {d.name} has no confusion formula")
+        parts = [m & (domains == dm) for dm in present] if mean_dom else [m]
+        where.append([column(p) for p in parts])
+    if not stack:
+        return [{} for _ in labels]
+    masks_m = np.stack(stack, axis=1)  # samples x masks
+    pos = masks_m & (y == 0)[:, None]
+    neg = masks_m & (y == 1)[:, None]
+    flag = (labels == 0).astype(np.float64)  # runs x samples: flagged inconsistent
+    tp, fp = flag @ pos.astype(np.float64), flag @ neg.astype(np.float64)
+    fn, tn = pos.sum(axis=0) - tp, neg.sum(axis=0) - fp
+    cols = []
+    for (_, _, d, _, mean_dom), ks in zip(planned, where, strict=True):
+        f = M.FROM_CONFUSION[d.confusion or ""]
+        per = [f(tp[:, k], fn[:, k], fp[:, k], tn[:, k]) for k in ks]
+        cols.append(np.mean(np.stack(per, axis=1), axis=1) if mean_dom else per[0])
+    point = np.stack(cols, axis=1)  # runs x planned
+    ns = [int(d.rows(m).sum()) for _, _, d, m, _ in planned]
+    keys = [(kind, value, d.name) for kind, value, d, _, _ in planned]
+    return [
+        {keys[c]: (float(point[r, c]), ns[c]) for c in range(len(keys)) if np.isfinite(point[r, c])}
+        for r in range(len(labels))
+    ]

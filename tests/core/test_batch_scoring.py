@@ -1,0 +1,146 @@
+"""Many label runs scored in one array pass give each run exactly the point values, n and counts
+that the scorer gives it alone; what that pass does not take, it leaves to the scorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from evaluator.benchmarks import registry
+from evaluator.core.batch_scoring import Key, score_labels
+from evaluator.core.scoring import Prepared, ScoreOptions
+from evaluator.core.types import Counts
+from evaluator.store import ingested
+from tests.support import llm_data, testdata
+
+
+def _alone(
+    prepared: Prepared, table: pa.Table, options: ScoreOptions
+) -> tuple[Counts, dict[Key, tuple[float, int]]]:
+    scored = prepared.score(table.to_pandas(), options)
+    values = {
+        (r.split, r.unit, r.slice_kind, r.slice_value, r.metric, r.grader or ""): (r.value, r.n)
+        for r in scored.results
+    }
+    return scored.counts, values
+
+
+def _tables(samples: pd.DataFrame, rng: np.random.Generator) -> list[pa.Table]:
+    """Prediction files of every shape a label run takes: all samples or some, labels of every
+    mix (all flagged, none flagged), unusable labels, several dtypes, an all-null score column."""
+    ids = samples["sample_id"].astype(str).to_numpy()
+    n = len(ids)
+    out = []
+    for k in range(24):
+        keep = np.ones(n, dtype=bool) if k % 3 == 0 else rng.random(n) < rng.uniform(0.3, 0.95)
+        lab = rng.integers(0, 2, n).astype(float)
+        if k % 5 == 1:
+            lab[:] = 0.0  # every sample flagged
+        if k % 5 == 2:
+            lab[:] = 1.0  # none flagged: precision and recall have no value
+        if k % 4 == 3:
+            lab[rng.random(n) < 0.2] = np.nan  # replies that gave no usable label
+        sel = np.flatnonzero(keep)
+        rng.shuffle(sel)  # rows in any order
+        cols: dict[str, pa.Array] = {"sample_id": pa.array(ids[sel])}
+        x = lab[sel]
+        if k % 6 == 4:
+            cols["label"] = pa.array(x, pa.float64())
+        elif k % 6 == 5 and not np.isnan(x).any():
+            cols["label"] = pa.array(x.astype(bool))
+        else:
+            cols["label"] = pa.array([None if np.isnan(v) else int(v) for v in x], pa.int8())
+        if k % 2:
+            cols["score"] = pa.nulls(len(sel), pa.float64())
+        out.append(pa.table(cols))
+    return out
+
+
+def _check_same(prepared: Prepared, tables: list[pa.Table], options: list[ScoreOptions]) -> int:
+    batch = score_labels(prepared, tables, options)
+    taken = 0
+    for table, opts, got in zip(tables, options, batch, strict=True):
+        if got is None:
+            continue
+        taken += 1
+        counts, values = _alone(prepared, table, opts)
+        assert got.counts == counts
+        assert got.values.keys() == values.keys()
+        for k, (v, n) in got.values.items():
+            want_v, want_n = values[k]
+            assert n == want_n, k
+            assert v == pytest.approx(want_v, abs=1e-12), k
+    return taken
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
+    root = testdata.build_demo_root(tmp_path_factory.mktemp("demo") / "leaderboard_data")
+    return Prepared(registry.get("demo"), ingested.load_samples("demo", root))
+
+
+def test_label_runs_scored_together_equal_each_scored_alone(demo: Prepared) -> None:
+    """On a benchmark whose overall value is the mean over its domains, with its slices."""
+    rng = np.random.default_rng(7)
+    tables = _tables(demo.samples, rng)
+    point = ScoreOptions(point_only=True)
+    options = [point] * len(tables)
+    options[1] = ScoreOptions(splits=("dev", "test"), point_only=True)
+    options[2] = ScoreOptions(policy="labels", splits=("dev",), point_only=True)
+    taken = _check_same(demo, tables, options)
+    assert taken == len(tables)
+
+
+def test_runs_the_array_pass_does_not_take_are_left_to_the_scorer(demo: Prepared) -> None:
+    ids = demo.samples["sample_id"].astype(str).tolist()
+    lab = [i % 2 for i in range(len(ids))]
+    good = pa.table({"sample_id": ids, "label": pa.array(lab, pa.int8())})
+    scored = good.append_column("score", pa.array([0.5] * len(ids)))
+    repeated = pa.table({"sample_id": ids + ids[:1], "label": pa.array(lab + lab[:1], pa.int8())})
+    unknown = pa.table({"sample_id": ["nope", *ids[1:]], "label": pa.array(lab, pa.int8())})
+    two = pa.table({"sample_id": ids, "label": pa.array([2] + lab[1:], pa.int8())})
+    text = pa.table({"sample_id": ids, "label": [str(v) for v in lab]})
+    no_label = pa.table({"sample_id": ids, "label": pa.nulls(len(ids), pa.int8())})
+    point = ScoreOptions(point_only=True)
+    cases = [
+        (good, point),
+        (scored, point),
+        (repeated, point),
+        (unknown, point),
+        (two, point),
+        (text, point),
+        (no_label, point),
+        (good, ScoreOptions(policy="fixed", threshold=0.5, point_only=True)),
+        (good, ScoreOptions()),  # with CIs: the bootstrap is the scorer's
+        (good, ScoreOptions(labels_given=True, point_only=True)),
+    ]
+    got = score_labels(demo, [t for t, _ in cases], [o for _, o in cases])
+    assert got[0] is not None
+    assert got[1:] == [None] * (len(cases) - 1)
+
+
+def test_pooled_benchmarks_and_units(tmp_path: Path) -> None:
+    """A pooled benchmark with error-type slices (SummExecEdit), and TofuEval, whose summary
+    labels are taken while sentence labels, which roll up, are left to the scorer."""
+    root = tmp_path / "leaderboard_data"
+    llm_data.ingest_summexecedit(tmp_path, root)
+    llm_data.write_tofueval(root)
+    rng = np.random.default_rng(3)
+    for name in ("summexecedit", "tofueval"):
+        prepared = Prepared(registry.get(name), ingested.load_samples(name, root))
+        samples = prepared.samples
+        if name == "tofueval":
+            sentences = samples[samples["unit"] == "sentence"]
+            ids = sentences["sample_id"].tolist()
+            table = pa.table({"sample_id": ids, "label": pa.array([0] * len(ids), pa.int8())})
+            assert score_labels(prepared, [table], [ScoreOptions(point_only=True)]) == [None]
+            samples = samples[samples["unit"] == "summary"]
+        tables = _tables(samples, rng)
+        options = [ScoreOptions(splits=("dev", "test"), point_only=True)] * len(tables)
+        if name == "summexecedit":
+            options = [ScoreOptions(point_only=True)] * len(tables)
+        assert _check_same(prepared, tables, options) > len(tables) // 2
