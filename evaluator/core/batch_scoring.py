@@ -16,11 +16,13 @@ averages so, and only finite values reported.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evaluator.core import metrics as M
 from evaluator.core.scoring import Prepared, ScoreOptions, _splits
@@ -48,6 +50,17 @@ def _int_like(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_floating(t)
 
 
+_IDS: weakref.WeakKeyDictionary[Prepared, pa.Array] = weakref.WeakKeyDictionary()
+
+
+def _ids(prepared: Prepared) -> pa.Array:
+    """The prepared samples' ids as an Arrow array (a lookup set for the runs' ids)."""
+    got = _IDS.get(prepared)
+    if got is None:
+        got = _IDS[prepared] = pa.array(prepared.index.astype(str), pa.string())
+    return got
+
+
 def _join(prepared: Prepared, table: pa.Table) -> _Joined | None:
     """A label-only prediction table joined to the samples; None where the scorer's own path
     must see it (a score, an odd type, a repeated or unknown id, a label other than 0 or 1)."""
@@ -61,8 +74,11 @@ def _join(prepared: Prepared, table: pa.Table) -> _Joined | None:
         return None
     if ids.null_count or not _int_like(lab.type):
         return None
-    pos = prepared.index.get_indexer(ids.to_numpy(zero_copy_only=False))
-    if (pos < 0).any() or len(np.unique(pos)) != len(pos):
+    found = pc.index_in(ids, value_set=_ids(prepared))
+    if found.null_count:
+        return None
+    pos = found.to_numpy()
+    if len(np.unique(pos)) != len(pos):
         return None
     x = lab.to_numpy(zero_copy_only=False).astype(np.float64)
     given = ~np.isnan(x)

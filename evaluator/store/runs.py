@@ -255,9 +255,11 @@ def write_runs(
             d.mkdir()
             for name, table in files.items():
                 schema = schemas[name]
-                t = table.select(schema.names).cast(schema)
-                for c in _FREE_TEXT:
-                    if c in t.column_names and len(t):
+                t = table.select(schema.names)
+                if t.schema != schema:
+                    t = t.cast(schema)
+                for c in _FREE_TEXT:  # a column of nulls has nothing to redact
+                    if c in t.column_names and t[c].null_count < len(t):
                         at = t.schema.get_field_index(c)
                         t = t.set_column(at, c, _redact_arrow(t[c], secrets))
                 sink = pa.BufferOutputStream()
