@@ -35,6 +35,7 @@ class Registry(Generic[T]):
         self.modules = tuple(modules)
         self._entries: dict[str, T | _Lazy[T]] = {}
         self._loaded = not self.modules
+        self.version = 0  # changes with every change of the entries (for readers' caches)
 
     # ---- registration
 
@@ -44,6 +45,7 @@ class Registry(Generic[T]):
         if not replace and name in self._entries:
             raise ValueError(f"{self.what} {name!r} is registered twice")
         self._entries[name] = entry
+        self.version += 1
         return entry
 
     def register(self, name: str, *, replace: bool = False) -> Callable[[E], E]:
@@ -60,9 +62,11 @@ class Registry(Generic[T]):
         if not replace and name in self._entries:
             raise ValueError(f"{self.what} {name!r} is registered twice")
         self._entries[name] = _Lazy(load)
+        self.version += 1
 
     def remove(self, name: str) -> None:
         self._entries.pop(name, None)
+        self.version += 1
 
     # ---- reading
 
@@ -124,3 +128,4 @@ class Registry(Generic[T]):
 
     def restore(self, snapshot: Mapping[str, T | _Lazy[T]]) -> None:
         self._entries = dict(snapshot)
+        self.version += 1

@@ -417,8 +417,24 @@ OPEN_BOUND = 1e9
 DOMAIN_SLACK = 1e-9  # floating-point noise at a bound (a correlation of 1.0000000000000002)
 
 
+_DOMAINS: dict[str, tuple[int, tuple[float, float]]] = {}  # name -> (METRICS.version, domain)
+
+
 def metric_domain(name: str) -> tuple[float, float]:
-    """The closed interval a value of metric `name` (and its CI) lies in."""
+    """The closed interval a value of metric `name` (and its CI) lies in (asked of every
+    stored number as it is read: kept per name until a metric is registered or removed)."""
+    hit = _DOMAINS.get(name)
+    if hit is not None and hit[0] == METRICS.version:
+        return hit[1]
+    METRICS.load()  # registers the metrics (and moves the version) before it is noted
+    version, domain = METRICS.version, _metric_domain(name)
+    if len(_DOMAINS) > 4096:
+        _DOMAINS.clear()
+    _DOMAINS[name] = (version, domain)
+    return domain
+
+
+def _metric_domain(name: str) -> tuple[float, float]:
     m = METRICS.find(name)
     if m is None:
         return (-OPEN_BOUND, OPEN_BOUND)

@@ -109,3 +109,23 @@ def test_the_engine_registries_share_the_pattern() -> None:
         assert isinstance(reg, Registry) and reg.what == what and some in reg.names()
         with pytest.raises(UnknownNameError, match=f"^unknown {what} 'nope'; known: "):
             reg.get("nope")
+
+
+def test_a_metric_s_domain_follows_the_registry() -> None:
+    """metric_domain is kept per name, and a metric registered or removed later is seen at once
+    (the registry's version moves with every change)."""
+    from evaluator.core.vocabulary import METRICS, OPEN_BOUND, Metric, metric_domain
+
+    name = "test_only_correlation"
+    before = METRICS.version
+    snap = METRICS.snapshot()
+    assert metric_domain(name) == (-OPEN_BOUND, OPEN_BOUND)  # unknown: a wide range
+    try:
+        METRICS.add(name, Metric(name, "T", "Test", ("correlation",), "scores"))
+        assert METRICS.version > before
+        assert metric_domain(name) == (-1.0, 1.0)
+        METRICS.remove(name)
+        assert metric_domain(name) == (-OPEN_BOUND, OPEN_BOUND)
+    finally:
+        METRICS.restore(snap)
+    assert metric_domain("balanced_accuracy") == (0.0, 1.0)
