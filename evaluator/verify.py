@@ -139,7 +139,7 @@ def verify_records(
     items: Sequence[tuple[RunRecord, pa.Table, pa.Table | None]], reference: Reference
 ) -> list[list[str]]:
     """`verify_record` (point values) of many runs of one benchmark, their predictions and
-    grades as Arrow tables (a pulled shard's rows): the same answers, with the label runs that
+    grades as Arrow tables (a pulled shard's rows): the same answers, with the runs that
     evaluator.core.batch_scoring takes scored together in one array pass and the rest one by
     one."""
     from evaluator.core.batch_scoring import score_labels

@@ -1,17 +1,20 @@
-"""Point values of many label runs on one benchmark in one array pass: what `Prepared.score`
-gives each of them with `point_only`, for the runs where that is a function of the confusion
-counts alone. A replica checks every pulled run's numbers (evaluator.verify); most runs are an
-LLM's labels on every sample, and a shard holds thousands of them.
+"""Point values of many runs on one benchmark in one array pass: what `Prepared.score` gives
+each of them with `point_only`, for the runs whose final labels follow from their file alone. A
+replica checks every pulled run's numbers (evaluator.verify), and a shard holds thousands of
+runs.
 
-A run is taken here only when nothing about it needs more than the scorer's label path: a
-benchmark of a label task, a prediction file with a unique, known sample_id per row, labels 0,
-1 or none and no score at all, no grades, one unit that rolls up to nothing, and the "auto" or
-"labels" policy (the labels are the final labels). Anything else, or any row the scorer would
-refuse, gives None: that run is scored by `Prepared.score`, which says what is wrong in its own
-words. What is taken is computed as the scorer computes it: the same slices
-(`Prepared.masks`), the same plan of (slice, metric) (`slice_metrics.plan`), the formulas of
-`metrics.FROM_CONFUSION` on integer counts, the overall mean over domains where the benchmark
-averages so, and only finite values reported.
+A run is taken here only when nothing about it needs more than this: a benchmark of a label
+task; a prediction file with a unique, known sample_id per row, labels 0, 1 or none and finite
+scores or none; no grades; one unit that rolls up to nothing; final labels that are the labels
+as given ("auto" with labels, "labels") or the scores at a threshold the run does not tune (a
+"fixed" threshold, or the benchmark's protocol threshold on probabilities). Anything else, or
+any row the scorer would refuse, gives None: that run is scored by `Prepared.score`, which says
+what is wrong in its own words. What is taken is computed as the scorer computes it: the same
+slices (`Prepared.masks`), the same plan of (slice, metric) (`slice_metrics.plan`), the
+formulas of `metrics.FROM_CONFUSION` on integer counts for the runs that score the same samples
+together, the overall mean over domains where the benchmark averages so, AUROC by the scorer's
+own `slice_metrics.roc_auc_results` where every scored sample has a score, and only finite
+values reported.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evaluator.core import metrics as M
+from evaluator.core.errors import FactBoardError
 from evaluator.core.scoring import Prepared, ScoreOptions, _splits
-from evaluator.core.slice_metrics import SliceContext, detection_metrics, plan
+from evaluator.core.slice_metrics import SliceContext, detection_metrics, plan, roc_auc_results
 from evaluator.core.types import Counts
 
 Key = tuple[str, str, str, str, str, str]  # split, unit, slice kind, slice value, metric, grader
@@ -44,10 +48,15 @@ class PointScored:
 class _Joined:
     has_pred: np.ndarray  # bool over the samples
     label: np.ndarray  # float over the samples: 0, 1, NaN (no usable label)
+    score: np.ndarray  # float over the samples, NaN where none
 
 
 def _int_like(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_floating(t)
+
+
+def _numeric(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
 
 
 _IDS: weakref.WeakKeyDictionary[Prepared, pa.Array] = weakref.WeakKeyDictionary()
@@ -61,18 +70,28 @@ def _ids(prepared: Prepared) -> pa.Array:
     return got
 
 
+def _column(table: pa.Table, name: str, n: int) -> np.ndarray:
+    if name not in table.column_names:
+        return np.full(n, np.nan)
+    return table[name].to_numpy(zero_copy_only=False).astype(np.float64)
+
+
 def _join(prepared: Prepared, table: pa.Table) -> _Joined | None:
-    """A label-only prediction table joined to the samples; None where the scorer's own path
-    must see it (a score, an odd type, a repeated or unknown id, a label other than 0 or 1)."""
+    """A prediction table joined to the samples; None where the scorer's own path must see it
+    (an odd type, a repeated or unknown id, a label other than 0 or 1, a score not finite)."""
     names = table.column_names
-    if "sample_id" not in names or "label" not in names or not len(table):
+    if "sample_id" not in names or not len(table):
         return None
-    if "score" in names and table["score"].null_count != len(table):
-        return None
-    ids, lab = table["sample_id"], table["label"]
+    ids = table["sample_id"]
     if not pa.types.is_string(ids.type) and not pa.types.is_large_string(ids.type):
         return None
-    if ids.null_count or not _int_like(lab.type):
+    if ids.null_count:
+        return None
+    if "label" in names and not _int_like(table["label"].type):
+        return None
+    if "score" in names and not (
+        _numeric(table["score"].type) or table["score"].null_count == len(table)
+    ):
         return None
     found = pc.index_in(ids, value_set=_ids(prepared))
     if found.null_count:
@@ -80,34 +99,70 @@ def _join(prepared: Prepared, table: pa.Table) -> _Joined | None:
     pos = found.to_numpy()
     if len(np.unique(pos)) != len(pos):
         return None
-    x = lab.to_numpy(zero_copy_only=False).astype(np.float64)
+    x = _column(table, "label", len(table))
     given = ~np.isnan(x)
     if ((x[given] != 0) & (x[given] != 1)).any():
+        return None
+    sc = _column(table, "score", len(table))
+    if np.isinf(sc).any():
         return None
     n = len(prepared.samples)
     has_pred = np.zeros(n, dtype=bool)
     has_pred[pos] = True
-    label = np.full(n, np.nan)
-    label[pos] = x
-    return _Joined(has_pred, label)
+    label, score = np.full(n, np.nan), np.full(n, np.nan)
+    label[pos], score[pos] = x, sc
+    return _Joined(has_pred, label, score)
+
+
+def _at(score: np.ndarray, t: float) -> np.ndarray:
+    """`scoring.labels_from_threshold` of a fixed threshold: score >= t is consistent."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(score), np.nan, (score >= t).astype(np.float64))
+
+
+def _final(
+    prepared: Prepared, label: np.ndarray, score: np.ndarray, options: ScoreOptions
+) -> np.ndarray | None:
+    """The final labels of the scored rows as `scoring.resolve_labels` makes them (NaN: none),
+    or None where it tunes a threshold or refuses."""
+    spec = prepared._spec()
+    has_label = bool((~np.isnan(label)).any())
+    scored = score[~np.isnan(score)]
+    policy = options.policy
+    if policy == "auto":
+        if has_label:
+            policy = "labels"
+        elif len(scored) and spec.fixed_threshold is not None:
+            if scored.min() < 0.0 or scored.max() > 1.0:
+                return None
+            return _at(score, float(spec.fixed_threshold))
+        else:
+            return None
+    if policy == "labels":
+        return label if has_label else None
+    if policy == "fixed" and len(scored) and options.threshold is not None:
+        return _at(score, float(options.threshold))
+    return None
 
 
 @dataclass(frozen=True)
 class _Scope:
-    rows: np.ndarray  # the samples scored (a usable label in scope)
+    rows: np.ndarray  # the samples scored (a usable final label in scope)
     split: str
     unit: str
     counts: Counts
+    labels: np.ndarray  # their final labels
+    scores: np.ndarray | None  # their scores, where each has one (AUROC)
 
 
 def _scope(prepared: Prepared, j: _Joined, options: ScoreOptions) -> _Scope | None:
     """What `Prepared.score` scores of a joined run, or None where it takes another path."""
     spec = prepared._spec()
-    if options.policy not in ("auto", "labels") or options.labels_given or not options.point_only:
+    if options.labels_given or not options.point_only:
         return None
     try:
         splits = _splits(spec, options)
-    except ValueError:
+    except FactBoardError:
         return None
     units = np.unique(prepared.unit[j.has_pred])
     if len(units) != 1:
@@ -117,7 +172,10 @@ def _scope(prepared: Prepared, j: _Joined, options: ScoreOptions) -> _Scope | No
         return None  # sentence labels roll up to summaries: the scorer's own path
     scope = np.flatnonzero((prepared.unit == unit) & np.isin(prepared.split, splits))
     scored = scope[j.has_pred[scope]]
-    usable = ~np.isnan(j.label[scored])
+    final = None if not len(scored) else _final(prepared, j.label[scored], j.score[scored], options)
+    if final is None:
+        return None
+    usable = ~np.isnan(final)
     if not usable.any():
         return None
     unparsable = int((~usable).sum())
@@ -127,7 +185,10 @@ def _scope(prepared: Prepared, j: _Joined, options: ScoreOptions) -> _Scope | No
         missing=len(scope) - len(scored),
         unparsable=unparsable,
     )
-    return _Scope(scored[usable], "+".join(splits), unit, counts)
+    rows = scored[usable]
+    scores = j.score[rows]
+    auroc = not np.isnan(scores).any()
+    return _Scope(rows, "+".join(splits), unit, counts, final[usable], scores if auroc else None)
 
 
 def score_labels(
@@ -145,35 +206,64 @@ def score_labels(
         return out
     truth = prepared.samples["label"].to_numpy(dtype=np.float64, na_value=np.nan)
     domain = prepared.samples["domain"].fillna("").astype(str).to_numpy()
-    groups: dict[tuple[bytes, str, str], list[tuple[int, _Scope, np.ndarray]]] = {}
+    groups: dict[tuple[bytes, str, str], list[tuple[int, _Scope, ScoreOptions]]] = {}
     for i, (table, opts) in enumerate(zip(tables, options, strict=True)):
         j = _join(prepared, table)
         s = None if j is None else _scope(prepared, j, opts)
-        if j is None or s is None or np.isnan(truth[s.rows]).any():
+        if s is None or np.isnan(truth[s.rows]).any():
             continue
-        key = (s.rows.tobytes(), s.split, s.unit)
-        groups.setdefault(key, []).append((i, s, j.label[s.rows]))
+        groups.setdefault((s.rows.tobytes(), s.split, s.unit), []).append((i, s, opts))
     for members in groups.values():
-        rows = members[0][1].rows
-        labels = np.stack([lab for _, _, lab in members])
-        values = _group_values(prepared, rows, truth[rows].astype(int), labels, domain[rows])
-        for (i, s, _), v in zip(members, values, strict=True):
+        first = members[0][1]
+        rows = first.rows
+        y, doms = truth[rows].astype(int), domain[rows]
+        masks = prepared.masks(rows)
+        labels = np.stack([s.labels for _, s, _ in members])
+        ctx = _context(prepared, first, doms, ScoreOptions(point_only=True))
+        values = _group_values(prepared, masks, y, labels, doms, ctx)
+        for (i, s, opts), v in zip(members, values, strict=True):
+            if s.scores is not None:  # AUROC: the scorer's own function, run by run
+                run_ctx = _context(prepared, s, doms, opts)
+                for r in roc_auc_results(y, s.scores, masks, doms, run_ctx):
+                    if r.value is not None:
+                        v[(r.slice_kind, r.slice_value, r.metric)] = (r.value, r.n)
             out[i] = PointScored(
                 s.counts, {(s.split, s.unit, *k[:3], ""): val for k, val in v.items()}
             )
     return out
 
 
-def _group_values(
-    prepared: Prepared, rows: np.ndarray, y: np.ndarray, labels: np.ndarray, domains: np.ndarray
-) -> list[dict[tuple[str, str, str], tuple[float, int]]]:
-    """The point values of the runs whose final labels are the rows of `labels` (over the
-    samples at `rows`, whose true labels are `y`): (kind, value, metric) -> (value, n)."""
-    spec = prepared._spec()
+def _context(
+    prepared: Prepared, s: _Scope, domains: np.ndarray, options: ScoreOptions
+) -> SliceContext:
+    """The SliceContext `scoring._score_frame` makes for these rows, point values only."""
+    stratify = prepared._spec().overall == "mean_over_domains"
     present = sorted(set(domains) - {""})
-    stratify = spec.overall == "mean_over_domains"
-    ctx = SliceContext("", "", 1, 0, 0.95, None, present, stratify and bool(present), True)
-    masks = prepared.masks(rows)
+    return SliceContext(
+        s.split,
+        s.unit,
+        options.resamples,
+        options.seed,
+        options.level,
+        domains if stratify else None,
+        present,
+        stratify and bool(present),
+        True,
+    )
+
+
+def _group_values(
+    prepared: Prepared,
+    masks: list[tuple[str, str, np.ndarray]],
+    y: np.ndarray,
+    labels: np.ndarray,
+    domains: np.ndarray,
+    ctx: SliceContext,
+) -> list[dict[tuple[str, str, str], tuple[float, int]]]:
+    """The label metrics' point values of the runs whose final labels are the rows of `labels`
+    (over samples whose true labels are `y`): (kind, value, metric) -> (value, n)."""
+    spec = prepared._spec()
+    present = ctx.present
     planned = plan(detection_metrics(spec, y, y, {}), masks, domains, ctx)
     # every mask a value needs, once: the slice's, or each domain's part of it
     needed: dict[bytes, int] = {}

@@ -8,10 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from evaluator.benchmarks import registry
 from evaluator.core.batch_scoring import Key, score_labels
+from evaluator.core.errors import ScoringError
 from evaluator.core.scoring import Prepared, ScoreOptions
 from evaluator.core.types import Counts
 from evaluator.store import ingested
@@ -60,6 +62,31 @@ def _tables(samples: pd.DataFrame, rng: np.random.Generator) -> list[pa.Table]:
     return out
 
 
+def _scored_tables(samples: pd.DataFrame, rng: np.random.Generator) -> list[pa.Table]:
+    """Files with scores: with labels too (labels are final, AUROC from the scores), scores
+    alone, some scores missing, scores tied, integer scores, scores beyond [0, 1]."""
+    ids = samples["sample_id"].astype(str).to_numpy()
+    n = len(ids)
+    out = []
+    for k in range(16):
+        keep = np.ones(n, dtype=bool) if k % 2 == 0 else rng.random(n) < 0.8
+        sel = np.flatnonzero(keep)
+        sc = rng.random(len(sel))
+        if k % 4 == 1:
+            sc = np.round(sc, 1)  # ties
+        if k % 5 == 2:
+            sc[rng.random(len(sel)) < 0.15] = np.nan
+        cols: dict[str, pa.Array] = {"sample_id": pa.array(ids[sel])}
+        if k % 3 == 0:
+            cols["label"] = pa.array(rng.integers(0, 2, len(sel)), pa.int8())
+        if k == 7:
+            cols["score"] = pa.array(rng.integers(0, 3, len(sel)))  # integers beyond [0, 1]
+        else:
+            cols["score"] = pa.array(sc * (4.0 if k == 11 else 1.0), pa.float64())
+        out.append(pa.table(cols))
+    return out
+
+
 def _check_same(prepared: Prepared, tables: list[pa.Table], options: list[ScoreOptions]) -> int:
     batch = score_labels(prepared, tables, options)
     taken = 0
@@ -99,7 +126,8 @@ def test_runs_the_array_pass_does_not_take_are_left_to_the_scorer(demo: Prepared
     ids = demo.samples["sample_id"].astype(str).tolist()
     lab = [i % 2 for i in range(len(ids))]
     good = pa.table({"sample_id": ids, "label": pa.array(lab, pa.int8())})
-    scored = good.append_column("score", pa.array([0.5] * len(ids)))
+    infinite = good.append_column("score", pa.array([float("inf")] + [0.5] * (len(ids) - 1)))
+    text_score = good.append_column("score", pa.array(["0.5"] * len(ids)))
     repeated = pa.table({"sample_id": ids + ids[:1], "label": pa.array(lab + lab[:1], pa.int8())})
     unknown = pa.table({"sample_id": ["nope", *ids[1:]], "label": pa.array(lab, pa.int8())})
     two = pa.table({"sample_id": ids, "label": pa.array([2] + lab[1:], pa.int8())})
@@ -108,13 +136,15 @@ def test_runs_the_array_pass_does_not_take_are_left_to_the_scorer(demo: Prepared
     point = ScoreOptions(point_only=True)
     cases = [
         (good, point),
-        (scored, point),
+        (infinite, point),
+        (text_score, point),
         (repeated, point),
         (unknown, point),
         (two, point),
         (text, point),
         (no_label, point),
-        (good, ScoreOptions(policy="fixed", threshold=0.5, point_only=True)),
+        (good, ScoreOptions(policy="fixed", threshold=0.5, point_only=True)),  # no score
+        (good, ScoreOptions(policy="dev", point_only=True)),
         (good, ScoreOptions()),  # with CIs: the bootstrap is the scorer's
         (good, ScoreOptions(labels_given=True, point_only=True)),
     ]
@@ -144,3 +174,28 @@ def test_pooled_benchmarks_and_units(tmp_path: Path) -> None:
         if name == "summexecedit":
             options = [ScoreOptions(point_only=True)] * len(tables)
         assert _check_same(prepared, tables, options) > len(tables) // 2
+
+
+def test_scored_runs_scored_together_equal_each_scored_alone(demo: Prepared) -> None:
+    """Labels as given with AUROC from the scores; a fixed threshold; the benchmark's protocol
+    threshold on probabilities; and what those refuse (scores that are not probabilities under
+    the protocol, a threshold tuned on dev) left to the scorer."""
+    import dataclasses
+
+    rng = np.random.default_rng(11)
+    tables = _scored_tables(demo.samples, rng)
+    fixed = ScoreOptions(policy="fixed", threshold=0.5, point_only=True)  # ties at it
+    auto = ScoreOptions(point_only=True)
+    assert _check_same(demo, tables, [fixed] * len(tables)) == len(tables)
+    with_labels = [t for t in tables if "label" in t.column_names]
+    assert _check_same(demo, with_labels, [auto] * len(with_labels)) == len(with_labels)
+    scores_only = [t for t in tables if "label" not in t.column_names]
+    # "auto" on scores alone tunes a threshold on dev: the scorer's own path
+    assert score_labels(demo, scores_only, [auto] * len(scores_only)) == [None] * len(scores_only)
+    spec = dataclasses.replace(demo._spec(), fixed_threshold=0.5)
+    protocol = Prepared(spec, demo.samples)
+    taken = _check_same(protocol, scores_only, [auto] * len(scores_only))
+    beyond = [t for t in scores_only if pc.max(t["score"]).as_py() > 1]
+    assert beyond and taken == len(scores_only) - len(beyond)
+    with pytest.raises(ScoringError, match="not probabilities"):
+        protocol.score(beyond[0].to_pandas(), auto)
