@@ -373,25 +373,29 @@ class Manifest:
 
 
 def read_shard(data: bytes, kind: str, run_ids: set[str], what: str) -> dict[str, pa.Table]:
-    """The rows of `run_ids` in one shard, per run, as the run folder file's schema."""
+    """The rows of `run_ids` in one shard, per run, as the run folder file's schema. A shard is
+    written run by run (each run's rows together, in their stored order): read so, its runs are
+    slices of it, with no copy; a shard in another order is grouped by run first."""
     t = read_table(data, shard_schema(kind), what)
-    if run_ids:
-        t = t.filter(pc.is_in(t["run_id"], pa.array(sorted(run_ids), pa.string())))
+    if t["run_id"].null_count:
+        t = t.filter(pc.is_valid(t["run_id"]))
     out: dict[str, pa.Table] = {}
     if not len(t):
         return out
     import numpy as np
 
     col = t["run_id"].combine_chunks().dictionary_encode()
-    order = np.argsort(col.indices.to_numpy(zero_copy_only=False), kind="stable")
-    t = t.take(pa.array(order))  # grouped by run, each run's rows in their stored order
-    idx = col.indices.to_numpy(zero_copy_only=False)[order]
+    idx = col.indices.to_numpy(zero_copy_only=False)
     names = col.dictionary.to_pylist()
     starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+    if len(starts) != len(names):  # a run's rows apart: group them (a stable sort)
+        order = np.argsort(idx, kind="stable")
+        t, idx = t.take(pa.array(order)), idx[order]
+        starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
     ends = np.r_[starts[1:], len(idx)]
     body = t.drop_columns(["run_id"])
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
         rid = names[idx[s]]
-        if rid is not None:
+        if rid is not None and (not run_ids or rid in run_ids):
             out[rid] = body.slice(s, e - s)
     return out
