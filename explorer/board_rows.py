@@ -126,6 +126,11 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
         return empty.set_axis(pd.Index([], dtype=object), axis=0)
     f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
     sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
+    # has FactBoard re-run it? (evaluator.submissions.verification)
+    checked = [
+        verification.label_and_status(o, c, s)
+        for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
+    ]
     return pd.DataFrame(
         {
             "model": f["model_name"],
@@ -146,15 +151,8 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
             "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
             "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
             "params_from": [w for _, w in sizes],
-            # has FactBoard re-run it? (evaluator.submissions.verification)
-            "verified": [
-                verification.label_of(o, c, s)
-                for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
-            ],
-            "verified_code": [
-                verification.status_of(o, c, s)
-                for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
-            ],
+            "verified": [label for label, _ in checked],
+            "verified_code": [status for _, status in checked],
         },
         index=f.index,
     ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept

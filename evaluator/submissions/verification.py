@@ -139,11 +139,18 @@ def details_of(submission: object) -> str:
 
 def label_of(origin: str, config: object, submission: object) -> str:
     """The status as the board and `runs` show it: its badge, then its figures."""
-    status = status_of(origin, config, submission)
+    return label_and_status(origin, config, submission)[0]
+
+
+def label_and_status(origin: str, config: object, submission: object) -> tuple[str, str]:
+    """`label_of` and `status_of` together, the submission's JSON text read once (the board
+    asks both of every run)."""
+    sub = _as_dict(submission)
+    status = status_of(origin, config, sub)
     if not status:
-        return ""
-    details = details_of(submission) if origin == "submitted" else ""
-    return BADGES[status] + (f": {details}" if details else "")
+        return "", ""
+    details = details_of(sub) if origin == "submitted" else ""
+    return BADGES[status] + (f": {details}" if details else ""), status
 
 
 def record_status(rec: RunRecord) -> str:
