@@ -484,6 +484,8 @@ def main() -> int:
         g = f"goal <= {goal:g}" if goal is not None else ""
         v = f"{value:10.0f}" if float(value).is_integer() else f"{value:10.3f}"
         print(f"{name:52} {v}  {g:16} {'MISSED' if miss else '':6} {note}")
+    load = os.getloadavg()
+    print(f"load average at the end of the run: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1
 
