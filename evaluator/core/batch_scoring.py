@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from evaluator.core import metrics as M
 from evaluator.core.errors import FactBoardError
-from evaluator.core.scoring import Prepared, ScoreOptions, _splits
+from evaluator.core.scoring import Prepared, ScoreOptions, _splits, slice_context
 from evaluator.core.slice_metrics import SliceContext, detection_metrics, plan, roc_auc_results
 from evaluator.core.types import Counts
 
@@ -219,11 +219,11 @@ def score_labels(
         y, doms = truth[rows].astype(int), domain[rows]
         masks = prepared.masks(rows)
         labels = np.stack([s.labels for _, s, _ in members])
-        ctx = _context(prepared, first, doms, ScoreOptions(point_only=True))
+        ctx = slice_context(spec, first.split, first.unit, doms, ScoreOptions(point_only=True))
         values = _group_values(prepared, masks, y, labels, doms, ctx)
         for (i, s, opts), v in zip(members, values, strict=True):
             if s.scores is not None:  # AUROC: the scorer's own function, run by run
-                run_ctx = _context(prepared, s, doms, opts)
+                run_ctx = slice_context(spec, s.split, s.unit, doms, opts)
                 for r in roc_auc_results(y, s.scores, masks, doms, run_ctx):
                     if r.value is not None:
                         v[(r.slice_kind, r.slice_value, r.metric)] = (r.value, r.n)
@@ -231,25 +231,6 @@ def score_labels(
                 s.counts, {(s.split, s.unit, *k[:3], ""): val for k, val in v.items()}
             )
     return out
-
-
-def _context(
-    prepared: Prepared, s: _Scope, domains: np.ndarray, options: ScoreOptions
-) -> SliceContext:
-    """The SliceContext `scoring._score_frame` makes for these rows, point values only."""
-    stratify = prepared._spec().overall == "mean_over_domains"
-    present = sorted(set(domains) - {""})
-    return SliceContext(
-        s.split,
-        s.unit,
-        options.resamples,
-        options.seed,
-        options.level,
-        domains if stratify else None,
-        present,
-        stratify and bool(present),
-        True,
-    )
 
 
 def _group_values(

@@ -663,19 +663,7 @@ def _score_frame(
     if spec.task == "explanation-grading":
         return _score_explanations(spec, f, unit, split_name, options, grades)
     domains = f["domain"].fillna("").astype(str).to_numpy()
-    stratify = spec.overall == "mean_over_domains"
-    present = sorted(set(domains) - {""})
-    ctx = SliceContext(
-        split_name,
-        unit,
-        options.resamples,
-        options.seed,
-        options.level,
-        domains if stratify else None,
-        present,
-        stratify and bool(present),
-        options.point_only,
-    )
+    ctx = slice_context(spec, split_name, unit, domains, options)
     if spec.task == "correlation":
         x = f["score"].astype(float).to_numpy()
         h = f["human_score"].astype(float).to_numpy()
@@ -705,6 +693,27 @@ def _score_frame(
         out += roc_auc_results(y, f["score"].astype(float).to_numpy(), masks, domains, ctx)
     order = {(k, v): i for i, (k, v, _) in enumerate(masks)}
     return sorted(out, key=lambda res: order[(res.slice_kind, res.slice_value)])
+
+
+def slice_context(
+    spec: ScoringSpec, split: str, unit: str, domains: np.ndarray, options: ScoreOptions
+) -> SliceContext:
+    """What every result of a frame whose samples lie in `domains` shares: where the benchmark
+    averages over its domains, its resamples are drawn within them and its overall values are
+    the mean over the domains present."""
+    stratify = spec.overall == "mean_over_domains"
+    present = sorted(set(domains) - {""})
+    return SliceContext(
+        split,
+        unit,
+        options.resamples,
+        options.seed,
+        options.level,
+        domains if stratify else None,
+        present,
+        stratify and bool(present),
+        options.point_only,
+    )
 
 
 def _masked_mean(values: np.ndarray, keep: np.ndarray) -> M.Stat:
