@@ -75,7 +75,7 @@ def test_default_board_on_the_demo(data: Path) -> None:
     at.multiselect(key="lb.cols").set_value([*L.DEFAULT_COLUMNS, "coverage"]).run()
     assert (table(at)["Coverage"] == "3/3 domains").all()
     at.multiselect(key="lb.cols").set_value(L.DEFAULT_COLUMNS).run()
-    assert "paired bootstrap" in at.caption[1].value
+    assert "paired bootstrap" in at.caption[2].value  # (after the notice and the header)
     at.session_state["lb.downloads"] = True
     at.run()
     assert [b.label for b in at.download_button] == [
@@ -261,7 +261,7 @@ def test_published_only_benchmark(data: Path) -> None:
     # published numbers only: ranked by value, and said so
     assert t.columns[0] == "Rank (by value)" and t["Rank (by value)"].iloc[0] == 1
     assert "Δ to top" in t.columns
-    assert "not significance" in at.caption[1].value
+    assert "not significance" in at.caption[2].value  # (after the notice and the header)
     assert any(e.label.startswith("Charts: Values plot") for e in at.expander)
     opened = open_page(
         {
