@@ -7,6 +7,7 @@ widgets, calls explorer's pure functions, and renders. See docs/ARCHITECTURE.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -17,7 +18,7 @@ from evaluator.core import formatting as F
 from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label, metric_label
 from evaluator.submissions import verification
-from explorer import charts, ui
+from explorer import charts, ui, widgets
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer.sections import chart_or_caption
@@ -67,7 +68,7 @@ def _ingest_command(bench: str) -> None:
             st.code(f"python -m evaluator ingest {bench} --from PATH", language="bash")
 
 
-FILTERS_TITLE = "Search, filter, sort and columns"
+FILTERS_TITLE = "Search, filter, sort and columns; runs or published numbers"
 
 
 def board_filters(board: L.Board, page: str, narrowed: bool) -> L.Look:
@@ -110,17 +111,25 @@ def _look_from_url(board: L.Board) -> L.Look:
     kinds = chosen("kind", L.kinds_present(rows), [])
     origins = chosen("origin", L.origins_present(rows), [])
     verified = chosen("verified", L.verified_present(rows), [])
-    sorts = list(L.SORTS)
-    sort = next((v for v in st.query_params.get_all("sort")[:1] if v in sorts), sorts[0])
-    ui.set_url_value("sort", sort)
+    sort = _one_from_url("sort", list(L.SORTS))
+    which = _one_from_url("rows", list(L.ROW_SETS))
     cols = [*L.OPTIONAL_COLUMNS, *board.other_metrics]
     columns = chosen("cols", cols, [c for c in L.DEFAULT_COLUMNS if c in cols])
-    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified))
+    return L.Look(
+        search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified), which
+    )
+
+
+def _one_from_url(name: str, options: list[str]) -> str:
+    """The URL's choice among `options` (the first where it names none), written back."""
+    value = next((v for v in st.query_params.get_all(name)[:1] if v in options), options[0])
+    ui.set_url_value(name, value)
+    return value
 
 
 def _filter_widgets(board: L.Board, page: str) -> L.Look:
     """Search, kind, origin, verification, order and extra columns, in one row above the
-    board."""
+    board, and which rows (runs, published numbers or both) below them."""
     rows = board.rows
     f = st.columns([2, 1.6, 1.6, 1.6, 1.3, 1.2])
     search = ui.url_text("Search model", "q", page, container=f[0], placeholder="name contains…")
@@ -167,7 +176,36 @@ def _filter_widgets(board: L.Board, page: str) -> L.Look:
             help="Rank, model and the score are always shown. A column with nothing to "
             "show for the rows in view is left out. The link keeps your choice.",
         )
-    return L.Look(search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified))
+    which = ui.url_radio(
+        "Show",
+        list(L.ROW_SETS),
+        "rows",
+        page,
+        format_func=L.ROW_SETS.__getitem__,
+        horizontal=True,
+    )
+    return L.Look(
+        search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified), which
+    )
+
+
+DOWNLOADS_TITLE = "Download this table: CSV, JSON, LaTeX, Every Eval Ever"
+
+
+@st.fragment
+def board_downloads(
+    table: Callable[[], pd.DataFrame],
+    stem: str,
+    page: str,
+    eee: Callable[[], bytes] | None,
+) -> None:
+    """The table's downloads (widgets.download_buttons), drawn when opened (four buttons
+    cost the browser their code and a render on every first view), in a fragment: opening
+    it reruns this alone."""
+    box = st.expander(DOWNLOADS_TITLE, icon="⬇️", key=f"{page}.downloads", on_change="rerun")
+    if box.open:
+        with box:
+            widgets.download_buttons(table, stem, page, eee=eee)
 
 
 def board_table(
@@ -212,13 +250,34 @@ def board_table(
     )
 
 
+RUN_CARD_TITLE = "Inspect a run: its details, the samples it gets wrong, a comparison"
+
+
 def run_card(
     con: Q.Con, shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: str
 ) -> None:
-    """'Inspect a run': the chosen run's number, model facts and links to its wrong samples
-    and to the compare page."""
+    """'Inspect a run', folded away and drawn only when open (its picker of every run costs
+    the browser a widget's code and a long list on the first view); open at first when the
+    link names a run. Folded, the link names none (a copied link opens the page as it is)."""
+    key = f"{page}.runcard"
+    # the first state, fixed for the session (as the filters': a state that followed the
+    # URL would change the expander's identity when a run is picked, and the next click
+    # that folds it would be lost)
+    first = bool(st.session_state.setdefault(f"{key}.first", bool(ui.url_value("run"))))
+    box = st.expander(RUN_CARD_TITLE, expanded=first, icon="🔎", key=key, on_change="rerun")
+    if not box.open:
+        ui.set_url_value("run", None)
+        return
+    with box:
+        _run_card(con, shown, page, view, metric_title)
+
+
+def _run_card(
+    con: Q.Con, shown: pd.DataFrame, page: str, view: L.BoardQuery, metric_title: str
+) -> None:
+    """The chosen run's number, model facts and links to its wrong samples and to the
+    compare page."""
     run_rows = shown[shown["origin_code"] != "reported"]
-    st.subheader("Inspect a run")
     if run_rows.empty:
         st.caption(
             "No FactBoard run in this view: published numbers have no per-sample predictions "

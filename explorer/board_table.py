@@ -98,6 +98,7 @@ class Look:
     sort: str = "value"
     columns: tuple[str, ...] = tuple(DEFAULT_COLUMNS)
     verified: tuple[str, ...] = ()  # verification statuses (evaluator.submissions.verification)
+    rows: str = "all"  # which rows (ROW_SETS): FactBoard's runs, published numbers or both
 
 
 def count_line(shown: pd.DataFrame, rows: pd.DataFrame) -> str:

@@ -86,20 +86,21 @@ def store(force: bool = False) -> Store:
     return s
 
 
+NOTICE_MARK = "ℹ️"  # the mark of the quiet line at the top of every page
+
+
 def hub_notice(notice: Any) -> None:
     """The results repo's line at the top of every page (evaluator.hub.background.page_notice):
     a warning when the repo cannot be reached or refused the token; a quiet line when the board
-    runs on its own data (no results repo), kept out of the page's own notices."""
+    runs on its own data (no results repo), kept out of the page's own notices: a caption
+    (an HTML element would cost every new browser tab the code of st.html and its sanitizer
+    before its first page is complete)."""
     if notice is None:
         return
     if notice.level == "warning":
         st.warning(md_escape(notice.text), icon="⚠️")
         return
-    st.html(
-        '<div class="factboard-notice" style="font-size:0.85rem;padding:0.35rem 0.75rem;'
-        "border-left:3px solid rgba(28,131,225,0.6);background:rgba(28,131,225,0.07);"
-        'border-radius:0.25rem;">ℹ️ ' + html.escape(notice.text, quote=True) + "</div>"
-    )
+    st.caption(f"{NOTICE_MARK} {md_escape(notice.text)}")
 
 
 def problems_notice(s: Store) -> None:

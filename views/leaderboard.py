@@ -46,12 +46,12 @@ def paper_of(root: str, token: str, view: L.BoardQuery) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def table_of(
-    root: str, token: str, view: L.BoardQuery, which: str, look: L.Look, mlabel: str
+    root: str, token: str, view: L.BoardQuery, look: L.Look, mlabel: str
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The board as shown (L.display_table) and as the grid gets it (L.screen_table: the
-    screen's table and its columns made text), for this view, row set and look."""
+    screen's table and its columns made text), for this view and look (its row set too)."""
     b = ui.board(root, token, *dataclasses.astuple(view))
-    shown = L.filter_rows(L.rows_of(b.rows, which), view.metric, look)
+    shown = L.filter_rows(L.rows_of(b.rows, look.rows), view.metric, look)
     table = L.display_table(shown, look.columns, mlabel, board=b)
     return table, *L.screen_table(table)
 
@@ -121,19 +121,11 @@ b = ui.board(root, token, bench, unit, kind, value, metric, grader)
 rows = b.rows
 
 narrowed = any(ui.url_value(k) for k in ("q", "kind", "origin", "verified"))
+narrowed = narrowed or ui.url_value("rows") in set(L.ROW_SETS) - {"all"}
 look = board_sections.board_filters(b, PAGE, narrowed)
-which = ui.url_radio(
-    "Show",
-    list(L.ROW_SETS),
-    "rows",
-    PAGE,
-    format_func=L.ROW_SETS.__getitem__,
-    horizontal=True,
-    label_visibility="collapsed",
-)
-shown = L.filter_rows(L.rows_of(rows, which), metric, look)
+shown = L.filter_rows(L.rows_of(rows, look.rows), metric, look)
 mlabel = metric_label(metric, grader)
-table, screen, as_text = table_of(root, token, view, which, look, mlabel)
+table, screen, as_text = table_of(root, token, view, look, mlabel)
 
 st.caption(b.method)
 if b.notes:
@@ -146,11 +138,11 @@ st.markdown(
 board_sections.board_table(
     table, L.column_help(table, metric, grader, kind, value, b.method), (screen, as_text)
 )
-widgets.download_buttons(
+board_sections.board_downloads(
     partial(L.display_table, shown, look.columns, mlabel, board=b, download=True),
     L.file_stem(bench, unit, kind, value, metric),
     PAGE,
-    eee=L.eee_download(shown, s.root, bench if bench in ingested else None),
+    L.eee_download(shown, s.root, bench if bench in ingested else None),
 )
 
 paper = paper_of(root, token, view)

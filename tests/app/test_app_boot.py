@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.cli.main import main
+from explorer import ui
 from tests.support.apptest import open_app_page
 
 
@@ -59,7 +60,8 @@ def test_the_across_page_of_a_fresh_container_has_the_published_models(container
 
 def test_the_first_page_says_no_results_repo_is_connected(container: Path) -> None:
     at = open_app_page("views/home.py")
-    notes = [h.proto.body for h in at.get("html") if "factboard-notice" in h.proto.body]
+    # a quiet line (a caption), not a warning
+    notes = [c.value for c in at.caption if c.value.startswith(ui.NOTICE_MARK)]
     assert len(notes) == 1 and "not connected to a results repo" in notes[0]
     assert "published numbers that ship with FactBoard" in notes[0]
     assert not [w for w in at.warning if "results repo" in w.value]

@@ -66,13 +66,18 @@ def test_default_board_on_the_demo(data: Path) -> None:
     assert t["Rank"].min() == 1
     # the filters are folded away and not drawn; the URL holds their defaults all the same
     assert not at.multiselect and not at.text_input
+    # and so are the downloads, the run card and the choice of rows (runs, published, both)
+    assert not at.download_button and not at.radio
+    assert "lb.run" not in [w.key for w in at.selectbox]
     assert at.query_params["sort"] == "value" and at.query_params["cols"] == L.DEFAULT_COLUMNS
     # the coverage, on demand
     open_filters(at)
     at.multiselect(key="lb.cols").set_value([*L.DEFAULT_COLUMNS, "coverage"]).run()
     assert (table(at)["Coverage"] == "3/3 domains").all()
     at.multiselect(key="lb.cols").set_value(L.DEFAULT_COLUMNS).run()
-    assert "paired bootstrap" in at.caption[1].value
+    assert "paired bootstrap" in at.caption[2].value  # (after the notice and the header)
+    at.session_state["lb.downloads"] = True
+    at.run()
     assert [b.label for b in at.download_button] == [
         "⬇️ CSV",
         "⬇️ JSON",
@@ -196,6 +201,8 @@ def test_origin_filter(data: Path) -> None:
 
 def test_drill_down_links_to_the_samples_it_gets_wrong(data: Path) -> None:
     at = open_page({"slice": "domain", "value": "science"})
+    at.session_state["lb.runcard"] = True  # the run card, opened
+    at.run()
     run_opts = at.selectbox(key="lb.run").options
     assert run_opts[0] == "choose a run…" and len(run_opts) == 6
     rid = next(p.name for p in (data / "runs").iterdir() if "random-guess" in p.name)
@@ -209,6 +216,10 @@ def test_drill_down_links_to_the_samples_it_gets_wrong(data: Path) -> None:
     cmp = next(pl for pl in links if pl.proto.page == "compare")
     assert f"a={rid}" in cmp.proto.query_string
     assert any(t.value.startswith("Random guess (seed 0)") for t in at.text)
+    # folded again, the card is not drawn and the link names no run
+    at.session_state["lb.runcard"] = False
+    at.run()
+    assert "run" not in at.query_params and "lb.run" not in [w.key for w in at.selectbox]
 
 
 def test_model_names_are_text_not_markup(data: Path) -> None:
@@ -250,7 +261,7 @@ def test_published_only_benchmark(data: Path) -> None:
     # published numbers only: ranked by value, and said so
     assert t.columns[0] == "Rank (by value)" and t["Rank (by value)"].iloc[0] == 1
     assert "Δ to top" in t.columns
-    assert "not significance" in at.caption[1].value
+    assert "not significance" in at.caption[2].value  # (after the notice and the header)
     assert any(e.label.startswith("Charts: Values plot") for e in at.expander)
     opened = open_page(
         {
@@ -325,6 +336,7 @@ def test_show_only_factboard_runs_or_published_rows(data: Path) -> None:
     at = open_page({"benchmark": "summedits"})
     assert at.query_params["rows"] == "all"
     assert len(table(at)) > 0
+    open_filters(at)
     at.radio(key="lb.rows").set_value("published").run()
     assert at.query_params["rows"] == "published"
     # (no run on SummEdits here: its published numbers are ranked by value, and said so)
@@ -332,6 +344,10 @@ def test_show_only_factboard_runs_or_published_rows(data: Path) -> None:
     assert any("not significance" in c.value for c in at.caption)
     at = open_page({"benchmark": "demo", "rows": "runs"})
     assert len(table(at)) == 5 and table(at)["Rank"].notna().all()
+    # a link that narrows the rows opens the filters, where the choice is shown
+    assert at.radio(key="lb.rows").value == "runs"
+    at = open_page({"benchmark": "demo", "rows": "nonsense"})
+    assert at.query_params["rows"] == "all" and not at.radio
 
 
 def test_published_duplicates_fold_and_suspect_rows_are_flagged(data: Path) -> None:

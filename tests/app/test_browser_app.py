@@ -201,7 +201,10 @@ def test_board_slice_sample_compare_and_csv(server: tuple[str, Path], page) -> N
     assert "slice=domain" in p.url and "value=news" in p.url
     rows = table(p)
     assert len(rows) == 5
-    # 3. a sample from it: the samples the random baseline gets wrong in news
+    # 3. a sample from it: the samples the random baseline gets wrong in news (the run
+    # card is folded away until opened)
+    p.get_by_text("Inspect a run", exact=False).click()
+    settle(p)
     choose(p, "Run", "Random guess (seed 0)")
     p.get_by_text("Samples this run gets wrong in news").click()
     expect(p.get_by_role("heading", name="Samples")).to_be_visible()
@@ -243,6 +246,7 @@ def test_board_slice_sample_compare_and_csv(server: tuple[str, Path], page) -> N
     settle(p)
     shown = table(p)
     assert {r["Kind"] for r in shown} == {"baseline"}
+    p.get_by_text("Download this table", exact=False).click()  # folded until opened
     with p.expect_download() as dl:
         p.get_by_role("button", name="⬇️ CSV").click()
     path = dl.value.path()
