@@ -196,6 +196,8 @@ def test_6_a_latex_table_of_this_view_for_a_paper(server, page, tmp_path: Path) 
     url, _ = server
     p = page
     _open(p, f"{url}/leaderboard?benchmark=summedits", "Leaderboard")
+    # the downloads are folded under a title that names LaTeX; a click opens them
+    p.get_by_text("Download this table", exact=False).click()
     button = p.get_by_role("button", name=re.compile("LaTeX"))
     button.scroll_into_view_if_needed()
     with p.expect_download() as dl:
