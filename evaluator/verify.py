@@ -14,6 +14,7 @@ pulled shard against one), through the scorer every run is scored with.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -146,15 +147,14 @@ def verify_records(
 
     out: list[list[str] | None] = [None] * len(items)
     batch: list[int] = []
+    options: list[ScoreOptions] = []
     for i, (rec, _, grades) in enumerate(items):
         if reference.meta.get("version") != rec.benchmark_version:
             out[i] = [_other_version(rec, reference.meta)]
         elif grades is None:
-            batch.append(i)
-    try:
-        options = [options_of(items[i][0], full=False) for i in batch]
-    except FactBoardError:
-        options, batch = [], []
+            with contextlib.suppress(FactBoardError):  # malformed: the scorer's path says so
+                options.append(options_of(rec, full=False))
+                batch.append(i)
     scored = score_labels(reference.prepared, [items[i][1] for i in batch], options)
     for i, s in zip(batch, scored, strict=True):
         if s is not None:
