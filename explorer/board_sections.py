@@ -18,6 +18,7 @@ from evaluator.core import formatting as F
 from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import ORIGIN_BADGES, ORIGIN_HELP, kind_label, metric_label
 from evaluator.submissions import verification
+from explorer import board_table as BT
 from explorer import charts, ui, widgets
 from explorer import leaderboard as L
 from explorer import queries as Q
@@ -186,6 +187,22 @@ def _filter_widgets(board: L.Board, page: str) -> L.Look:
     )
     return L.Look(
         search, tuple(kinds), tuple(origins), sort, tuple(columns), tuple(verified), which
+    )
+
+
+def every_row(total: int, page: str) -> bool:
+    """Whether the table draws all its rows: a board of more than FIRST_ROWS rows
+    (explorer.board_table) draws the first ones until the reader turns this on (kept in the
+    link as `all=1`, so a shared link shows what its sender saw)."""
+    first = BT.FIRST_ROWS
+    if total <= first:
+        return True
+    return ui.url_toggle(
+        f"Show all {F.count(total)} rows",
+        "all",
+        page,
+        help=f"The table draws its first {first} rows in the order chosen; the filters' "
+        "search finds any model, and the downloads hold every row.",
     )
 
 

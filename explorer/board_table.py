@@ -101,14 +101,29 @@ class Look:
     rows: str = "all"  # which rows (ROW_SETS): FactBoard's runs, published numbers or both
 
 
-def count_line(shown: pd.DataFrame, rows: pd.DataFrame) -> str:
-    """'**5** rows shown (4 FactBoard runs, 1 published number) of 9' (markdown)."""
+FIRST_ROWS = 100  # rows a board draws until the reader asks for all (first_rows)
+
+
+def first_rows(shown: pd.DataFrame, every: bool) -> pd.DataFrame:
+    """The rows the table draws: all of them when `every`, else the first FIRST_ROWS in the
+    table's order. A board of thousands of runs would otherwise send every row (each with its
+    drawn CI) to the browser on every view; the downloads, the run card and the charts keep
+    every row."""
+    return shown if every else shown.head(FIRST_ROWS)
+
+
+def count_line(shown: pd.DataFrame, rows: pd.DataFrame, drawn: int | None = None) -> str:
+    """'**5** rows shown (4 FactBoard runs, 1 published number) of 9' (markdown); when only
+    the first `drawn` rows are drawn (first_rows), 'The first **100** of **2,000** rows
+    (...) of 9,000'."""
     n_runs = int((shown["origin_code"] != "reported").sum())
+    published = plural(len(shown) - n_runs, "published number")
+    kinds = f"({plural(n_runs, 'FactBoard run')}, {published})"
+    if drawn is not None and drawn < len(shown):
+        of = "" if len(shown) == len(rows) else f" of {F.count(len(rows))}"
+        return f"The first **{F.count(drawn)}** of **{F.count(len(shown))}** rows {kinds}{of}"
     head = plural(len(shown), "row").split(" ", 1)
-    return (
-        f"**{head[0]}** {head[1]} shown ({plural(n_runs, 'FactBoard run')}, "
-        f"{plural(len(shown) - n_runs, 'published number')}) of {F.count(len(rows))}"
-    )
+    return f"**{head[0]}** {head[1]} shown {kinds} of {F.count(len(rows))}"
 
 
 def column_label(column: str) -> str:

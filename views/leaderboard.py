@@ -46,13 +46,14 @@ def paper_of(root: str, token: str, view: L.BoardQuery) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def table_of(
-    root: str, token: str, view: L.BoardQuery, look: L.Look, mlabel: str
+    root: str, token: str, view: L.BoardQuery, look: L.Look, mlabel: str, every: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The board as shown (L.display_table) and as the grid gets it (L.screen_table: the
-    screen's table and its columns made text), for this view and look (its row set too)."""
+    screen's table and its columns made text), for this view and look (its row set too):
+    every row, or the first ones (L.first_rows)."""
     b = ui.board(root, token, *dataclasses.astuple(view))
     shown = L.filter_rows(L.rows_of(b.rows, look.rows), view.metric, look)
-    table = L.display_table(shown, look.columns, mlabel, board=b)
+    table = L.display_table(L.first_rows(shown, every), look.columns, mlabel, board=b)
     return table, *L.screen_table(table)
 
 
@@ -125,13 +126,15 @@ narrowed = narrowed or ui.url_value("rows") in set(L.ROW_SETS) - {"all"}
 look = board_sections.board_filters(b, PAGE, narrowed)
 shown = L.filter_rows(L.rows_of(rows, look.rows), metric, look)
 mlabel = metric_label(metric, grader)
-table, screen, as_text = table_of(root, token, view, look, mlabel)
 
 st.caption(b.method)
 if b.notes:
     st.warning("\n".join(f"- {ui.md_escape(n)}" for n in b.notes), icon="⚠️")
-st.markdown(
-    L.count_line(shown, rows)
+count = st.empty()
+every = board_sections.every_row(len(shown), PAGE)
+table, screen, as_text = table_of(root, token, view, look, mlabel, every)
+count.markdown(
+    L.count_line(shown, rows, len(table))
     + f" · {slice_title(kind)}"
     + (f": {ui.md_escape(value)}" if value else "")
 )

@@ -430,3 +430,28 @@ def test_a_new_or_deleted_run_shows_on_the_next_render(
     runs.delete_run(new.name, own)
     at.selectbox(key="lb.value").set_value("science").run()
     assert "Late arrival" not in set(table(at)["Model"]) and len(table(at)) == 5
+
+
+def test_a_long_board_draws_its_first_rows_until_asked_for_all(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board of thousands of runs would send every row to the browser on every view: it
+    draws the first FIRST_ROWS in the table's order, says so, and draws all of them when
+    asked (a choice the link keeps)."""
+    from explorer import board_table
+
+    monkeypatch.setattr(board_table, "FIRST_ROWS", 20)
+    every = table(open_page({"benchmark": "factcc_synthetic", "all": "1"}))
+    assert len(every) > 40
+    at = open_page({"benchmark": "factcc_synthetic"})
+    first = table(at)
+    assert list(first["Model"]) == list(every["Model"])[:20]
+    line = " ".join(m.value for m in at.markdown)
+    assert f"The first **20** of **{len(every)}** rows" in line
+    toggle = at.toggle(key="lb.all")
+    assert toggle.label == f"Show all {len(every)} rows" and not toggle.value
+    toggle.set_value(True).run()
+    assert len(table(at)) == len(every) and at.query_params["all"] == "1"
+    assert f"**{len(every)}** rows shown" in " ".join(m.value for m in at.markdown)
+    at.toggle(key="lb.all").set_value(False).run()
+    assert len(table(at)) == 20 and at.query_params["all"] == "0"
