@@ -8,7 +8,6 @@ a check is skipped, listed in the report and remembered by content (evaluator/hu
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import shutil
@@ -254,15 +253,11 @@ def _pulled_record(row: T.RunRow, text: str | None) -> tuple[RunRecord, bool]:
     rid = str(row["run_id"])
     if not text:
         raise FactBoardError("no run.json in its row")
-    rec = runs.validate_record(json.loads(text, parse_constant=_not_json), rid)
+    rec = runs.validate_record_text(text, rid)
     if rec.benchmark != row.get("benchmark"):
         raise FactBoardError(f"run.json names benchmark {rec.benchmark!r}, its row another")
     hidden, said = bool(row.get("hidden")), bool(rec.hidden)
     return (rec if said == hidden else rec.model_copy(update={"hidden": hidden})), said
-
-
-def _not_json(token: str) -> object:
-    raise ValueError(f"run.json holds {token}, which is not JSON")
 
 
 def _write_pulled(local: Local, rec: RunRecord, files: dict[str, pa.Table], rep: Report) -> bool:

@@ -503,6 +503,26 @@ def validate_record(data: object, run_dir: Path | str) -> RunRecord:
     return rec
 
 
+def validate_record_text(text: str, run_dir: Path | str) -> RunRecord:
+    """validate_record of a run.json's text, parsed strictly (NaN and Infinity are not JSON):
+    the same check and the same errors, in one pass of pydantic's own parser when the text is
+    a valid record (a third of the time of parsing, then validating); anything else takes
+    validate_record's path, which names what is wrong."""
+    if "NaN" not in text and "Infinity" not in text:  # pydantic's parser would take them
+        try:
+            rec = RunRecord.model_validate_json(text)
+        except (ValidationError, ValueError, RecursionError):
+            pass
+        else:
+            if rec.run_id == Path(str(run_dir)).name and _RUN_ID.match(rec.run_id):
+                return rec
+    return validate_record(json.loads(text, parse_constant=_not_json), run_dir)
+
+
+def _not_json(token: str) -> object:
+    raise ValueError(f"{RUN_FILE} holds {token}, which is not JSON")
+
+
 def read_predictions(run_dir: Path) -> pd.DataFrame:
     try:
         return pq.read_table(run_dir / PREDICTIONS_FILE).to_pandas()
