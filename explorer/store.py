@@ -17,7 +17,7 @@ its run off the board. Either way the folder is listed in `problems` (folder -> 
 files change, and no page goes down.
 
 A new store with no snapshot of this root (a replica's first page after a pull) takes the runs
-the pull wrote and checked in bulk from the engine's ledger (evaluator.store.runs.checked_runs:
+the pull wrote and checked in bulk from the engine's ledger (evaluator.store.pulled.checked_runs:
 their run.json texts in one Parquet file, and their files' modification times as written),
 for the folders whose files still have those times; any other folder is read and checked.
 
@@ -50,7 +50,7 @@ from pydantic import ValidationError
 from evaluator.core import scoring
 from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import LABEL_SCHEMA, ThresholdInfo
-from evaluator.store import layout, runs
+from evaluator.store import layout, pulled, runs
 from evaluator.store.layout import (
     GRADES_FILE,
     LABELS_FILE,
@@ -69,6 +69,7 @@ class _RunFiles:
     grades: bool
     labels: bool  # the scorer's final labels are stored (runs written before that have none)
     files: tuple[int | None, ...] = ()  # mtimes of predictions, labels and grades
+    pack: str | None = None  # a pulled run kept in a pack (evaluator/store/pulled.py): its file
 
 
 def _number(v: object) -> float | None:
@@ -93,7 +94,7 @@ def _mtime_of(path: str) -> int | None:
         return None
 
 
-_RUN_DATA_FILES = runs.CHECKED_FILES  # predictions, labels, grades
+_RUN_DATA_FILES = pulled.CHECKED_FILES  # predictions, labels, grades
 CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs is looked up
 LOAD_CHUNK = 1000  # run folders read and inserted at a time
 
@@ -329,6 +330,10 @@ class Store:
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
                     seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
+        for rid, packed in pulled.packed_runs(self.root).items():
+            if rid not in present:  # not written as a folder yet: read from its pack
+                present.add(rid)
+                seen[rid] = _RunFiles(pulled.PACKED_MTIME, packed.grades, True, (), packed.ledger)
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
                 del self.problems[f]
@@ -398,10 +403,10 @@ class Store:
         .write_runs) and that have not changed since, by the times of their files: folder ->
         the ledger file holding its run.json text. These need neither their run.json read nor
         the engine's check again."""
+        out = {f: p for f in folders if (p := seen[f].pack) is not None}  # the pack's own
         if len(folders) < CHECKED_MIN:  # a few runs: reading them is as quick
-            return {}
-        ledger = runs.checked_runs(self.root)
-        out = {}
+            return out
+        ledger = pulled.checked_runs(self.root)
         for f in folders:
             entry = ledger.get(f)
             if entry is not None and entry[0] == seen[f].mtime and entry[1] == seen[f].files:
@@ -493,6 +498,7 @@ class Store:
             else:
                 mine = self._run_benchmark
                 folders = [f for f in dict.fromkeys(run_ids) if mine.get(f) == benchmark]
+            self._unpack(folders)
             new = [
                 f
                 for f in folders
@@ -538,6 +544,7 @@ class Store:
         with self._lock:
             ids = pa.array(frame["sample_id"].astype(str).tolist(), pa.string())
             rdir = layout.runs_dir(self.root)
+            self._unpack(run_ids)
             out: dict[str, np.ndarray] = {}
             rest: list[str] = []
             for f in dict.fromkeys(run_ids):
@@ -583,6 +590,7 @@ class Store:
             if self._stats_token.get(benchmark) == token:
                 return
             folders = self._visible(benchmark)
+            self._unpack(folders)
             load = [f for f in folders if not self._runs[f].labels or self._runs[f].grades]
             if load:
                 self.ensure_labels(benchmark, load)
@@ -610,6 +618,7 @@ class Store:
         have = self._explained.get(benchmark)
         if have is None or have[0] != token:
             rdir = layout.runs_dir(self.root)
+            self._unpack(self._visible(benchmark))
             files = [str(rdir / f / PREDICTIONS_FILE) for f in self._visible(benchmark)]
             try:
                 found = Q.explanation_files(self.con, files)
@@ -654,6 +663,19 @@ class Store:
                 )
             except duckdb.Error:  # a file changed under us: what the tables hold
                 return Q.predictions_for_sample(self.con, benchmark, sample_id)
+
+    def _unpack(self, folders: Sequence[str]) -> None:
+        """Have the runs among `folders` that are still kept in a pack written as folders
+        (evaluator.store.runs.materialize) before their per-sample files are read. Their
+        state changes at the next refresh, which loads them again from their folders."""
+        rdir = layout.runs_dir(self.root)
+        packed = [
+            f
+            for f in folders
+            if (s := self._runs.get(f)) is not None and s.pack and not (rdir / f).is_dir()
+        ]
+        if packed:
+            runs.materialize(self.root, packed)
 
     def _load_run_rows(self, folders: list[str]) -> None:
         rdir = layout.runs_dir(self.root)

@@ -12,7 +12,9 @@ backoff, and `notice()` says what is wrong in one line for the page, without the
 
 `page_notice()` is called by app.py on every script run: without $FACTBOARD_HUB_REPO it starts
 nothing and says that the board runs on its shipped and local data only; with one it calls
-`start()`. The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default
+`start()`. Its pulls keep the checked runs in packs (evaluator/store/pulled.py: the board
+reads them in place) and write them as run folders right after, once the first page may be drawn.
+The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default
 30) on an empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page;
 a sync still going when that wait ends is said on that first page (the repo has not answered), not
 left for a later reload.
@@ -98,6 +100,7 @@ class Syncer:
 
     def once(self, force_pull: bool = False) -> None:
         from evaluator.hub import sync
+        from evaluator.store import runs
 
         now = time.monotonic()
         if not force_pull and now < self._next_try:
@@ -108,10 +111,14 @@ class Syncer:
             return
         try:
             if due:  # pull and push from one snapshot of the repo
-                _, pushed = sync.sync(self.client, self.data_root, self.sub_root)
+                _, pushed = sync.sync(self.client, self.data_root, self.sub_root, defer=True)
                 self.state.last_pull = time.monotonic()
                 if pushed is not None:
                     self.state.last_push = self.state.last_pull
+                # the board reads what the pull kept in packs at once; the runs become
+                # folders next, while the first page is drawn
+                self.first.set()
+                runs.materialize(self.data_root)
                 # what the pull wrote is not news (a write racing it goes out with the next poll)
                 self._pushed_print = self.fingerprint()
                 self._inbox()  # what it submits changes the fingerprint: the next tick pushes
@@ -228,9 +235,12 @@ def page_notice(data_root: Path | None = None, sub_root: Path | None = None) -> 
 
 
 def _has_runs(data_root: Path) -> bool:
-    d = layout.runs_dir(data_root)
+    from evaluator.store import pulled
+
+    if pulled.packs(data_root):
+        return True
     try:
-        return any(d.iterdir())
+        return any(layout.runs_dir(data_root).iterdir())
     except OSError:
         return False
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.hub import layout as H
-from evaluator.store import layout, runs
+from evaluator.store import layout, pulled, runs
 from evaluator.submissions.records import TERMINAL
 
 
@@ -29,10 +29,13 @@ class Local:
         return cls(data_root or layout.data_root(), sub_root or layout.submissions_root())
 
     def run_ids(self) -> set[str]:
+        """The runs this replica holds: its run folders, and the pulled runs still kept in
+        packs (evaluator/store/pulled.py) until they are written as folders."""
+        packed = set(pulled.packed_runs(self.data_root))
         d = layout.runs_dir(self.data_root)
         if not d.is_dir():
-            return set()
-        return {
+            return packed
+        return packed | {
             p.name
             for p in d.iterdir()
             if (p / runs.RUN_FILE).is_file() and (p / runs.PREDICTIONS_FILE).is_file()

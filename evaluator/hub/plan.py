@@ -112,6 +112,7 @@ def plan(
     demo: bool = False,
 ) -> Plan:
     """What differs between the local root and the repo at `remote.head`."""
+    runs.materialize(local.data_root)  # the comparison reads run folders only
     p = Plan(remote.head)
     tabs = p.tables = R.load_tables(client, remote, local.cache)
     p.problems = list(tabs.problems)

@@ -8,6 +8,7 @@ a check is skipped, listed in the report and remembered by content (evaluator/hu
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import secrets
 import shutil
@@ -33,17 +34,22 @@ if TYPE_CHECKING:
     from evaluator.core.types import RunRecord
 
 WRITERS = 4  # threads writing pulled run folders
+MANY_RUNS = 500  # from this many pulled runs, the cycle collector waits until they are written
 
 
-def pull_plan(client: HubClient, remote: Remote, local: Local, p: Plan) -> Report:
-    """Carry out the pull side of a plan made on `remote.head`; returns what changed."""
+def pull_plan(
+    client: HubClient, remote: Remote, local: Local, p: Plan, defer: bool = False
+) -> Report:
+    """Carry out the pull side of a plan made on `remote.head`; returns what changed. defer:
+    the checked runs of each shard are kept as one pack (evaluator/store/pulled.py) instead of
+    a folder each, to be written as folders later (evaluator.store.runs.materialize)."""
     rep = Report(remote.head, skipped=list(p.problems))
     _clear_stale_staging(local)
     _pull_files(client, remote, local, p, rep)
 
     assert p.tables is not None
     checks.withdraw(local.data_root, local.sub_root, p.withdraw, rep.notes)
-    rep.pulled["runs"] = _pull_runs(client, remote, local, p.tables, p.pull_runs, rep)
+    rep.pulled["runs"] = _pull_runs(client, remote, local, p.tables, p.pull_runs, rep, defer)
     if p.pull_runs:  # what failed is remembered by content, not downloaded again
         have = local.run_ids()
         rejected.remember_runs(local.cache, p.tables, remote, p.pull_runs, have, rep.skipped)
@@ -152,9 +158,31 @@ def _pull_runs(
     tabs: RemoteTables,
     run_ids: list[str],
     rep: Report,
+    defer: bool = False,
 ) -> int:
-    """Write the runs as local run folders from their rows and shards (one shard at a time: each
-    file downloaded once, in one request). Returns how many were written."""
+    """Write the runs as local run folders (or packs: defer) from their rows and shards (one
+    shard at a time: each file downloaded once, in one request). Returns how many were
+    written."""
+    if len(run_ids) < MANY_RUNS:
+        return _pull_shards(client, remote, local, tabs, run_ids, rep, defer)
+    collect = gc.isenabled()
+    gc.disable()  # thousands of records and tables: the cycle collector would rescan them all
+    try:
+        return _pull_shards(client, remote, local, tabs, run_ids, rep, defer)
+    finally:
+        if collect:
+            gc.enable()
+
+
+def _pull_shards(
+    client: HubClient,
+    remote: Remote,
+    local: Local,
+    tabs: RemoteTables,
+    run_ids: list[str],
+    rep: Report,
+    defer: bool,
+) -> int:
     groups: dict[tuple[str, str], list[str]] = {}
     for rid in run_ids:
         row = tabs.runs[rid]
@@ -187,7 +215,7 @@ def _pull_runs(
             rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
             continue
 
-        n += _write_group(local, tabs, rids, parts, rep)
+        n += _write_group(local, tabs, rids, parts, rep, defer)
     return n
 
 
@@ -197,6 +225,7 @@ def _write_group(
     rids: list[str],
     parts: dict[str, dict[str, pa.Table]],
     rep: Report,
+    defer: bool = False,
 ) -> int:
     """The runs of one shard as run folders: each record checked as a local write is
     (`_pulled_record`), then written in one pass (evaluator.store.runs.write_runs: one flush to
@@ -234,7 +263,10 @@ def _write_group(
     n = 0
     if bulk:
         try:
-            done, failed = runs.write_runs(bulk, local.data_root, workers=WRITERS)
+            if defer:
+                done, failed = runs.pack_runs(bulk, local.data_root)
+            else:
+                done, failed = runs.write_runs(bulk, local.data_root, workers=WRITERS)
         except OSError as e:
             rep.skipped.append(f"{len(bulk)} runs of one shard not written: {e}")
         else:

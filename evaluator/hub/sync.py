@@ -10,7 +10,9 @@ under <data root>/_hub/). The comparison, per kind:
 - runs: a local run the runs table lacks is pushed; a live row the local root lacks is pulled: its
   run.json (from the row) and its per-sample rows (from the shard the row names) are checked as
   a local write is, scored again from its predictions, and written as a run folder
-  (evaluator.store.runs.write_runs). A row or shard that fails a check is skipped and listed in
+  (evaluator.store.runs.write_runs), or, in the app's pulls (defer), kept with the other runs of
+  its shard in a pack that the board reads at once and that becomes folders right after
+  (evaluator/store/pulled.py). A row or shard that fails a check is skipped and listed in
   the report, never the end of the pull.
 - moderation: the local log (<submissions>/moderation.jsonl) against the runs table's
   `moderation`; the later action in the repo's commit order wins, never a date a replica wrote
@@ -103,17 +105,22 @@ def status(client: HubClient, data_root: Path | None = None, sub_root: Path | No
 
 
 def sync(
-    client: HubClient, data_root: Path | None = None, sub_root: Path | None = None
+    client: HubClient,
+    data_root: Path | None = None,
+    sub_root: Path | None = None,
+    defer: bool = False,
 ) -> tuple[Report, Report | None]:
     """Pull, then push the outbox, from one snapshot of the repo (what the app does each poll).
     The outbox is computed before the pull, which never adds to it; a failed run or shard in
-    the pull is skipped and listed, and the push goes on."""
+    the pull is skipped and listed, and the push goes on. defer: pulled runs are kept in
+    packs, for the caller to write as folders (evaluator.store.runs.materialize) once the
+    board has them (pull_plan)."""
     with _LOCK:
         local = Local.of(data_root, sub_root)
         remote = snapshot(client, cache=local.cache)
         p = plan(client, remote, local)
         try:
-            pulled = _pull(client, remote, local, p)
+            pulled = _pull(client, remote, local, p, defer)
         except HubError as e:  # what is local is published all the same
             if isinstance(e, HubAuthError):
                 raise

@@ -109,6 +109,7 @@ def _compatible(got: pa.DataType, want: pa.DataType) -> bool:
 
 
 def run_problems(root: Path | None = None) -> list[StoreProblem]:
+    runs.materialize(root)  # pulled runs still in packs become folders first
     d = layout.runs_dir(root)
     out: list[StoreProblem] = []
     if not d.is_dir():
@@ -248,6 +249,7 @@ def verify_problems(root: Path | None = None, full: bool = False) -> list[StoreP
     benchmark's samples (evaluator.verify: each run scored again)."""
     from evaluator.verify import verify_run  # the scorer: only when asked to verify
 
+    runs.materialize(root)
     d = layout.runs_dir(root)
     out: list[StoreProblem] = []
     for run_dir in sorted(p for p in d.iterdir() if p.is_dir()) if d.is_dir() else []:

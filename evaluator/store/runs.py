@@ -41,12 +41,14 @@ import os
 import re
 import secrets
 import shutil
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -63,7 +65,7 @@ from evaluator.core.types import (
     PREDICTION_SCHEMA,
     RunRecord,
 )
-from evaluator.store import atomic, layout
+from evaluator.store import atomic, layout, pulled
 from evaluator.store.layout import (
     EVIDENCE_FILE,
     GRADES_FILE,
@@ -200,6 +202,49 @@ def _redact_arrow(col: pa.ChunkedArray | pa.Array, secrets: list[str]) -> pa.Arr
     )
 
 
+def _clean_text(text: str, secrets: list[str]) -> bool:
+    """True when redaction has nothing to change in a run.json text (the quick search, in C)."""
+    low = text.lower()
+    return not any(x in text for x in secrets) and not any(
+        k in low for k in ("sk-", "hf_", "bearer", "key", "authorization")
+    )
+
+
+_BULK_SCHEMAS = {
+    PREDICTIONS_FILE: PREDICTION_SCHEMA,
+    LABELS_FILE: LABEL_SCHEMA,
+    GRADES_FILE: GRADE_SCHEMA,
+}
+
+
+def _bulk_item(
+    rec: RunRecord, text: str | None, files: dict[str, pa.Table], secrets: list[str]
+) -> tuple[str, dict[str, pa.Table]]:
+    """A run of write_runs or pack_runs as it is written: its run.json text (checked and
+    redacted) and its files cast to their schemas with their free text redacted."""
+    if not _RUN_ID.match(rec.run_id) or PREDICTIONS_FILE not in files:
+        raise FactBoardError("not a valid run id, or no predictions")
+    if text is None or not _clean_text(text, secrets):
+        data = redact_tree(rec.model_dump(mode="json"), secrets)
+        validate_record(data, rec.run_id)  # the one check, as write_run makes it
+        text = dumps_strict(data, indent=1)
+    out = {}
+    for name, table in files.items():
+        schema = _BULK_SCHEMAS[name]
+        t = table.select(schema.names)
+        if t.schema != schema:
+            t = t.cast(schema)
+        for c in _FREE_TEXT:  # a column of nulls has nothing to redact
+            if c in t.column_names and t[c].null_count < len(t):
+                at = t.schema.get_field_index(c)
+                t = t.set_column(at, c, _redact_arrow(t[c], secrets))
+        out[name] = t
+    return text, out
+
+
+_BULK_ERRORS = (FactBoardError, ValueError, KeyError, pa.ArrowException)
+
+
 def write_runs(
     items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]],
     root: Path | None = None,
@@ -222,52 +267,26 @@ def write_runs(
     runs_dir = layout.runs_dir(root)
     runs_dir.mkdir(parents=True, exist_ok=True)
     secrets = secrets_in_env()
-    schemas = {
-        PREDICTIONS_FILE: PREDICTION_SCHEMA,
-        LABELS_FILE: LABEL_SCHEMA,
-        GRADES_FILE: GRADE_SCHEMA,
-    }
     batch = staging_path("bulk", root)
     batch.mkdir()
     failed: dict[str, str] = {}
     texts: dict[str, str] = {}
 
-    def clean(text: str) -> bool:
-        """True when redaction has nothing to change in `text` (the quick search, in C)."""
-        low = text.lower()
-        return not any(x in text for x in secrets) and not any(
-            k in low for k in ("sk-", "hf_", "bearer", "key", "authorization")
-        )
-
     def stage(item: tuple[RunRecord, str | None, dict[str, pa.Table]]) -> str | None:
-        rec, text, files = item
-        if not _RUN_ID.match(rec.run_id) or PREDICTIONS_FILE not in files:
-            failed[rec.run_id] = "not a valid run id, or no predictions"
-            return None
+        rec = item[0]
         if (runs_dir / rec.run_id).exists():
             return None
         try:
-            if text is None or not clean(text):
-                data = redact_tree(rec.model_dump(mode="json"), secrets)
-                validate_record(data, rec.run_id)  # the one check, as write_run makes it
-                text = dumps_strict(data, indent=1)
+            text, files = _bulk_item(*item, secrets)
             d = batch / rec.run_id
             d.mkdir()
-            for name, table in files.items():
-                schema = schemas[name]
-                t = table.select(schema.names)
-                if t.schema != schema:
-                    t = t.cast(schema)
-                for c in _FREE_TEXT:  # a column of nulls has nothing to redact
-                    if c in t.column_names and t[c].null_count < len(t):
-                        at = t.schema.get_field_index(c)
-                        t = t.set_column(at, c, _redact_arrow(t[c], secrets))
+            for name, t in files.items():
                 sink = pa.BufferOutputStream()
                 pq.write_table(t, sink)
                 (d / name).write_bytes(sink.getvalue().to_pybytes())
             (d / RUN_FILE).write_text(text, encoding="utf-8")
             texts[rec.run_id] = text
-        except (FactBoardError, ValueError, KeyError, pa.ArrowException) as e:
+        except _BULK_ERRORS as e:
             failed[rec.run_id] = str(e)
             return None
         return rec.run_id
@@ -275,7 +294,7 @@ def write_runs(
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             staged = [r for r in pool.map(stage, items) if r is not None]
-        _flush(batch)
+        atomic.flush(batch)
         done = []
         for rid in staged:
             try:
@@ -284,119 +303,93 @@ def write_runs(
             except OSError:
                 pass  # another process wrote it meanwhile
         _fsync_dir(runs_dir)
-        _note_checked(runs_dir, {r: texts[r] for r in done})
+        pulled.note_checked(runs_dir, {r: texts[r] for r in done})
         return done, failed
     finally:
         shutil.rmtree(batch, ignore_errors=True)
 
 
-# The runs write_runs wrote, as checked (<data root>/_checked/*.parquet, one file per batch,
-# merged beyond CHECKED_KEEP files): run id, the modification times of its run.json and of its
-# CHECKED_FILES (null where absent) as written, and the run.json text. A reader that finds a
-# folder's files with these very times may take the record as checked and read its text from
-# here (the board's store does, so that a replica's first page does not read and validate
-# every pulled run.json again); any change to the folder (moderation rewrites run.json) makes
-# it a folder like any other. A cache: deleting it costs only that.
-CHECKED_DIR = "_checked"
-CHECKED_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
-CHECKED_KEEP = 16
-CHECKED_ROW_GROUP = 500
-CHECKED_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("m_run", pa.int64()),
-        ("m_files", pa.list_(pa.int64())),
-        ("run_json", pa.string()),
-    ]
-)
-
-
-def checked_dir(root: Path | None = None) -> Path:
-    return layout.runs_dir(root).parent / CHECKED_DIR
-
-
-def _stat_ns(p: Path) -> int | None:
-    try:
-        return p.stat().st_mtime_ns
-    except OSError:
-        return None
-
-
-def _note_checked(runs_dir: Path, texts: dict[str, str]) -> None:
-    if not texts:
-        return
-    rows: dict[str, list[object]] = {n: [] for n in CHECKED_SCHEMA.names}
-    for rid, text in texts.items():
-        d = runs_dir / rid
-        m = _stat_ns(d / RUN_FILE)
-        if m is None:
+def pack_runs(
+    items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]], root: Path | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """write_runs' runs kept as one pack instead of a folder each (evaluator/store/pulled.py):
+    the same checks and redaction, a few files for all of them; `materialize` writes them as
+    folders later. Returns the run ids packed and {run id: why} for those that failed a check
+    (a run that has a folder already is left out)."""
+    runs_dir = layout.runs_dir(root)
+    secrets = secrets_in_env()
+    failed: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    parts: dict[str, list[tuple[str, pa.Table]]] = {}
+    for item in items:
+        rid = item[0].run_id
+        if rid in texts or (runs_dir / rid).exists():
             continue
-        rows["run_id"].append(rid)
-        rows["m_run"].append(m)
-        rows["m_files"].append([_stat_ns(d / f) for f in CHECKED_FILES])
-        rows["run_json"].append(text)
-    d = checked_dir(runs_dir.parent)
+        try:
+            text, files = _bulk_item(*item, secrets)
+        except _BULK_ERRORS as e:
+            failed[rid] = str(e)
+            continue
+        texts[rid] = text
+        for name, t in files.items():
+            parts.setdefault(name, []).append((rid, t))
+    if texts:
+        pulled.write_pack(root, texts, {n: _with_run_ids(ts) for n, ts in parts.items()})
+    return list(texts), failed
+
+
+def _with_run_ids(tables: list[tuple[str, pa.Table]]) -> pa.Table:
+    """The runs' rows in one table, each run's together in run id order, run_id first."""
+    tables = sorted(tables, key=lambda x: x[0])
+    ids = pa.array([r for r, _ in tables], pa.string())
+    at = np.repeat(np.arange(len(tables), dtype=np.int32), [len(t) for _, t in tables])
+    body = pa.concat_tables([t for _, t in tables])
+    return body.add_column(0, "run_id", ids.take(pa.array(at)))
+
+
+_MATERIALIZING = threading.Lock()  # one writer of every packed run at a time per process
+MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
+
+
+def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
+    """Write pulled runs kept in packs (evaluator/store/pulled.py) as run folders, through
+    write_runs, MATERIALIZE_CHUNK at a time: those named (the board's store, before it reads
+    their per-sample files; never kept waiting behind a writer of them all), or all, after
+    which their packs are removed. The engine calls it before it lists or looks up runs, so
+    it only ever reads folders. Returns how many folders it wrote."""
+    found = pulled.packs(root)
+    if not found:
+        return 0
+    wanted = None if run_ids is None else set(run_ids)
+    runs_dir = layout.runs_dir(root)
+    n = 0
+    with _MATERIALIZING if wanted is None else contextlib.nullcontext():
+        for pack in found:
+            try:
+                ids = pulled.pack_ids(pack)
+            except (OSError, pa.ArrowException):
+                continue  # taken away meanwhile (written), or unreadable: the doctor says so
+            todo = [r for r in ids if (wanted is None or r in wanted)]
+            todo = [r for r in todo if not (runs_dir / r).exists()]
+            for i in range(0, len(todo), MATERIALIZE_CHUNK):
+                n += _materialize_chunk(root, pack, set(todo[i : i + MATERIALIZE_CHUNK]))
+            if wanted is None:
+                pulled.remove_pack(pack, root)
+    return n
+
+
+def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> int:
     try:
-        d.mkdir(exist_ok=True)
-        name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}.parquet"
-        with atomic.replacing(d / name) as tmp:  # by run id, in row groups a reader can skip
-            t = pa.table(rows, schema=CHECKED_SCHEMA).sort_by("run_id")
-            pq.write_table(t, tmp, compression="zstd", row_group_size=CHECKED_ROW_GROUP)
-        files = sorted(d.glob("*.parquet"))
-        if len(files) > CHECKED_KEEP:  # merged into one; a merge stopped midway loses nothing
-            merged = pa.concat_tables([pq.read_table(f, schema=CHECKED_SCHEMA) for f in files])
-            with atomic.replacing(d / f"{name[:-8]}-merged.parquet") as tmp:
-                pq.write_table(
-                    merged.sort_by("run_id"),
-                    tmp,
-                    compression="zstd",
-                    row_group_size=CHECKED_ROW_GROUP,
-                )
-            for f in files:
-                f.unlink(missing_ok=True)
+        got = pulled.pack_items(pack, run_ids)
     except (OSError, pa.ArrowException):
-        pass  # a cache: the folders are the runs
-
-
-def checked_runs(
-    root: Path | None = None,
-) -> dict[str, tuple[int, tuple[int | None, ...], str]]:
-    """run id -> (run.json's modification time, CHECKED_FILES' times, the ledger file holding
-    its text) of the runs write_runs wrote and checked (see CHECKED_DIR); the latest entry of
-    a run wins. Unreadable ledger files are passed over."""
-    out: dict[str, tuple[int, tuple[int | None, ...], str]] = {}
-    d = checked_dir(root)
-    if not d.is_dir():
-        return out
-    for f in sorted(d.glob("*.parquet")):
+        return 0  # taken away meanwhile: another writer wrote them
+    items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]] = []
+    for rid, text, files in got:
         try:
-            t = pq.read_table(f, columns=["run_id", "m_run", "m_files"])
-        except (OSError, pa.ArrowException):
-            continue
-        for rid, m, ms in zip(
-            t["run_id"].to_pylist(), t["m_run"].to_pylist(), t["m_files"].to_pylist(), strict=True
-        ):
-            if rid and m is not None and ms is not None:
-                out[rid] = (int(m), tuple(ms), str(f))
-    return out
-
-
-def _flush(path: Path) -> None:
-    """Everything written to the file system that holds `path` on disk (syncfs; os.sync where
-    that is missing): one call for a batch of files instead of an fsync per file."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if libc.syncfs(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        pass
-    os.sync()
+            items.append((validate_record_text(text, rid), text, files))
+        except CorruptRunError:
+            continue  # not what pack_runs wrote: left out
+    return len(write_runs(items, root)[0]) if items else 0
 
 
 # What _staging/ may hold: a run, a benchmark or a pull being written, or a deleted run being
@@ -688,6 +681,7 @@ def list_runs(
 
     Hidden runs (moderation) and runs superseded by another stored run are left out unless
     asked for."""
+    materialize(root)
     runs_dir = layout.runs_dir(root)
     recs: list[RunRecord] = []
     problems: list[CorruptRunError] = []
@@ -740,6 +734,8 @@ def find_run(run_id: str, root: Path | None = None) -> Path:
     if not _RUN_ID.match(run_id):
         raise FactBoardError(f"invalid run id {run_id!r}")
     d = layout.runs_dir(root) / run_id
+    if not d.is_dir():
+        materialize(root)  # a pulled run still in a pack becomes a folder first
     if not d.is_dir():
         raise FactBoardError(f"no run {run_id!r} in {layout.runs_dir(root)}")
     return d

@@ -17,7 +17,7 @@ from evaluator.hub import sync
 from evaluator.hub.client import HubClient
 from evaluator.hub.compact import compact
 from evaluator.hub.migrate import migrate
-from evaluator.store import runs
+from evaluator.store import pulled, runs
 from evaluator.submissions import moderation
 from tests.hub.conftest import REPO_ID, Replica, hub_env, repo_records, repo_runs
 from tests.support.fake_hub import FakeHub
@@ -339,7 +339,7 @@ def test_a_pulled_replica_s_board_starts_from_the_runs_the_pull_checked(
     sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
     sync.pull(HubClient.from_env(), b.data, b.subs)
     ids = sorted(live_ids(b.data))
-    assert set(runs.checked_runs(b.data)) == set(ids)
+    assert set(pulled.checked_runs(b.data)) == set(ids)
 
     # one pulled run hidden here (run.json rewritten), one changed by hand into what the engine
     # refuses: both are folders like any other again, read and checked
@@ -369,3 +369,78 @@ def test_a_pulled_replica_s_board_starts_from_the_runs_the_pull_checked(
     names = {r[0]: r[2] for r in shown}
     for r in runs.list_runs(b.data, include_hidden=True).runs:
         assert names[r.run_id] == r.model.name
+
+
+def _demo_board(store: Any) -> Any:
+    from evaluator.benchmarks import registry
+    from explorer import leaderboard as L
+
+    store.refresh()
+    return L.build_board(
+        store.cursor(),
+        L.BoardQuery("demo", "summary", "overall", "", "balanced_accuracy"),
+        registry.get("demo"),
+        store.version("demo"),
+        resamples=200,
+        memo={},
+        ensure=lambda ids: store.ensure_labels("demo", ids, predictions=False),
+        labels=lambda ids, frame: store.label_vectors("demo", "summary", frame, ids),
+    )
+
+
+def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Space's start-up pull keeps each shard's checked runs as one pack: the board shows
+    them at once, reading the pack in place, and the runs the paired tests read become folders
+    first; then every run becomes a folder, the same folder a plain pull writes, and the pack
+    goes. The engine never sees a pack: listing or looking up runs writes them first."""
+    from explorer.store import Store
+
+    a, b, c = replica("a"), replica("b"), replica("c")
+    build_demo_root(a.data, reported=False)
+    for i in range(3):
+        add_run(a.data, "demo", f"Packed model {i}", seed=i)
+    hidden = sorted(live_ids(a.data))[1]
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", ADMIN)
+    moderation.moderate("hide", hidden, ADMIN, a.data, a.subs)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    ids = {r.run_id for r in runs.list_runs(a.data, include_hidden=True).runs}
+
+    rep, _ = sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
+    assert rep.pulled["runs"] == len(ids) and not rep.skipped
+    assert not (b.data / "runs").exists() or not any((b.data / "runs").iterdir())
+    (pack,) = pulled.packs(b.data)
+    assert set(pulled.packed_runs(b.data)) == ids
+    assert sync.Local.of(b.data, b.subs).run_ids() == ids  # the next plan pulls none again
+
+    store = Store(b.data, snapshot=False)
+    board = _demo_board(store)
+    assert set(board.rows["run_id"].dropna()) == ids - {hidden}
+    assert board.paired_runs  # their labels were read, from folders written for them
+    written = {p.name for p in (b.data / "runs").iterdir()}
+    assert set(board.paired_runs) <= written < ids
+
+    sync.pull(HubClient.from_env(), c.data, c.subs)  # a plain pull, for comparison
+    monkeypatch.setattr(runs, "MATERIALIZE_CHUNK", 2)  # a few runs at a time, as at scale
+    assert runs.materialize(b.data) == len(ids - written)
+    assert not pulled.packs(b.data) and not pack.exists()
+    for rid in ids:
+        same_rows(c.data, b.data, rid)
+        assert runs.read_record(b.data / "runs" / rid) == runs.read_record(c.data / "runs" / rid)
+    again = _demo_board(store)  # the store now reads the folders: the same board
+    pd.testing.assert_frame_equal(again.rows, board.rows)
+
+
+def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
+    fake_hub: FakeHub, replica
+) -> None:
+    a, b = replica("a"), replica("b")
+    build_demo_root(a.data, reported=False)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    ids = live_ids(a.data)
+    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
+    assert pulled.packs(b.data)
+    one = sorted(ids)[0]
+    assert runs.find_run(one, b.data).is_dir()  # looked up: every packed run written
+    assert not pulled.packs(b.data) and live_ids(b.data) == ids

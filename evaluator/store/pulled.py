@@ -1,0 +1,266 @@
+"""What a pull writes in bulk: the ledger of the run folders it wrote and checked, and the pulled
+runs kept as tables until they are written as folders (packs).
+
+The ledger (<data root>/_checked/): see CHECKED_DIR below.
+
+Packs (<data root>/_pulled/<pack>/): a replica that starts on an empty disk (the Space's first
+pull, evaluator/hub/background.py) checks every pulled run as every pull does (its record, and
+its numbers scored again from its predictions), then keeps the checked runs of each shard as one
+pack instead of a folder per run: `runs.parquet` in the ledger's columns (run_id, m_run =
+PACKED_MTIME, m_files, run_json: the checked and redacted run.json text) and one Parquet file per
+kind of per-sample rows (predictions.parquet, labels.parquet, grades.parquet: a run folder's
+columns after `run_id`, cast and redacted as a run folder's files are). A pack is written in
+_staging/ and renamed into place, so it is never half there. It costs a few files per shard
+instead of three per run, so a replica shows every number seconds after it starts, however
+many runs the board holds. The runs become folders afterwards (`evaluator.store.runs
+.materialize`: in the background on the Space, and before the engine lists or looks up runs,
+so the engine only ever reads folders); the board's store reads a pack's runs in place (their
+texts, as it reads the ledger) and has the runs whose per-sample rows a page reads written
+first. A pack whose runs all have folders is removed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from evaluator.store import atomic, layout
+from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE, RUN_FILE
+
+# The runs write_runs wrote, as checked (<data root>/_checked/*.parquet, one file per batch,
+# merged beyond CHECKED_KEEP files): run id, the modification times of its run.json and of its
+# CHECKED_FILES (null where absent) as written, and the run.json text. A reader that finds a
+# folder's files with these very times may take the record as checked and read its text from
+# here (the board's store does, so that a replica's first page does not read and validate
+# every pulled run.json again); any change to the folder (moderation rewrites run.json) makes
+# it a folder like any other. A cache: deleting it costs only that.
+CHECKED_DIR = "_checked"
+CHECKED_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
+CHECKED_KEEP = 16
+CHECKED_ROW_GROUP = 500
+CHECKED_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("m_run", pa.int64()),
+        ("m_files", pa.list_(pa.int64())),
+        ("run_json", pa.string()),
+    ]
+)
+
+
+def checked_dir(root: Path | None = None) -> Path:
+    return layout.runs_dir(root).parent / CHECKED_DIR
+
+
+def _stat_ns(p: Path) -> int | None:
+    try:
+        return p.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def note_checked(runs_dir: Path, texts: dict[str, str]) -> None:
+    if not texts:
+        return
+    rows: dict[str, list[object]] = {n: [] for n in CHECKED_SCHEMA.names}
+    for rid, text in texts.items():
+        d = runs_dir / rid
+        m = _stat_ns(d / RUN_FILE)
+        if m is None:
+            continue
+        rows["run_id"].append(rid)
+        rows["m_run"].append(m)
+        rows["m_files"].append([_stat_ns(d / f) for f in CHECKED_FILES])
+        rows["run_json"].append(text)
+    d = checked_dir(runs_dir.parent)
+    try:
+        d.mkdir(exist_ok=True)
+        name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}.parquet"
+        with atomic.replacing(d / name) as tmp:  # by run id, in row groups a reader can skip
+            t = pa.table(rows, schema=CHECKED_SCHEMA).sort_by("run_id")
+            pq.write_table(t, tmp, compression="zstd", row_group_size=CHECKED_ROW_GROUP)
+        files = sorted(d.glob("*.parquet"))
+        if len(files) > CHECKED_KEEP:  # merged into one; a merge stopped midway loses nothing
+            merged = pa.concat_tables([pq.read_table(f, schema=CHECKED_SCHEMA) for f in files])
+            with atomic.replacing(d / f"{name[:-8]}-merged.parquet") as tmp:
+                pq.write_table(
+                    merged.sort_by("run_id"),
+                    tmp,
+                    compression="zstd",
+                    row_group_size=CHECKED_ROW_GROUP,
+                )
+            for f in files:
+                f.unlink(missing_ok=True)
+    except (OSError, pa.ArrowException):
+        pass  # a cache: the folders are the runs
+
+
+def checked_runs(
+    root: Path | None = None,
+) -> dict[str, tuple[int, tuple[int | None, ...], str]]:
+    """run id -> (run.json's modification time, CHECKED_FILES' times, the ledger file holding
+    its text) of the runs write_runs wrote and checked (see CHECKED_DIR); the latest entry of
+    a run wins. Unreadable ledger files are passed over."""
+    out: dict[str, tuple[int, tuple[int | None, ...], str]] = {}
+    d = checked_dir(root)
+    if not d.is_dir():
+        return out
+    for f in sorted(d.glob("*.parquet")):
+        try:
+            t = pq.read_table(f, columns=["run_id", "m_run", "m_files"])
+        except (OSError, pa.ArrowException):
+            continue
+        for rid, m, ms in zip(
+            t["run_id"].to_pylist(), t["m_run"].to_pylist(), t["m_files"].to_pylist(), strict=True
+        ):
+            if rid and m is not None and ms is not None:
+                out[rid] = (int(m), tuple(ms), str(f))
+    return out
+
+
+PACKS_DIR = "_pulled"
+PACK_RUNS = "runs.parquet"  # the ledger's columns (CHECKED_SCHEMA)
+PACKED_MTIME = 0  # a packed run's m_run: its rows are keyed "<run id>:0" as ledger rows are
+PACK_FILES = CHECKED_FILES  # per-sample files a pack may hold, run_id first
+PACK_ROW_GROUP = 32_768
+
+
+def packs_dir(root: Path | None = None) -> Path:
+    return layout.runs_dir(root).parent / PACKS_DIR
+
+
+def write_pack(root: Path | None, texts: dict[str, str], tables: dict[str, pa.Table]) -> Path:
+    """One pack of runs (see the module's doc): `texts` run id -> its run.json text, `tables`
+    file name -> the rows of all these runs, `run_id` first, each run's rows together. Written
+    in _staging/ and renamed into <data root>/_pulled/; returns its path."""
+    staging = layout.staging_dir(root)
+    staging.mkdir(parents=True, exist_ok=True)
+    tmp = staging / f"pack.{os.getpid()}.{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        ids = sorted(texts)
+        rows = {
+            "run_id": ids,
+            "m_run": [PACKED_MTIME] * len(ids),
+            "m_files": [[None] * len(CHECKED_FILES)] * len(ids),
+            "run_json": [texts[r] for r in ids],
+        }
+        pq.write_table(pa.table(rows, schema=CHECKED_SCHEMA), tmp / PACK_RUNS, compression="zstd")
+        for name, table in tables.items():  # row groups a reader of a few runs can skip
+            pq.write_table(table, tmp / name, compression="zstd", row_group_size=PACK_ROW_GROUP)
+        atomic.flush(tmp)
+        into = packs_dir(root)
+        into.mkdir(parents=True, exist_ok=True)
+        final = into / f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}"
+        os.rename(tmp, final)
+        return final
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def packs(root: Path | None = None) -> list[Path]:
+    """The packs of this data root, oldest first."""
+    d = packs_dir(root)
+    try:
+        return sorted(p for p in d.iterdir() if (p / PACK_RUNS).is_file())
+    except OSError:
+        return []
+
+
+@dataclass(frozen=True)
+class Packed:
+    """Where a packed run is: its pack's runs file (a ledger file) and whether it has grades."""
+
+    ledger: str
+    grades: bool
+
+
+_PACKED: dict[str, tuple[int, dict[str, Packed]]] = {}  # pack -> (its mtime, its runs)
+_LOCK = threading.Lock()
+
+
+def packed_runs(root: Path | None = None) -> dict[str, Packed]:
+    """run id -> Packed, of every pack of this root (read once per pack). A run may also have
+    a folder already (written, the pack not yet removed): readers prefer the folder."""
+    out: dict[str, Packed] = {}
+    for pack in packs(root):
+        key = str(pack)
+        try:
+            mtime = (pack / PACK_RUNS).stat().st_mtime_ns
+            hit = _PACKED.get(key)
+            if hit is None or hit[0] != mtime:
+                ids = pq.read_table(pack / PACK_RUNS, columns=["run_id"])["run_id"].to_pylist()
+                graded: set[str] = set()
+                if (pack / GRADES_FILE).is_file():
+                    col = pq.read_table(pack / GRADES_FILE, columns=["run_id"])["run_id"]
+                    graded = set(pc.unique(col).to_pylist())
+                runs = {r: Packed(str(pack / PACK_RUNS), r in graded) for r in ids if r}
+                with _LOCK:
+                    _PACKED[key] = hit = (mtime, runs)
+        except (OSError, pa.ArrowException):
+            continue  # removed meanwhile (its runs are folders now), or unreadable
+        out.update(hit[1])
+    return out
+
+
+def pack_ids(pack: Path) -> list[str]:
+    """The run ids a pack holds, in its order (by run id)."""
+    ids = pq.read_table(pack / PACK_RUNS, columns=["run_id"])["run_id"].to_pylist()
+    return [str(r) for r in ids if r]
+
+
+def pack_items(
+    pack: Path, run_ids: set[str] | None = None
+) -> list[tuple[str, str, dict[str, pa.Table]]]:
+    """The runs of a pack (those in `run_ids`, or all) as (run id, run.json text, {file name:
+    its rows, without run_id}). Raises OSError or ArrowException when the pack cannot be read."""
+    t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "run_json"])
+    texts = dict(zip(t["run_id"].to_pylist(), t["run_json"].to_pylist(), strict=True))
+    wanted = [r for r in texts if r and texts[r] and (run_ids is None or r in run_ids)]
+    files: dict[str, dict[str, pa.Table]] = {}
+    few = None if run_ids is None else [("run_id", "in", wanted)]
+    for name in PACK_FILES:
+        if (pack / name).is_file() and wanted:
+            files[name] = _by_run(pq.read_table(pack / name, filters=few), set(wanted))
+    return [(r, str(texts[r]), {n: f[r] for n, f in files.items() if r in f}) for r in wanted]
+
+
+def _by_run(table: pa.Table, wanted: set[str]) -> dict[str, pa.Table]:
+    """A pack file's rows per run (each run's rows lie together), run_id dropped."""
+    ids = table["run_id"].to_numpy(zero_copy_only=False)
+    rest = table.drop_columns(["run_id"])
+    if not len(ids):
+        return {}
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    ends = np.r_[starts[1:], len(ids)]
+    return {
+        str(ids[a]): rest.slice(a, b - a)
+        for a, b in zip(starts, ends, strict=True)
+        if ids[a] in wanted
+    }
+
+
+def remove_pack(pack: Path, root: Path | None = None) -> None:
+    """Take a pack away (its runs are folders now): renamed out of _pulled/ first, so a reader
+    never sees it half removed."""
+    staging = layout.staging_dir(root)
+    staging.mkdir(parents=True, exist_ok=True)
+    trash = staging / f"pack-done.{os.getpid()}.{secrets.token_hex(4)}"
+    try:
+        os.rename(pack, trash)
+    except OSError:
+        return  # another process took it away first
+    shutil.rmtree(trash, ignore_errors=True)
+    with _LOCK:
+        _PACKED.pop(str(pack), None)
