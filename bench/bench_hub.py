@@ -9,8 +9,11 @@ All in this one run (a temporary folder; the real huggingface_hub client through
   as tables and one shard per kind (what a compacted repo holds) by a synthetic generator: each
   run a copy of a demo baseline's run.json with its own id, name and numbers, and its own
   predictions and labels for the demo's samples;
-- boot of an empty replica from each: `hub pull` into an empty data root, requests and seconds
-  (goals: at most 50 requests and under 10 s at 10,000 runs; growth 200 -> 10,000 under 1.5x);
+- boot of an empty replica from each: the Space's start-up sync into an empty data root (every
+  pulled run checked and kept in packs, evaluator/store/pulled.py: the board has every number),
+  requests and seconds (goals: at most 50 requests and under 10 s at 10,000 runs; growth 200 ->
+  10,000 under 1.5x); then the packed runs written as run folders, as the Space does next in
+  the background (seconds, no goal);
 - a pull with nothing new (goal: at most 5 requests);
 - publishing one new submission from a booted replica of each size: requests, commits, seconds
   (goal: one commit, a few requests, seconds whatever the size);
@@ -357,9 +360,14 @@ def main() -> int:
         R.BLOBS = R.Blobs()
         before = len(hub.requests)
         t = time.perf_counter()
-        rep = sync.pull(client, data, subs)
+        # the Space's start-up sync: the pulled runs checked and kept in packs, the board's
+        # numbers all there; the folders are written next, in the background (materialize)
+        rep, _ = sync.sync(client, data, subs, defer=True)
         boot_s = time.perf_counter() - t
         boot_req = len(hub.requests) - before
+        t = time.perf_counter()
+        runs.materialize(data)
+        folders_s = time.perf_counter() - t
         got = len(runs.list_runs(data, include_hidden=True).runs)
         assert got == n and not rep.skipped, (got, rep.skipped[:3])
         boot[n] = (boot_req, boot_s)
@@ -413,7 +421,13 @@ def main() -> int:
                 f"{n:>6} runs: boot, seconds",
                 boot_s,
                 10.0 if n >= 10_000 else None,
-                f"{n / boot_s:.0f} runs/s written as folders",
+                f"{n / boot_s:.0f} runs/s checked and kept in packs",
+            ),
+            (
+                f"{n:>6} runs: then written as folders, in the background (s)",
+                folders_s,
+                None,
+                f"{n / folders_s:.0f} runs/s",
             ),
             (f"{n:>6} runs: pull with nothing new, requests", idle_req, 5, ""),
             (
