@@ -375,11 +375,18 @@ class Store:
     ) -> None:
         checked = {f: ledger[f] for f in folders if f in ledger}
         files = [str(rdir / f / RUN_FILE) for f in folders if f not in checked]
+        meta: pd.DataFrame | None = None
+        bad: list[str] = []
         if checked:
             ledgers = sorted(set(checked.values()))
             keys = [f"{f}:{seen[f].mtime}" for f in checked]
-            meta, bad = Q.stage_checked_runs(self.con, files, ledgers, keys)
-        else:
+            try:
+                meta, bad = Q.stage_checked_runs(self.con, files, ledgers, keys)
+            except duckdb.Error:  # a ledger merged or a pack written as folders meanwhile:
+                checked = {}  # packed runs wait for the next refresh, the rest are read
+                folders = [f for f in folders if seen[f].pack is None]
+                files = [str(rdir / f / RUN_FILE) for f in folders]
+        if meta is None:
             meta, bad = Q.stage_run_files(self.con, files)
         for f in bad:
             self._set_broken(f, f"{RUN_FILE} is not valid JSON", seen[f])

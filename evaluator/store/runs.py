@@ -368,7 +368,9 @@ def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) 
             try:
                 ids = pulled.pack_ids(pack)
             except (OSError, pa.ArrowException):
-                continue  # taken away meanwhile (written), or unreadable: the doctor says so
+                if wanted is None:  # unreadable: its runs are pulled again (Local.run_ids)
+                    pulled.remove_pack(pack, root)
+                continue
             todo = [r for r in ids if (wanted is None or r in wanted)]
             todo = [r for r in todo if not (runs_dir / r).exists()]
             for i in range(0, len(todo), MATERIALIZE_CHUNK):

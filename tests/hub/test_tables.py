@@ -444,3 +444,39 @@ def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
     one = sorted(ids)[0]
     assert runs.find_run(one, b.data).is_dir()  # looked up: every packed run written
     assert not pulled.packs(b.data) and live_ids(b.data) == ids
+
+
+def test_a_pack_taken_away_or_broken_loses_no_run(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pack written as folders between the store's look at it and its read: the store goes
+    on, and has those runs from their folders at its next look. An unreadable pack is
+    dropped, and the next pull fetches its runs again."""
+    from explorer.store import Store
+
+    a, b = replica("a"), replica("b")
+    build_demo_root(a.data, reported=False)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    ids = live_ids(a.data)
+    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
+    listed = pulled.packed_runs(b.data)
+    (pack,) = pulled.packs(b.data)
+    aside = pack.rename(pack.parent.parent / "aside")
+    store = Store(b.data, snapshot=False)
+    with monkeypatch.context() as m:
+        m.setattr(pulled, "packed_runs", lambda root=None: listed)  # seen before
+        store.refresh()  # the pack is gone when its runs are read: they wait
+    assert not store._runs and not store.problems
+    aside.rename(pack)
+    runs.materialize(b.data)
+    store.refresh()
+    assert set(store._runs) == ids and not store.problems
+
+    c = replica("c")
+    sync.sync(HubClient.from_env(), c.data, c.subs, defer=True)
+    (pack,) = pulled.packs(c.data)
+    (pack / "runs.parquet").write_bytes(b"PAR1 not a table PAR1")
+    assert sync.Local.of(c.data, c.subs).run_ids() == set()  # not counted as held
+    assert runs.materialize(c.data) == 0 and not pulled.packs(c.data)
+    rep = sync.pull(HubClient.from_env(), c.data, c.subs)
+    assert rep.pulled["runs"] == len(ids) and live_ids(c.data) == ids
