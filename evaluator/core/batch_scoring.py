@@ -85,21 +85,31 @@ def _lookup(prepared: Prepared) -> _Lookup:
     return got
 
 
-def _readable(table: pa.Table) -> bool:
-    """Whether the table's columns are of the types the array pass reads (else: the scorer)."""
-    names = table.column_names
-    if "sample_id" not in names or not len(table):
-        return False
-    ids = table["sample_id"]
+_Columns = tuple[pa.ChunkedArray, pa.ChunkedArray | None, pa.ChunkedArray | None]
+
+
+def _columns(table: pa.Table) -> _Columns | None:
+    """The table's sample_id, label and score columns (None where it has no such column), or
+    None where they are not of the types the array pass reads (the scorer's own path)."""
+    if not table.num_rows:
+        return None
+    schema = table.schema
+    cols: list[pa.ChunkedArray | None] = []
+    for name in ("sample_id", "label", "score"):
+        i = schema.get_field_index(name)
+        if i < 0 and schema.get_all_field_indices(name):
+            return None  # a column name given twice
+        cols.append(None if i < 0 else table.column(i))
+    ids, label, score = cols
+    if ids is None or ids.null_count:
+        return None
     if not pa.types.is_string(ids.type) and not pa.types.is_large_string(ids.type):
-        return False
-    if ids.null_count:
-        return False
-    if "label" in names and not _int_like(table["label"].type):
-        return False
-    return "score" not in names or (
-        _numeric(table["score"].type) or table["score"].null_count == len(table)
-    )
+        return None
+    if label is not None and not _int_like(label.type):
+        return None
+    if score is not None and not (_numeric(score.type) or score.null_count == table.num_rows):
+        return None
+    return ids, label, score
 
 
 def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -108,29 +118,24 @@ def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(ends[-1] if len(ends) else 0) + np.repeat(starts - (ends - lengths), lengths)
 
 
-def _gather(tables: Sequence[pa.Table], name: str, lengths: np.ndarray) -> np.ndarray:
-    """Column `name` of the tables, one after the other, as floats (NaN: null or no column);
-    the tables that have it in one type are converted together."""
+def _gather(cols: Sequence[pa.ChunkedArray | None], lengths: np.ndarray) -> np.ndarray:
+    """A column of the tables, one after the other, as floats (NaN: null, or no such column in
+    that table); the tables that have it in one type are converted together."""
     out = np.full(int(lengths.sum()), np.nan)
-    by_type: dict[pa.DataType, list[int]] = {}
-    for k, t in enumerate(tables):
-        if name in t.column_names:
-            by_type.setdefault(t[name].type, []).append(k)
+    by_type: dict[pa.DataType, list[tuple[int, pa.ChunkedArray]]] = {}
+    for k, c in enumerate(cols):
+        if c is not None:
+            by_type.setdefault(c.type, []).append((k, c))
     starts = np.cumsum(lengths) - lengths
-    for typ, ks in by_type.items():
-        chunks = [c for k in ks for c in tables[k][name].chunks]
+    for typ, got in by_type.items():
+        chunks = [chunk for _, c in got for chunk in c.chunks]
         values = pa.chunked_array(chunks, typ).to_numpy(zero_copy_only=False).astype(np.float64)
-        if len(ks) == len(tables):
+        if len(got) == len(cols):
             out = values
         else:
-            at = np.asarray(ks)
+            at = np.array([k for k, _ in got])
             out[_spans(starts[at], lengths[at])] = values
     return out
-
-
-def _sample_ids(table: pa.Table) -> list[pa.Array]:
-    ids = table["sample_id"]
-    return list((ids if pa.types.is_string(ids.type) else ids.cast(pa.string())).chunks)
 
 
 def _join(prepared: Prepared, tables: Sequence[pa.Table]) -> _Joined:
@@ -138,18 +143,22 @@ def _join(prepared: Prepared, tables: Sequence[pa.Table]) -> _Joined:
     joined where the scorer's own path must see it (an odd type, a repeated or unknown id, a
     label other than 0 or 1, a score not finite)."""
     n = len(prepared.samples)
-    ok = np.array([_readable(t) for t in tables], dtype=bool)
+    ok = np.zeros(len(tables), dtype=bool)
     has_pred = np.zeros((len(tables), n), dtype=bool)
     label, score = np.full((len(tables), n), np.nan), np.full((len(tables), n), np.nan)
-    take = np.flatnonzero(ok)
-    if not len(take) or not n:
-        return _Joined(np.zeros(len(tables), dtype=bool), has_pred, label, score)
-    read = [tables[i] for i in take.tolist()]
-    lengths = np.array([len(t) for t in read], dtype=np.int64)
-    ids = pa.chunked_array([c for t in read for c in _sample_ids(t)], pa.string())
-    found = pc.index_in(ids, value_set=_lookup(prepared).ids)
+    read = [(i, c) for i, c in enumerate(map(_columns, tables)) if c is not None]
+    if not read or not n:
+        return _Joined(ok, has_pred, label, score)
+    take = np.array([i for i, _ in read])
+    lengths = np.array([len(c[0]) for _, c in read], dtype=np.int64)
+    ids = [c[0] if pa.types.is_string(c[0].type) else c[0].cast(pa.string()) for _, c in read]
+    found = pc.index_in(
+        pa.chunked_array([chunk for c in ids for chunk in c.chunks], pa.string()),
+        value_set=_lookup(prepared).ids,
+    )
     pos = found.fill_null(-1).to_numpy().astype(np.int64)
-    x, sc = _gather(read, "label", lengths), _gather(read, "score", lengths)
+    x = _gather([c[1] for _, c in read], lengths)
+    sc = _gather([c[2] for _, c in read], lengths)
     with np.errstate(invalid="ignore"):
         bad = (pos < 0) | (~np.isnan(x) & (x != 0) & (x != 1)) | np.isinf(sc)
     run = np.repeat(take, lengths)

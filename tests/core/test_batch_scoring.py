@@ -203,7 +203,7 @@ def test_scored_runs_scored_together_equal_each_scored_alone(demo: Prepared) -> 
 
 def _bad_tables(samples: pd.DataFrame) -> list[pa.Table]:
     """Files the array pass leaves to the scorer, each wrong in one way: a repeated id, an
-    unknown id, a label 2, an infinite score, a null id, a text label."""
+    unknown id, a label 2, an infinite score, a null id, a text label, two label columns."""
     ids = samples["sample_id"].astype(str).tolist()
     lab = pa.array([i % 2 for i in range(len(ids))], pa.int8())
     good = pa.table({"sample_id": ids, "label": lab})
@@ -214,6 +214,7 @@ def _bad_tables(samples: pd.DataFrame) -> list[pa.Table]:
         good.append_column("score", pa.array([float("-inf")] + [0.5] * (len(ids) - 1))),
         pa.table({"sample_id": [None, *ids[1:]], "label": lab}),
         pa.table({"sample_id": ids, "label": [str(v) for v in lab.to_pylist()]}),
+        pa.table([pa.array(ids), lab, lab], names=["sample_id", "label", "label"]),
     ]
 
 
