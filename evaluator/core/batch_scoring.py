@@ -69,8 +69,8 @@ def _numeric(t: pa.DataType) -> bool:
 @dataclass(frozen=True)
 class _Lookup:
     ids: pa.Array  # the samples' ids as strings: the lookup set for the runs' ids
-    unit_code: np.ndarray  # each sample's unit, as a position in `units`
-    units: np.ndarray  # the units, sorted
+    unit_code: np.ndarray  # each sample's unit, as a position in `units` (past them: none)
+    units: np.ndarray
 
 
 _LOOKUPS: weakref.WeakKeyDictionary[Prepared, _Lookup] = weakref.WeakKeyDictionary()
@@ -79,9 +79,12 @@ _LOOKUPS: weakref.WeakKeyDictionary[Prepared, _Lookup] = weakref.WeakKeyDictiona
 def _lookup(prepared: Prepared) -> _Lookup:
     got = _LOOKUPS.get(prepared)
     if got is None:
-        units, code = np.unique(prepared.unit, return_inverse=True)
+        import pandas as pd
+
+        code, units = pd.factorize(prepared.unit)  # a sample without a unit: -1
+        code = np.where(code < 0, len(units), code)  # ... a code past the units
         ids = pa.array(prepared.index.astype(str), pa.string())
-        got = _LOOKUPS[prepared] = _Lookup(ids, code.reshape(-1), units)
+        got = _LOOKUPS[prepared] = _Lookup(ids, code, np.asarray(units))
     return got
 
 
@@ -222,8 +225,10 @@ def _scope(
     spec = prepared._spec()
     out: list[_Scope | None] = [None] * len(options)
     look = _lookup(prepared)
-    code = np.where(j.has_pred, look.unit_code, len(look.units)).min(axis=1)
-    one_unit = code == np.where(j.has_pred, look.unit_code, -1).max(axis=1)
+    code = np.where(j.has_pred, look.unit_code, len(look.units) + 1).min(axis=1)
+    one_unit = (code == np.where(j.has_pred, look.unit_code, -1).max(axis=1)) & (
+        code < len(look.units)
+    )
     splits_of: dict[tuple[str, ...] | None, list[str] | None] = {}
     classes: dict[tuple[tuple[str, ...], str, str, float | None], list[int]] = {}
     for r in np.flatnonzero(j.ok & one_unit).tolist():
@@ -273,7 +278,7 @@ def score_labels(
     if spec is None or spec.task not in ("detection", "detection+explanation"):
         return out
     cols = prepared.samples.columns
-    if "label" not in cols or "domain" not in cols:
+    if "label" not in cols or "domain" not in cols or not len(prepared.samples):
         return out
     truth = prepared.samples["label"].to_numpy(dtype=np.float64, na_value=np.nan)
     domain = prepared.samples["domain"].fillna("").astype(str).to_numpy()

@@ -282,3 +282,24 @@ def test_bool_labels_with_gaps_and_null_scores_of_other_types(demo: Prepared) ->
     assert tables[-1]["label"].num_chunks > 1
     options = [ScoreOptions(point_only=True)] * len(tables)
     assert _check_same(demo, tables, options) == len(tables)
+
+
+def test_samples_without_a_unit_and_a_benchmark_without_samples(demo: Prepared) -> None:
+    """A run over a sample whose unit is missing is left to the scorer; runs over the others
+    are taken as usual; a benchmark with no samples takes no run."""
+    samples = demo.samples.copy()
+    gone = np.flatnonzero(demo.split == "test")[:5]
+    samples.loc[gone, "unit"] = None
+    prepared = Prepared(demo.spec, samples)
+    ids = samples["sample_id"].astype(str).to_numpy()
+    lab = pa.array(np.arange(len(ids)) % 2, pa.int8())
+    every = pa.table({"sample_id": ids, "label": lab})
+    keep = np.setdiff1d(np.arange(len(ids)), gone)
+    others = pa.table({"sample_id": ids[keep], "label": lab.take(pa.array(keep))})
+    only = pa.table({"sample_id": ids[gone], "label": lab.take(pa.array(gone))})
+    point = ScoreOptions(point_only=True)
+    got = score_labels(prepared, [every, others, only], [point] * 3)
+    assert got[0] is None and got[2] is None and got[1] is not None
+    assert _check_same(prepared, [others], [point]) == 1
+    empty = Prepared(demo.spec, demo.samples.iloc[:0])
+    assert score_labels(empty, [every], [point]) == [None]
