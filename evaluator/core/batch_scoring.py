@@ -15,6 +15,11 @@ formulas of `metrics.FROM_CONFUSION` on integer counts for the runs that score t
 together, the overall mean over domains where the benchmark averages so, AUROC by the scorer's
 own `slice_metrics.roc_auc_results` where every scored sample has a score, and only finite
 values reported.
+
+The per-run work is array work too: the files of a call are joined to the samples together (one
+lookup of all their sample ids; each file's repeated or unknown ids, labels and scores found
+over its rows at once), in blocks of at most `_CELLS` samples x files, and the runs with the
+same splits, unit and threshold settings get their scope, final labels and counts together.
 """
 
 from __future__ import annotations
