@@ -132,7 +132,10 @@ def verify_record(
         scored = reference.prepared.score(preds, options_of(rec, full), grades)
     except FactBoardError as e:
         return [f"its predictions do not score on {rec.benchmark}: {e}"]
-    got = {_key(r): (r.value, r.ci_low, r.ci_high, r.n) for r in scored.results}
+    got = {
+        _key(r): (r.value, r.n, r.ci_low, r.ci_high) if full else (r.value, r.n)
+        for r in scored.results
+    }
     return _compare(rec, scored.counts, got, full)
 
 
@@ -158,8 +161,7 @@ def verify_records(
     scored = score_labels(reference.prepared, [items[i][1] for i in batch], options)
     for i, s in zip(batch, scored, strict=True):
         if s is not None:
-            got = {k: (v, v, v, n) for k, (v, n) in s.values.items()}
-            out[i] = _compare(items[i][0], s.counts, got, False)
+            out[i] = _compare(items[i][0], s.counts, s.values, False)
     for i, found in enumerate(out):
         if found is None:
             rec, preds, grades = items[i]
@@ -171,29 +173,34 @@ def verify_records(
 def _compare(
     rec: RunRecord,
     counts: Counts,
-    got: Mapping[Key, tuple[float | None, float | None, float | None, int]],
+    got: Mapping[Key, tuple[float | None, ...]],
     full: bool,
 ) -> list[str]:
     """What in `rec` differs from the counts and numbers its predictions score (`got`: key ->
-    value, CI low, CI high, n; the CI compared only with `full`)."""
+    value and n, then with `full` the CI low and high, which are compared only then)."""
     problems = []
     if counts != rec.counts:
         problems.append(
             f"its counts {rec.counts.model_dump()} differ from its predictions' "
             f"{counts.model_dump()}"
         )
-    claimed = {_key(r): r for r in rec.results}
-    missing = [k for k in claimed if k not in got]
-    differ = [
-        k
-        for k, r in claimed.items()
-        if k in got
-        and not (
-            _same(r.value, got[k][0])
-            and (not full or (_same(r.ci_low, got[k][1]) and _same(r.ci_high, got[k][2])))
-            and r.n == got[k][3]
-        )
-    ]
+    claimed = {
+        (r.split, r.unit, r.slice_kind, r.slice_value, r.metric, r.grader or ""): r
+        for r in rec.results
+    }
+    if not full and [got.get(k) for k in claimed] == [(r.value, r.n) for r in claimed.values()]:
+        return problems  # every number as scored, exactly (the usual case, checked at once)
+    missing, differ = [], []
+    for k, r in claimed.items():
+        g = got.get(k)
+        if g is None:
+            missing.append(k)
+        elif not (
+            _same(r.value, g[0])
+            and r.n == g[1]
+            and (not full or (_same(r.ci_low, g[2]) and _same(r.ci_high, g[3])))
+        ):
+            differ.append(k)
     if missing:
         problems.append(
             f"{len(missing)} of its numbers are not made from its predictions, e.g. "

@@ -199,3 +199,107 @@ def test_scored_runs_scored_together_equal_each_scored_alone(demo: Prepared) -> 
     assert beyond and taken == len(scores_only) - len(beyond)
     with pytest.raises(ScoringError, match="not probabilities"):
         protocol.score(beyond[0].to_pandas(), auto)
+
+
+def _bad_tables(samples: pd.DataFrame) -> list[pa.Table]:
+    """Files the array pass leaves to the scorer, each wrong in one way: a repeated id, an
+    unknown id, a label 2, an infinite score, a null id, a text label, two label columns."""
+    ids = samples["sample_id"].astype(str).tolist()
+    lab = pa.array([i % 2 for i in range(len(ids))], pa.int8())
+    good = pa.table({"sample_id": ids, "label": lab})
+    return [
+        pa.table({"sample_id": ids[:-1] + ids[:1], "label": lab}),
+        pa.table({"sample_id": ["nope", *ids[1:]], "label": lab}),
+        pa.table({"sample_id": ids, "label": pa.array([2] + lab.to_pylist()[1:], pa.int8())}),
+        good.append_column("score", pa.array([float("-inf")] + [0.5] * (len(ids) - 1))),
+        pa.table({"sample_id": [None, *ids[1:]], "label": lab}),
+        pa.table({"sample_id": ids, "label": [str(v) for v in lab.to_pylist()]}),
+        pa.table([pa.array(ids), lab, lab], names=["sample_id", "label", "label"]),
+    ]
+
+
+def test_a_call_mixing_taken_and_refused_runs_gives_each_what_it_gets_alone(
+    demo: Prepared, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Good runs of different lengths and column types among runs the array pass refuses (one
+    repeats a sample id among good runs), with different settings per run: each good run gets
+    what the scorer gives it alone and each refused one None, whether the call's tables are
+    joined in one block or in many, as when each is the only table of its call."""
+    from evaluator.core import batch_scoring
+
+    rng = np.random.default_rng(5)
+    good = _tables(demo.samples, rng) + _scored_tables(demo.samples, rng)[:8]
+    bad = _bad_tables(demo.samples)
+    ids = demo.samples["sample_id"].astype(str).to_numpy()
+    big = pa.table(
+        {
+            "sample_id": pa.array(ids, pa.large_string()),
+            "label": pa.array([None if i % 7 == 0 else i % 3 == 0 for i in range(len(ids))]),
+        }
+    )
+    chunked = pa.Table.from_batches(
+        big.cast(pa.schema([("sample_id", pa.string()), ("label", pa.bool_())])).to_batches(50)
+    )
+    good += [big, chunked, big.slice(10, 40), big.slice(100, 1)]
+    tables: list[pa.Table] = []
+    for k, t in enumerate(good):
+        tables.append(t)
+        if k % 3 == 0:
+            tables.append(bad[k // 3 % len(bad)])
+    kinds = [
+        ScoreOptions(point_only=True),
+        ScoreOptions(splits=("dev", "test"), point_only=True),
+        ScoreOptions(policy="labels", splits=("dev",), point_only=True),
+        ScoreOptions(policy="fixed", threshold=0.3, point_only=True),
+        ScoreOptions(policy="fixed", threshold=0.5, point_only=True),
+    ]
+    options = [kinds[k % len(kinds)] for k in range(len(tables))]
+    together = score_labels(demo, tables, options)
+    assert _check_same(demo, tables, options) > len(good) // 2
+    for t, o, got in zip(tables, options, together, strict=True):
+        assert score_labels(demo, [t], [o]) == [got]
+    for t in bad:
+        assert score_labels(demo, [t], [options[0]]) == [None]
+    assert sum(got is None for got in together) >= len(bad)
+    monkeypatch.setattr(batch_scoring, "_CELLS", 3 * len(ids))  # blocks of three tables
+    assert score_labels(demo, tables, options) == together
+
+
+def test_bool_labels_with_gaps_and_null_scores_of_other_types(demo: Prepared) -> None:
+    """Labels as booleans with nulls, an all-null score column of another type, a run of one
+    sample, ids as large strings, a file in many chunks: read as the scorer reads them."""
+    ids = demo.samples["sample_id"].astype(str).tolist()
+    lab = pa.array([None if i % 5 == 0 else bool(i % 2) for i in range(len(ids))])
+    one = ids[int(np.flatnonzero(demo.split == "test")[0])]
+    tables = [
+        pa.table({"sample_id": ids, "label": lab}),
+        pa.table({"sample_id": ids, "label": lab, "score": pa.nulls(len(ids), pa.string())}),
+        pa.table({"sample_id": ids, "label": lab, "score": pa.nulls(len(ids))}),
+        pa.table({"sample_id": [one], "label": pa.array([0], pa.int64())}),
+        pa.table({"sample_id": pa.array(ids, pa.large_string()), "label": lab}),
+        pa.Table.from_batches(pa.table({"sample_id": ids, "label": lab}).to_batches(40)),
+    ]
+    assert tables[-1]["label"].num_chunks > 1
+    options = [ScoreOptions(point_only=True)] * len(tables)
+    assert _check_same(demo, tables, options) == len(tables)
+
+
+def test_samples_without_a_unit_and_a_benchmark_without_samples(demo: Prepared) -> None:
+    """A run over a sample whose unit is missing is left to the scorer; runs over the others
+    are taken as usual; a benchmark with no samples takes no run."""
+    samples = demo.samples.copy()
+    gone = np.flatnonzero(demo.split == "test")[:5]
+    samples.loc[gone, "unit"] = None
+    prepared = Prepared(demo.spec, samples)
+    ids = samples["sample_id"].astype(str).to_numpy()
+    lab = pa.array(np.arange(len(ids)) % 2, pa.int8())
+    every = pa.table({"sample_id": ids, "label": lab})
+    keep = np.setdiff1d(np.arange(len(ids)), gone)
+    others = pa.table({"sample_id": ids[keep], "label": lab.take(pa.array(keep))})
+    only = pa.table({"sample_id": ids[gone], "label": lab.take(pa.array(gone))})
+    point = ScoreOptions(point_only=True)
+    got = score_labels(prepared, [every, others, only], [point] * 3)
+    assert got[0] is None and got[2] is None and got[1] is not None
+    assert _check_same(prepared, [others], [point]) == 1
+    empty = Prepared(demo.spec, demo.samples.iloc[:0])
+    assert score_labels(empty, [every], [point]) == [None]

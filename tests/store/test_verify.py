@@ -176,3 +176,48 @@ def test_a_check_of_point_values_draws_no_resample_and_gives_each_value(
         assert verify_run(d, root, full=True) == []  # and the full scoring is the run's own
         checked += 1
     assert checked >= 4
+
+
+def test_a_shard_of_odd_runs_checked_together_says_what_each_check_alone_says(root: Path) -> None:
+    """Runs whose records claim another n, a number nothing makes, other counts; predictions
+    with a repeated sample id, or of only some samples, among runs that follow: the check of
+    the shard names for each run what the check of that run alone names, in the same words."""
+    import pyarrow as pa
+
+    from evaluator.core.types import Counts
+    from evaluator.verify import Reference, verify_record, verify_records
+
+    items = []
+    for r in runs.list_runs(root).runs:
+        d = runs.find_run(r.run_id, root)
+        items.append((runs.read_record(d), runs.read_predictions(d), runs.read_grades(d)))
+    rec, preds, grades = items[0]
+    first = rec.results[0]
+    other_n = rec.model_copy(
+        update={"results": [first.model_copy(update={"n": first.n + 1}), *rec.results[1:]]}
+    )
+    extra = first.model_copy(update={"slice_kind": "domain", "slice_value": "nowhere"})
+    made_up = rec.model_copy(update={"results": [*rec.results, extra]})
+    counts = rec.counts.model_dump()
+    other_counts = rec.model_copy(update={"counts": Counts(**{**counts, "n": counts["n"] + 1})})
+    repeated = preds.iloc[list(range(len(preds))) + [0]].reset_index(drop=True)
+    shard = [
+        *items,
+        (other_n, preds, grades),
+        (made_up, preds, grades),
+        (other_counts, preds, grades),
+        (rec, repeated, grades),
+        (rec, preds.iloc[: len(preds) // 2], grades),
+        (rec, preds.iloc[len(preds) // 3 :], grades),
+        *items,
+    ]
+
+    def arrow(f: Any) -> pa.Table | None:
+        return None if f is None else pa.Table.from_pandas(f, preserve_index=False)
+
+    reference = Reference.load("demo", root)
+    together = verify_records([(r, arrow(p), arrow(g)) for r, p, g in shard], reference)
+    assert together == [verify_record(r, p, g, reference) for r, p, g in shard]
+    odd = together[len(items) : -len(items)]
+    assert all(odd) and not any(together[: len(items)]) and not any(together[-len(items) :])
+    assert "not made from its predictions" in odd[1][0] and "its counts" in odd[2][0]
