@@ -343,7 +343,11 @@ class Store:
         changed = [
             f for f, s in seen.items() if self._runs.get(f) != s and self._broken.get(f) != s
         ]
+        written = self._written_from_packs(changed, seen)
+        changed = [f for f in changed if f not in written]
         if not gone and not changed:
+            if written:
+                self._write_snapshot()
             return
         drop = gone + [f for f in changed if f in self._runs]
         if drop:
@@ -360,6 +364,23 @@ class Store:
             self._load_runs(rdir, changed, seen)
         Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
         self._write_snapshot()
+
+    def _written_from_packs(self, changed: list[str], seen: dict[str, _RunFiles]) -> set[str]:
+        """The runs loaded from a pack that are folders now, written from it with the same
+        run.json text (evaluator.store.runs.materialize: their folders' files have the times
+        the engine's ledger noted as it wrote them): kept as loaded, with their folders' state
+        (a new run.json, moderation's, would not have those times: it is read again)."""
+        was = [f for f in changed if (old := self._runs.get(f)) is not None and old.pack]
+        if not was:
+            return set()
+        ledger = pulled.checked_runs(self.root)
+        out = set()
+        for f in was:
+            entry, now = ledger.get(f), seen[f]
+            if now.pack is None and entry is not None and entry[:2] == (now.mtime, now.files):
+                self._runs[f] = now
+                out.add(f)
+        return out
 
     def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
         """Read, check and insert the runs of these folders, LOAD_CHUNK at a time (their

@@ -155,7 +155,12 @@ def write_pack(root: Path | None, texts: dict[str, str], tables: dict[str, pa.Ta
             "m_files": [[None] * len(CHECKED_FILES)] * len(ids),
             "run_json": [texts[r] for r in ids],
         }
-        pq.write_table(pa.table(rows, schema=CHECKED_SCHEMA), tmp / PACK_RUNS, compression="zstd")
+        pq.write_table(  # in row groups by run id, as the ledger's: a reader skips the rest
+            pa.table(rows, schema=CHECKED_SCHEMA),
+            tmp / PACK_RUNS,
+            compression="zstd",
+            row_group_size=CHECKED_ROW_GROUP,
+        )
         for name, table in tables.items():  # row groups a reader of a few runs can skip
             pq.write_table(table, tmp / name, compression="zstd", row_group_size=PACK_ROW_GROUP)
         atomic.flush(tmp)
@@ -225,11 +230,11 @@ def pack_items(
 ) -> list[tuple[str, str, dict[str, pa.Table]]]:
     """The runs of a pack (those in `run_ids`, or all) as (run id, run.json text, {file name:
     its rows, without run_id}). Raises OSError or ArrowException when the pack cannot be read."""
-    t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "run_json"])
+    few = None if run_ids is None else [("run_id", "in", sorted(run_ids))]
+    t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "run_json"], filters=few)
     texts = dict(zip(t["run_id"].to_pylist(), t["run_json"].to_pylist(), strict=True))
     wanted = [r for r in texts if r and texts[r] and (run_ids is None or r in run_ids)]
     files: dict[str, dict[str, pa.Table]] = {}
-    few = None if run_ids is None else [("run_id", "in", wanted)]
     for name in PACK_FILES:
         if (pack / name).is_file() and wanted:
             files[name] = _by_run(pq.read_table(pack / name, filters=few), set(wanted))

@@ -421,6 +421,7 @@ def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written
     written = {p.name for p in (b.data / "runs").iterdir()}
     assert set(board.paired_runs) <= written < ids
 
+    token = store.token("demo")
     sync.pull(HubClient.from_env(), c.data, c.subs)  # a plain pull, for comparison
     monkeypatch.setattr(runs, "MATERIALIZE_CHUNK", 2)  # a few runs at a time, as at scale
     assert runs.materialize(b.data) == len(ids - written)
@@ -430,6 +431,8 @@ def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written
         assert runs.read_record(b.data / "runs" / rid) == runs.read_record(c.data / "runs" / rid)
     again = _demo_board(store)  # the store now reads the folders: the same board
     pd.testing.assert_frame_equal(again.rows, board.rows)
+    assert store.token("demo") == token  # the same runs, not loaded again
+    assert all(s.pack is None for s in store._runs.values())
 
 
 def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
