@@ -248,8 +248,10 @@ class Store:
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from
-        it in place: the rows read from run.json files since leave memory."""
-        if self.snapshot is None:
+        it in place: the rows read from run.json files since leave memory. Not while runs
+        are read from packs: they become folders within seconds (evaluator.store.runs
+        .materialize), and the snapshot is written then (_written_from_packs)."""
+        if self.snapshot is None or any(st.pack for st in self._runs.values()):
             return
         states = [
             (f, self._run_benchmark[f], st.mtime, st.grades, st.labels, list(st.files))

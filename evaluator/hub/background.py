@@ -13,7 +13,8 @@ backoff, and `notice()` says what is wrong in one line for the page, without the
 `page_notice()` is called by app.py on every script run: without $FACTBOARD_HUB_REPO it starts
 nothing and says that the board runs on its shipped and local data only; with one it calls
 `start()`. Its pulls keep the checked runs in packs (evaluator/store/pulled.py: the board
-reads them in place) and write them as run folders right after, once the first page may be drawn.
+reads them in place) and write them as run folders at the next tick (FACTBOARD_HUB_PUSH_EVERY),
+once the first pages are drawn.
 The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default
 30) on an empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page;
 a sync still going when that wait ends is said on that first page (the repo has not answered), not
@@ -100,9 +101,20 @@ class Syncer:
 
     def once(self, force_pull: bool = False) -> None:
         from evaluator.hub import sync
-        from evaluator.store import runs
+        from evaluator.store import pulled, runs
 
         now = time.monotonic()
+        if pulled.packs(self.data_root):
+            # what the last pull kept in packs (the board reads them in place) becomes run
+            # folders now, a tick after the pull, once the first pages are drawn
+            quiet = self.fingerprint() == self._pushed_print  # nothing local to push
+            try:
+                runs.materialize(self.data_root)
+            except OSError as e:
+                self._failed(f"writing pulled runs: {e}", False)
+                return
+            if quiet:  # the new folders are the repo's runs, not news
+                self._pushed_print = self.fingerprint()
         if not force_pull and now < self._next_try:
             return  # backing off after a failure
         due = force_pull or now - self.state.last_pull >= self.poll
@@ -115,10 +127,6 @@ class Syncer:
                 self.state.last_pull = time.monotonic()
                 if pushed is not None:
                     self.state.last_push = self.state.last_pull
-                # the board reads what the pull kept in packs at once; the runs become
-                # folders next, while the first page is drawn
-                self.first.set()
-                runs.materialize(self.data_root)
                 # what the pull wrote is not news (a write racing it goes out with the next poll)
                 self._pushed_print = self.fingerprint()
                 self._inbox()  # what it submits changes the fingerprint: the next tick pushes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -173,6 +174,48 @@ def test_a_submission_survives_a_restart_with_a_wiped_root(
         resamples=50,
     )
     assert again.status == "rejected" and "duplicate" in again.problems[0]
+
+
+def test_the_app_boot_shows_packed_runs_then_writes_them_as_folders(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app's start-up pull keeps the checked runs in packs: the first page's board has
+    them all; a tick later they are run folders, and nothing is pushed back for them."""
+    from evaluator.store import pulled
+    from explorer.store import Store
+
+    a, b = replica("a"), replica("b")
+    seed(a)
+    want = run_ids(a.data)
+    commits = len(fake_hub.repo(REPO_ID).commits)
+    monkeypatch.setenv("FACTBOARD_HUB_POLL", "60")
+    monkeypatch.setenv("FACTBOARD_HUB_PUSH_EVERY", "0.05")
+    monkeypatch.setattr(runs, "materialize", _slowed(runs.materialize))
+    try:
+        assert background.start(b.data, b.subs) is None  # the first sync is done
+        store = Store(b.data, snapshot=False)
+        store.refresh()
+        assert set(store._runs) == want  # every run on the board, packed or written
+        deadline = time.monotonic() + 20
+        while pulled.packs(b.data):
+            assert time.monotonic() < deadline, "the packed runs were not written"
+            time.sleep(0.05)
+    finally:
+        background.stop_all()
+    assert {p.name for p in (b.data / "runs").iterdir()} == want
+    assert run_ids(b.data) == want
+    assert len(fake_hub.repo(REPO_ID).commits) == commits  # nothing pushed back
+
+
+def _slowed(materialize: Callable[..., int]) -> Callable[..., int]:
+    """materialize, a little late: the first page's look finds the packs still there."""
+
+    def slow(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
+        if run_ids is None:
+            time.sleep(0.3)
+        return materialize(root, run_ids)
+
+    return slow
 
 
 def test_unpushed_items_left_by_a_crash_are_found_on_the_next_start(
