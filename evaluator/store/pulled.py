@@ -21,6 +21,7 @@ first. A pack whose runs all have folders is removed.
 
 from __future__ import annotations
 
+import bisect
 import os
 import secrets
 import shutil
@@ -230,15 +231,35 @@ def pack_items(
 ) -> list[tuple[str, str, dict[str, pa.Table]]]:
     """The runs of a pack (those in `run_ids`, or all) as (run id, run.json text, {file name:
     its rows, without run_id}). Raises OSError or ArrowException when the pack cannot be read."""
-    few = None if run_ids is None else [("run_id", "in", sorted(run_ids))]
-    t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "run_json"], filters=few)
+    t = _read_runs(pack / PACK_RUNS, run_ids, ["run_id", "run_json"])
     texts = dict(zip(t["run_id"].to_pylist(), t["run_json"].to_pylist(), strict=True))
     wanted = [r for r in texts if r and texts[r] and (run_ids is None or r in run_ids)]
     files: dict[str, dict[str, pa.Table]] = {}
     for name in PACK_FILES:
         if (pack / name).is_file() and wanted:
-            files[name] = _by_run(pq.read_table(pack / name, filters=few), set(wanted))
+            files[name] = _by_run(_read_runs(pack / name, set(wanted)), set(wanted))
     return [(r, str(texts[r]), {n: f[r] for n, f in files.items() if r in f}) for r in wanted]
+
+
+def _read_runs(path: Path, run_ids: set[str] | None, columns: list[str] | None = None) -> pa.Table:
+    """The rows of these runs (or all) of a pack file: only the row groups whose run id range
+    holds one of them are read (a pack is in run id order), one at a time."""
+    f = pq.ParquetFile(path)
+    if run_ids is None:
+        return f.read(columns=columns)
+    want = sorted(run_ids)
+    parts = []
+    for i in range(f.num_row_groups):
+        st = f.metadata.row_group(i).column(0).statistics  # run_id, the first column
+        if st is not None and st.has_min_max:
+            at = bisect.bisect_left(want, st.min)
+            if at == len(want) or want[at] > st.max:
+                continue
+        t = f.read_row_group(i, columns=columns)
+        parts.append(t.filter(pc.is_in(t["run_id"], value_set=pa.array(want, pa.string()))))
+    if not parts:
+        return f.schema_arrow.empty_table().select(columns or f.schema_arrow.names)
+    return pa.concat_tables(parts)
 
 
 def _by_run(table: pa.Table, wanted: set[str]) -> dict[str, pa.Table]:
