@@ -248,7 +248,7 @@ def write_run_once(
     staged folder is renamed into place, and a rename onto an existing run fails. labels: the
     scorer's final labels (Scored.final_labels), stored with the run."""
     final = layout.runs_dir(root) / record.run_id
-    if (final / runs.RUN_FILE).is_file():
+    if runs.existing_run(record.run_id, root) is not None:
         return final, False
     try:
         return runs.write_run(record, predictions, grades, root, labels), True

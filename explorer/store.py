@@ -27,6 +27,7 @@ cached elsewhere (st.cache_data) are keyed on it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -168,7 +169,7 @@ class Store:
         self._snapshot_read = False
         self._results = ResultsLink()  # this process's link to the snapshot's results
         self._scanned_at = -1e9
-        self._runs_dir_mtime: int | None = None
+        self._runs_dir_mtime: tuple[int | None, int | None] | None = None
         self._lock = threading.RLock()
         self._bench_files: dict[str, tuple[int, int]] = {}
         self._samples_loaded: dict[str, tuple[int, int]] = {}
@@ -212,7 +213,9 @@ class Store:
                 self._snapshot_read = True
                 self._read_snapshot()
             now = time.monotonic()
-            rdir_mtime = _mtime(layout.runs_dir(self.root))
+            # a run added, deleted or rewritten moves the runs folder; a pack added or
+            # removed moves the packs folder
+            rdir_mtime = (_mtime(layout.runs_dir(self.root)), _mtime(pulled.packs_dir(self.root)))
             if (
                 max_age <= 0
                 or now - self._scanned_at >= max_age
@@ -316,6 +319,9 @@ class Store:
         rdir = layout.runs_dir(self.root)
         seen: dict[str, _RunFiles] = {}
         present: set[str] = set()
+        # the packs before the folders: a pack is removed only once its runs are folders, so
+        # a run written and its pack removed between the two looks is still seen
+        packed = pulled.packed_runs(self.root)
         if rdir.is_dir():
             with os.scandir(rdir) as it:
                 for e in it:
@@ -332,10 +338,10 @@ class Store:
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
                     seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
-        for rid, packed in pulled.packed_runs(self.root).items():
+        for rid, pk in packed.items():
             if rid not in present:  # not written as a folder yet: read from its pack
                 present.add(rid)
-                seen[rid] = _RunFiles(pulled.PACKED_MTIME, packed.grades, True, (), packed.ledger)
+                seen[rid] = _RunFiles(pulled.PACKED_MTIME, pk.grades, pk.labels, (), pk.ledger)
         for f in [p for p in self.problems if "/" not in p and p != "reported"]:
             if f not in present:
                 del self.problems[f]
@@ -704,8 +710,9 @@ class Store:
             for f in folders
             if (s := self._runs.get(f)) is not None and s.pack and not (rdir / f).is_dir()
         ]
-        if packed:
-            runs.materialize(self.root, packed)
+        if packed:  # on a full disk their files stay missing, and reading them says so
+            with contextlib.suppress(OSError):
+                runs.materialize(self.root, packed)
 
     def _load_run_rows(self, folders: list[str]) -> None:
         rdir = layout.runs_dir(self.root)

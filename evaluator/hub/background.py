@@ -101,20 +101,11 @@ class Syncer:
 
     def once(self, force_pull: bool = False) -> None:
         from evaluator.hub import sync
-        from evaluator.store import pulled, runs
+        from evaluator.store import pulled
 
         now = time.monotonic()
         if pulled.packs(self.data_root):
-            # what the last pull kept in packs (the board reads them in place) becomes run
-            # folders now, a tick after the pull, once the first pages are drawn
-            quiet = self.fingerprint() == self._pushed_print  # nothing local to push
-            try:
-                runs.materialize(self.data_root)
-            except OSError as e:
-                self._failed(f"writing pulled runs: {e}", False)
-                return
-            if quiet:  # the new folders are the repo's runs, not news
-                self._pushed_print = self.fingerprint()
+            self._write_packed()
         if not force_pull and now < self._next_try:
             return  # backing off after a failure
         due = force_pull or now - self.state.last_pull >= self.poll
@@ -142,6 +133,21 @@ class Syncer:
             self._failed(f"{type(e).__name__}: {e}", False)
         finally:
             self.first.set()
+
+    def _write_packed(self) -> None:
+        """What the last pull kept in packs (the board reads them in place) becomes run
+        folders, a tick after the pull, once the first pages are drawn. A failure (a full
+        disk) is said on the page and tried again next tick; the sync goes on."""
+        from evaluator.store import runs
+
+        quiet = self.fingerprint() == self._pushed_print  # nothing local to push
+        try:
+            runs.materialize(self.data_root)
+        except Exception as e:  # never the end of the thread
+            self.state.error = f"the pulled runs could not be written here: {e}"
+            return
+        if quiet:  # the new folders are the repo's runs, not news
+            self._pushed_print = self.fingerprint()
 
     def _inbox(self) -> None:
         """Submit the entries of the results repo's open pull requests (evaluator/hub/inbox.py);

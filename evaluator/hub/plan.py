@@ -112,7 +112,8 @@ def plan(
     demo: bool = False,
 ) -> Plan:
     """What differs between the local root and the repo at `remote.head`."""
-    runs.materialize(local.data_root)  # the comparison reads run folders only
+    with contextlib.suppress(OSError):  # the comparison reads run folders only (a full
+        runs.materialize(local.data_root)  # disk: what it cannot read is skipped and listed)
     p = Plan(remote.head)
     tabs = p.tables = R.load_tables(client, remote, local.cache)
     p.problems = list(tabs.problems)

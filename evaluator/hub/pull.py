@@ -336,7 +336,7 @@ def _clear_stale_staging(local: Local, older_than: float = 3600.0) -> None:
     d = layout.staging_dir(local.data_root)
     if not d.is_dir():
         return
-    for old in d.glob("hub-pull-*"):
+    for old in [*d.glob("hub-pull-*"), *d.glob("pack.*"), *d.glob("pack-done.*")]:
         with contextlib.suppress(OSError):
             if time.time() - old.stat().st_mtime > older_than:
                 shutil.rmtree(old, ignore_errors=True)

@@ -123,7 +123,7 @@ def handle(payload: dict[str, object], report: Callable[[str], None] | None = No
     from evaluator.jobs import queue
     from evaluator.jobs.queue import TransientJobError
     from evaluator.runner import engine_from
-    from evaluator.store import layout, runs
+    from evaluator.store import runs
 
     say = report or (lambda _msg: None)
     p = check_payload(payload)
@@ -133,8 +133,8 @@ def handle(payload: dict[str, object], report: Callable[[str], None] | None = No
         run_id = queue.run_id_for_job(
             p["job_id"], p["benchmark"], p.get("model_name") or p["detector"]
         )
-        done = layout.runs_dir() / run_id
-        if (done / runs.RUN_FILE).is_file():
+        done = runs.existing_run(run_id)
+        if done is not None:
             say(f"run {run_id} already written")
             return _summary(p, done)
     say(f"running {p['detector']} on {p['benchmark']}")

@@ -473,8 +473,9 @@ def judge_run(
     engine = _engine(engine)
     _protocol(protocol)
     split_provider_model(judge)
-    if new_run_id is not None and (layout.runs_dir(root) / new_run_id / runs.RUN_FILE).is_file():
-        return layout.runs_dir(root) / new_run_id
+    done = None if new_run_id is None else runs.existing_run(new_run_id, root)
+    if done is not None:
+        return done
     rec, preds, old_grades = _load(run_id, root)
     samples = _samples_for(rec, root)
     targets = targets_for(rec, preds, samples, protocol, limit)

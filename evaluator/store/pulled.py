@@ -22,10 +22,13 @@ first. A pack whose runs all have folders is removed.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import fcntl
 import os
 import secrets
 import shutil
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,19 +73,30 @@ def _stat_ns(p: Path) -> int | None:
         return None
 
 
-def note_checked(runs_dir: Path, texts: dict[str, str]) -> None:
-    if not texts:
-        return
+def folder_times(run_dir: Path) -> tuple[int, list[int | None]] | None:
+    """The modification times of a run folder's run.json and CHECKED_FILES (None where one is
+    absent), as the ledger notes them; None without a run.json. Taken while the folder is
+    still staged (a rename keeps them), so that a rewrite landing after the rename (a hide)
+    never gets noted with the text from before it."""
+    m = _stat_ns(run_dir / RUN_FILE)
+    return None if m is None else (m, [_stat_ns(run_dir / f) for f in CHECKED_FILES])
+
+
+def note_checked(
+    runs_dir: Path, texts: dict[str, str], times: dict[str, tuple[int, list[int | None]]]
+) -> None:
+    """Add the runs write_runs wrote to the ledger: their texts and their files' times as
+    staged (folder_times)."""
     rows: dict[str, list[object]] = {n: [] for n in CHECKED_SCHEMA.names}
     for rid, text in texts.items():
-        d = runs_dir / rid
-        m = _stat_ns(d / RUN_FILE)
-        if m is None:
+        if rid not in times:
             continue
         rows["run_id"].append(rid)
-        rows["m_run"].append(m)
-        rows["m_files"].append([_stat_ns(d / f) for f in CHECKED_FILES])
+        rows["m_run"].append(times[rid][0])
+        rows["m_files"].append(times[rid][1])
         rows["run_json"].append(text)
+    if not rows["run_id"]:
+        return
     d = checked_dir(runs_dir.parent)
     try:
         d.mkdir(exist_ok=True)
@@ -140,24 +154,51 @@ def packs_dir(root: Path | None = None) -> Path:
     return layout.runs_dir(root).parent / PACKS_DIR
 
 
-def write_pack(root: Path | None, texts: dict[str, str], tables: dict[str, pa.Table]) -> Path:
+@contextlib.contextmanager
+def locked(root: Path | None = None) -> Iterator[None]:
+    """While packed runs are written as folders or a pack is removed: one writer at a time,
+    across threads and processes (an flock on <data root>/_pulled/.lock), so a run deleted
+    once its pack is gone is never written back by a writer that read it before."""
+    d = packs_dir(root)
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / ".lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def write_pack(
+    root: Path | None,
+    texts: dict[str, str],
+    tables: dict[str, pa.Table],
+    links: dict[str, str | None] | None = None,
+) -> Path:
     """One pack of runs (see the module's doc): `texts` run id -> its run.json text, `tables`
     file name -> the rows of all these runs, `run_id` first, each run's rows together. Written
-    in _staging/ and renamed into <data root>/_pulled/; returns its path."""
+    in _staging/ and renamed into <data root>/_pulled/; returns its path. A run's m_files say
+    which per-sample files it has (PACKED_MTIME where it has one, null where not); `links`, the
+    run each supersedes, goes beside (pack_links: supersession without reading every text)."""
     staging = layout.staging_dir(root)
     staging.mkdir(parents=True, exist_ok=True)
     tmp = staging / f"pack.{os.getpid()}.{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
         ids = sorted(texts)
+        has = {n: _ids_in(t) for n, t in tables.items()}
         rows = {
             "run_id": ids,
             "m_run": [PACKED_MTIME] * len(ids),
-            "m_files": [[None] * len(CHECKED_FILES)] * len(ids),
+            "m_files": [
+                [PACKED_MTIME if r in has.get(f, ()) else None for f in CHECKED_FILES] for r in ids
+            ],
             "run_json": [texts[r] for r in ids],
         }
+        table = pa.table(rows, schema=CHECKED_SCHEMA)
+        sup = pa.array([(links or {}).get(r) for r in ids], pa.string())
         pq.write_table(  # in row groups by run id, as the ledger's: a reader skips the rest
-            pa.table(rows, schema=CHECKED_SCHEMA),
+            table.append_column("supersedes", sup),
             tmp / PACK_RUNS,
             compression="zstd",
             row_group_size=CHECKED_ROW_GROUP,
@@ -189,6 +230,7 @@ class Packed:
     """Where a packed run is: its pack's runs file (a ledger file) and whether it has grades."""
 
     ledger: str
+    labels: bool
     grades: bool
 
 
@@ -206,17 +248,39 @@ def packed_runs(root: Path | None = None) -> dict[str, Packed]:
             mtime = (pack / PACK_RUNS).stat().st_mtime_ns
             hit = _PACKED.get(key)
             if hit is None or hit[0] != mtime:
-                ids = pq.read_table(pack / PACK_RUNS, columns=["run_id"])["run_id"].to_pylist()
-                graded: set[str] = set()
-                if (pack / GRADES_FILE).is_file():
-                    col = pq.read_table(pack / GRADES_FILE, columns=["run_id"])["run_id"]
-                    graded = set(pc.unique(col).to_pylist())
-                runs = {r: Packed(str(pack / PACK_RUNS), r in graded) for r in ids if r}
+                t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "m_files"])
+                ledger = str(pack / PACK_RUNS)
+                runs = {
+                    r: Packed(ledger, _has(m, LABELS_FILE), _has(m, GRADES_FILE))
+                    for r, m in zip(t["run_id"].to_pylist(), t["m_files"].to_pylist(), strict=True)
+                    if r
+                }
                 with _LOCK:
                     _PACKED[key] = hit = (mtime, runs)
         except (OSError, pa.ArrowException):
             continue  # removed meanwhile (its runs are folders now), or unreadable
         out.update(hit[1])
+    return out
+
+
+def _has(m_files: list[int | None] | None, name: str) -> bool:
+    at = CHECKED_FILES.index(name)
+    return m_files is not None and len(m_files) > at and m_files[at] is not None
+
+
+def _ids_in(table: pa.Table) -> set[str]:
+    return set(pc.unique(table["run_id"]).to_pylist()) if len(table) else set()
+
+
+def pack_links(root: Path | None = None) -> dict[str, str | None]:
+    """run id -> the run it supersedes (None), of every packed run."""
+    out: dict[str, str | None] = {}
+    for pack in packs(root):
+        try:
+            t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "supersedes"])
+        except (OSError, pa.ArrowException, KeyError):
+            continue
+        out.update(zip(t["run_id"].to_pylist(), t["supersedes"].to_pylist(), strict=True))
     return out
 
 
@@ -264,16 +328,19 @@ def _read_runs(path: Path, run_ids: set[str] | None, columns: list[str] | None =
 
 def _by_run(table: pa.Table, wanted: set[str]) -> dict[str, pa.Table]:
     """A pack file's rows per run (each run's rows lie together), run_id dropped."""
-    ids = table["run_id"].to_numpy(zero_copy_only=False)
-    rest = table.drop_columns(["run_id"])
-    if not len(ids):
+    n = len(table)
+    if not n:
         return {}
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    ends = np.r_[starts[1:], len(ids)]
+    ids = table["run_id"]
+    change = pc.not_equal(ids.slice(1), ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.r_[True, change])
+    ends = np.r_[starts[1:], n]
+    names = ids.take(pa.array(starts)).to_pylist()
+    rest = table.drop_columns(["run_id"])
     return {
-        str(ids[a]): rest.slice(a, b - a)
-        for a, b in zip(starts, ends, strict=True)
-        if ids[a] in wanted
+        str(r): rest.slice(a, b - a)
+        for r, a, b in zip(names, starts.tolist(), ends.tolist(), strict=True)
+        if r in wanted
     }
 
 

@@ -41,7 +41,6 @@ import os
 import re
 import secrets
 import shutil
-import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -271,6 +270,7 @@ def write_runs(
     batch.mkdir()
     failed: dict[str, str] = {}
     texts: dict[str, str] = {}
+    times: dict[str, tuple[int, list[int | None]]] = {}
 
     def stage(item: tuple[RunRecord, str | None, dict[str, pa.Table]]) -> str | None:
         rec = item[0]
@@ -286,6 +286,9 @@ def write_runs(
                 (d / name).write_bytes(sink.getvalue().to_pybytes())
             (d / RUN_FILE).write_text(text, encoding="utf-8")
             texts[rec.run_id] = text
+            noted = pulled.folder_times(d)  # as staged: a rename keeps them
+            if noted is not None:
+                times[rec.run_id] = noted
         except _BULK_ERRORS as e:
             failed[rec.run_id] = str(e)
             return None
@@ -303,7 +306,7 @@ def write_runs(
             except OSError:
                 pass  # another process wrote it meanwhile
         _fsync_dir(runs_dir)
-        pulled.note_checked(runs_dir, {r: texts[r] for r in done})
+        pulled.note_checked(runs_dir, {r: texts[r] for r in done}, times)
         return done, failed
     finally:
         shutil.rmtree(batch, ignore_errors=True)
@@ -334,7 +337,8 @@ def pack_runs(
         for name, t in files.items():
             parts.setdefault(name, []).append((rid, t))
     if texts:
-        pulled.write_pack(root, texts, {n: _with_run_ids(ts) for n, ts in parts.items()})
+        links = {item[0].run_id: item[0].supersedes for item in items if item[0].run_id in texts}
+        pulled.write_pack(root, texts, {n: _with_run_ids(ts) for n, ts in parts.items()}, links)
     return list(texts), failed
 
 
@@ -347,51 +351,67 @@ def _with_run_ids(tables: list[tuple[str, pa.Table]]) -> pa.Table:
     return body.add_column(0, "run_id", ids.take(pa.array(at)))
 
 
-_MATERIALIZING = threading.Lock()  # one writer of every packed run at a time per process
 MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
 
 
 def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
     """Write pulled runs kept in packs (evaluator/store/pulled.py) as run folders, through
-    write_runs, MATERIALIZE_CHUNK at a time: those named (the board's store, before it reads
-    their per-sample files; never kept waiting behind a writer of them all), or all, after
-    which their packs are removed. The engine calls it before it lists or looks up runs, so
-    it only ever reads folders. Returns how many folders it wrote."""
+    write_runs: those named (the board's store, before it reads their per-sample files; the
+    engine's find_run), or all, after which a pack whose runs are all written (or refused by
+    write_runs' checks) is removed. MATERIALIZE_CHUNK runs at a time, each chunk and each
+    removal under pulled.locked, so a writer of a few runs waits a chunk at most, and a run
+    deleted once its pack is gone is never written back. The engine calls it before it lists
+    runs, so it only ever reads folders. Returns how many folders it wrote."""
     found = pulled.packs(root)
     if not found:
         return 0
     wanted = None if run_ids is None else set(run_ids)
     runs_dir = layout.runs_dir(root)
     n = 0
-    with _MATERIALIZING if wanted is None else contextlib.nullcontext():
-        for pack in found:
-            try:
-                ids = pulled.pack_ids(pack)
-            except (OSError, pa.ArrowException):
-                if wanted is None:  # unreadable: its runs are pulled again (Local.run_ids)
+    for pack in found:
+        try:
+            ids = pulled.pack_ids(pack)
+        except (OSError, pa.ArrowException):
+            if wanted is None and pack.exists():  # unreadable: its runs are pulled again
+                with pulled.locked(root):
                     pulled.remove_pack(pack, root)
-                continue
-            todo = [r for r in ids if (wanted is None or r in wanted)]
-            todo = [r for r in todo if not (runs_dir / r).exists()]
-            for i in range(0, len(todo), MATERIALIZE_CHUNK):
-                n += _materialize_chunk(root, pack, set(todo[i : i + MATERIALIZE_CHUNK]))
-            if wanted is None:
-                pulled.remove_pack(pack, root)
+            continue
+        todo = [r for r in ids if (wanted is None or r in wanted)]
+        todo = [r for r in todo if not (runs_dir / r).exists()]
+        refused: set[str] = set()
+        for i in range(0, len(todo), MATERIALIZE_CHUNK):
+            with pulled.locked(root):
+                if not pack.exists():
+                    break  # written and removed by another writer meanwhile
+                done, no = _materialize_chunk(root, pack, set(todo[i : i + MATERIALIZE_CHUNK]))
+            n += done
+            refused |= no
+        if wanted is None:
+            with pulled.locked(root):
+                if all(r in refused or (runs_dir / r).exists() for r in ids):
+                    pulled.remove_pack(pack, root)  # else kept: tried again next time
     return n
 
 
-def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> int:
+def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> tuple[int, set[str]]:
+    """Write these packed runs; returns how many were written and those refused by a check
+    (never to be written: their pack may go). A pack that cannot be read now (a file taken
+    away, too many open files) refuses nothing: it is tried again."""
     try:
         got = pulled.pack_items(pack, run_ids)
     except (OSError, pa.ArrowException):
-        return 0  # taken away meanwhile: another writer wrote them
+        return 0, set()
     items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]] = []
+    refused = run_ids - {rid for rid, _, _ in got}  # not in the pack at all
     for rid, text, files in got:
         try:
             items.append((validate_record_text(text, rid), text, files))
         except CorruptRunError:
-            continue  # not what pack_runs wrote: left out
-    return len(write_runs(items, root)[0]) if items else 0
+            refused.add(rid)  # not what pack_runs wrote
+    if not items:
+        return 0, refused
+    done, failed = write_runs(items, root)
+    return len(done), refused | set(failed)
 
 
 # What _staging/ may hold: a run, a benchmark or a pull being written, or a deleted run being
@@ -707,6 +727,21 @@ def list_runs(
     return RunListing(recs, problems)
 
 
+def links(root: Path | None = None) -> dict[str, str | None]:
+    """run id -> the run it supersedes (None), of every stored run, the readable folders and
+    the runs still in packs (read from the pack, not written): what a chain of runs needs
+    (moderation, a reproduction's outcome), without writing every packed run."""
+    out = pulled.pack_links(root)
+    d = layout.runs_dir(root)
+    for run_dir in sorted(p for p in d.iterdir() if p.is_dir()) if d.is_dir() else []:
+        try:
+            rec = read_record(run_dir)
+        except CorruptRunError:
+            continue
+        out[rec.run_id] = rec.supersedes
+    return out
+
+
 def superseded(rows: Iterable[tuple[str, str | None, bool]]) -> set[str]:
     """The runs a visible run replaces: the one rule for what leaves the board by supersession.
 
@@ -737,10 +772,19 @@ def find_run(run_id: str, root: Path | None = None) -> Path:
         raise FactBoardError(f"invalid run id {run_id!r}")
     d = layout.runs_dir(root) / run_id
     if not d.is_dir():
-        materialize(root)  # a pulled run still in a pack becomes a folder first
+        materialize(root, [run_id])  # a pulled run still in a pack becomes a folder first
     if not d.is_dir():
         raise FactBoardError(f"no run {run_id!r} in {layout.runs_dir(root)}")
     return d
+
+
+def existing_run(run_id: str, root: Path | None = None) -> Path | None:
+    """The folder of this run when the store holds it (a pulled run still in a pack is
+    written first), else None: what a job asks before it writes a run of a known id."""
+    d = layout.runs_dir(root) / run_id
+    if not (d / RUN_FILE).is_file() and _RUN_ID.match(run_id):
+        materialize(root, [run_id])
+    return d if (d / RUN_FILE).is_file() else None
 
 
 def rewrite_record(run_dir: Path, rec: RunRecord) -> None:
@@ -761,7 +805,9 @@ def set_hidden(run_id: str, hidden: bool, root: Path | None = None) -> RunRecord
 
 
 def delete_run(run_id: str, root: Path | None = None) -> None:
-    """Moderation: remove a run from the board by moving it out of the runs/ glob, then delete."""
+    """Moderation: remove a run from the board by moving it out of the runs/ glob, then delete.
+    Every packed run is written first, so no pack holds it any more to write it back."""
+    materialize(root)
     d = find_run(run_id, root)
     trash = staging_path(f"deleted-{run_id}", root)
     os.rename(d, trash)

@@ -50,14 +50,14 @@ def check_admin_token(token: str | None) -> None:
 def chain(run_id: str, data_root: Path | None) -> list[str]:
     """The run and every run that supersedes it, directly or through others (moderation and
     a reproduction's outcome apply to them all)."""
-    listing = runs.list_runs(data_root, include_hidden=True, include_superseded=True).runs
+    links = runs.links(data_root)  # packed runs included, not written for this
     out = [run_id]
     changed = True
     while changed:
         changed = False
-        for r in listing:
-            if r.supersedes in out and r.run_id not in out:
-                out.append(r.run_id)
+        for rid, supersedes in links.items():
+            if supersedes in out and rid not in out:
+                out.append(rid)
                 changed = True
     return out
 

@@ -445,8 +445,10 @@ def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
     sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
     assert pulled.packs(b.data)
     one = sorted(ids)[0]
-    assert runs.find_run(one, b.data).is_dir()  # looked up: every packed run written
-    assert not pulled.packs(b.data) and live_ids(b.data) == ids
+    assert runs.find_run(one, b.data).is_dir()  # looked up: that run written
+    assert {p.name for p in (b.data / "runs").iterdir()} == {one} and pulled.packs(b.data)
+    assert live_ids(b.data) == ids  # listed: every packed run written, the pack gone
+    assert not pulled.packs(b.data)
 
 
 def test_a_pack_taken_away_or_broken_loses_no_run(
