@@ -310,7 +310,7 @@ def _read_runs(path: Path, run_ids: set[str] | None, columns: list[str] | None =
     holds one of them are read (a pack is in run id order), one at a time."""
     f = pq.ParquetFile(path)
     if run_ids is None:
-        return f.read(columns=columns)
+        return _plain_ids(f.read(columns=columns))
     want = sorted(run_ids)
     parts = []
     for i in range(f.num_row_groups):
@@ -319,11 +319,19 @@ def _read_runs(path: Path, run_ids: set[str] | None, columns: list[str] | None =
             at = bisect.bisect_left(want, st.min)
             if at == len(want) or want[at] > st.max:
                 continue
-        t = f.read_row_group(i, columns=columns)
+        t = _plain_ids(f.read_row_group(i, columns=columns))
         parts.append(t.filter(pc.is_in(t["run_id"], value_set=pa.array(want, pa.string()))))
     if not parts:
-        return f.schema_arrow.empty_table().select(columns or f.schema_arrow.names)
+        return _plain_ids(f.schema_arrow.empty_table().select(columns or f.schema_arrow.names))
     return pa.concat_tables(parts)
+
+
+def _plain_ids(t: pa.Table) -> pa.Table:
+    """run_id as plain text (a pack writes it as a dictionary)."""
+    at = t.schema.get_field_index("run_id")
+    if at < 0 or not pa.types.is_dictionary(t.schema.field(at).type):
+        return t
+    return t.set_column(at, "run_id", t["run_id"].cast(pa.string()))
 
 
 def _by_run(table: pa.Table, wanted: set[str]) -> dict[str, pa.Table]:

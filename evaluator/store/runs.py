@@ -347,8 +347,8 @@ def _with_run_ids(tables: list[tuple[str, pa.Table]]) -> pa.Table:
     tables = sorted(tables, key=lambda x: x[0])
     ids = pa.array([r for r, _ in tables], pa.string())
     at = np.repeat(np.arange(len(tables), dtype=np.int32), [len(t) for _, t in tables])
-    body = pa.concat_tables([t for _, t in tables])
-    return body.add_column(0, "run_id", ids.take(pa.array(at)))
+    body = pa.concat_tables([t for _, t in tables])  # run_id as a dictionary: no copy per row
+    return body.add_column(0, "run_id", pa.DictionaryArray.from_arrays(pa.array(at), ids))
 
 
 MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
