@@ -13,6 +13,7 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -162,61 +163,55 @@ def _pull_runs(
 ) -> int:
     """Write the runs as local run folders (or packs: defer) from their rows and shards (one
     shard at a time: each file downloaded once, in one request). Returns how many were
-    written."""
-    if len(run_ids) < MANY_RUNS:
-        return _pull_shards(client, remote, local, tabs, run_ids, rep, defer)
-    collect = gc.isenabled()
-    gc.disable()  # thousands of records and tables: the cycle collector would rescan them all
+    written. Thousands of records and tables at once: the cycle collector, which would rescan
+    them all again and again, waits until they are written."""
+    with _collector_paused(len(run_ids) >= MANY_RUNS):
+        groups: dict[tuple[str, str], list[str]] = {}
+        for rid in run_ids:
+            row = tabs.runs[rid]
+            groups.setdefault((str(row["benchmark"]), str(row["shard"])), []).append(rid)
+        n = 0
+        for (bench, shard), rids in sorted(groups.items()):
+            kinds = tabs.manifest.shards[bench][shard]
+            paths = {k: H.shard_file(bench, k, shard) for k in kinds}
+            try:
+                blobs = checks.fetch_each(client, remote.head, paths.values(), rep.skipped)
+            except HubError as e:  # the Hub could not serve it now: the other shards go on
+                rep.skipped.append(f"shard {bench}/{shard}: {e}; its runs {rejected.AGAIN}")
+                continue
+            if paths["predictions"] not in blobs:
+                rep.skipped.append(f"shard {bench}/{shard} cannot be read; its runs skipped")
+                continue
+            parts: dict[str, dict[str, pa.Table]] = {}
+            broken: str | None = None
+            for kind, path in paths.items():
+                if path not in blobs:
+                    continue  # too large: listed, and left out of its runs
+                try:
+                    parts[kind] = T.read_shard(blobs[path], kind, set(rids), path)
+                except T.TableError as e:
+                    if kind == "predictions":
+                        broken = str(e)
+                    else:
+                        rep.skipped.append(f"{e}; left out of its runs")
+            if broken:
+                rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
+                continue
+
+            n += _write_group(local, tabs, rids, parts, rep, defer)
+        return n
+
+
+@contextlib.contextmanager
+def _collector_paused(many: bool) -> Iterator[None]:
+    collect = many and gc.isenabled()
+    if collect:
+        gc.disable()
     try:
-        return _pull_shards(client, remote, local, tabs, run_ids, rep, defer)
+        yield
     finally:
         if collect:
             gc.enable()
-
-
-def _pull_shards(
-    client: HubClient,
-    remote: Remote,
-    local: Local,
-    tabs: RemoteTables,
-    run_ids: list[str],
-    rep: Report,
-    defer: bool,
-) -> int:
-    groups: dict[tuple[str, str], list[str]] = {}
-    for rid in run_ids:
-        row = tabs.runs[rid]
-        groups.setdefault((str(row["benchmark"]), str(row["shard"])), []).append(rid)
-    n = 0
-    for (bench, shard), rids in sorted(groups.items()):
-        kinds = tabs.manifest.shards[bench][shard]
-        paths = {k: H.shard_file(bench, k, shard) for k in kinds}
-        try:
-            blobs = checks.fetch_each(client, remote.head, paths.values(), rep.skipped)
-        except HubError as e:  # the Hub could not serve it now: the other shards go on
-            rep.skipped.append(f"shard {bench}/{shard}: {e}; its runs {rejected.AGAIN}")
-            continue
-        if paths["predictions"] not in blobs:
-            rep.skipped.append(f"shard {bench}/{shard} cannot be read; its runs skipped")
-            continue
-        parts: dict[str, dict[str, pa.Table]] = {}
-        broken: str | None = None
-        for kind, path in paths.items():
-            if path not in blobs:
-                continue  # too large: listed, and left out of its runs
-            try:
-                parts[kind] = T.read_shard(blobs[path], kind, set(rids), path)
-            except T.TableError as e:
-                if kind == "predictions":
-                    broken = str(e)
-                else:
-                    rep.skipped.append(f"{e}; left out of its runs")
-        if broken:
-            rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
-            continue
-
-        n += _write_group(local, tabs, rids, parts, rep, defer)
-    return n
 
 
 def _write_group(

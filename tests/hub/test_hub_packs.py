@@ -80,33 +80,12 @@ def test_a_run_deleted_after_it_was_written_on_demand_stays_deleted(
     assert (not shown_after_delete, (b.data / "runs" / one).exists()) == (True, False)
 
 
-def test_a_packed_run_stored_without_final_labels_stays_on_the_board(
-    fake_hub: FakeHub, replica
-) -> None:
-    """A pulled run stored without final labels (older runs): the pack says so, and the store
-    makes its labels as for a folder without them."""
-    from evaluator.benchmarks import registry  # noqa: F401
-    from explorer.store import Store
-
-    a, b = replica("a"), replica("b")
-    build_demo_root(a.data, reported=False)
-    ids = live_ids(a.data)
-    nolabel = sorted(ids)[0]
-    (a.data / "runs" / nolabel / "labels.parquet").unlink()
-    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
-    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
-    assert nolabel in pulled.packed_runs(b.data)
-    store = Store(b.data, snapshot=False)
-    store.refresh()
-    bench = store._run_benchmark[nolabel]
-    store.ensure_sample_stats(bench)
-    assert nolabel in store._runs and nolabel not in store.problems, store.problems.get(nolabel)
-
-
 @pytest.mark.parametrize("defer", [False, True])
 def test_runs_without_final_labels_pulled_either_way_stay_on_the_board(
     fake_hub: FakeHub, replica, defer: bool
 ) -> None:
+    """A pulled run stored without final labels (older runs): packed or written, the store
+    makes its labels as for a folder without them, and it stays on the board."""
     from explorer.store import Store
 
     a, b = replica("a"), replica("b")
@@ -116,6 +95,8 @@ def test_runs_without_final_labels_pulled_either_way_stay_on_the_board(
     (a.data / "runs" / nolabel / "labels.parquet").unlink()
     sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
     sync.sync(HubClient.from_env(), b.data, b.subs, defer=defer)
+    if defer:  # the pack says which runs have final labels
+        assert not pulled.packed_runs(b.data)[nolabel].labels
     store = Store(b.data, snapshot=False)
     store.refresh()
     before = set(store._runs)
@@ -282,3 +263,14 @@ def test_a_pack_is_redacted_as_run_folders_are(
     assert got["explanation"].to_pylist() == cex
     text = (b.data / "runs" / d.name / "run.json").read_text()
     assert text == (c.data / "runs" / d.name / "run.json").read_text()
+
+
+def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
+    fake_hub: FakeHub, replica
+) -> None:
+    _, b, ids = _packed_replica(replica)
+    one = sorted(ids)[0]
+    assert runs.find_run(one, b.data).is_dir()  # looked up: that run written
+    assert {p.name for p in (b.data / "runs").iterdir()} == {one} and pulled.packs(b.data)
+    assert live_ids(b.data) == ids  # listed: every packed run written, the pack gone
+    assert not pulled.packs(b.data)

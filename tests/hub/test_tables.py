@@ -435,22 +435,6 @@ def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written
     assert all(s.pack is None for s in store._runs.values())
 
 
-def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
-    fake_hub: FakeHub, replica
-) -> None:
-    a, b = replica("a"), replica("b")
-    build_demo_root(a.data, reported=False)
-    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
-    ids = live_ids(a.data)
-    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
-    assert pulled.packs(b.data)
-    one = sorted(ids)[0]
-    assert runs.find_run(one, b.data).is_dir()  # looked up: that run written
-    assert {p.name for p in (b.data / "runs").iterdir()} == {one} and pulled.packs(b.data)
-    assert live_ids(b.data) == ids  # listed: every packed run written, the pack gone
-    assert not pulled.packs(b.data)
-
-
 def test_a_pack_taken_away_or_broken_loses_no_run(
     fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
 ) -> None:
