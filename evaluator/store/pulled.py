@@ -7,7 +7,8 @@ Packs (<data root>/_pulled/<pack>/): a replica that starts on an empty disk (the
 pull, evaluator/hub/background.py) checks every pulled run as every pull does (its record, and
 its numbers scored again from its predictions), then keeps the checked runs of each shard as one
 pack instead of a folder per run: `runs.parquet` in the ledger's columns (run_id, m_run =
-PACKED_MTIME, m_files, run_json: the checked and redacted run.json text) and one Parquet file per
+PACKED_MTIME, m_files: which per-sample files the run has, run_json: the checked and redacted
+run.json text) with the run each supersedes beside them, and one Parquet file per
 kind of per-sample rows (predictions.parquet, labels.parquet, grades.parquet: a run folder's
 columns after `run_id`, cast and redacted as a run folder's files are). A pack is written in
 _staging/ and renamed into place, so it is never half there. It costs a few files per shard
@@ -227,7 +228,8 @@ def packs(root: Path | None = None) -> list[Path]:
 
 @dataclass(frozen=True)
 class Packed:
-    """Where a packed run is: its pack's runs file (a ledger file) and whether it has grades."""
+    """Where a packed run is: its pack's runs file (a ledger file), and whether it has final
+    labels and grades."""
 
     ledger: str
     labels: bool
