@@ -654,8 +654,9 @@ class Store:
         have = self._explained.get(benchmark)
         if have is None or have[0] != token:
             rdir = layout.runs_dir(self.root)
-            self._unpack(self._visible(benchmark))
-            files = [str(rdir / f / PREDICTIONS_FILE) for f in self._visible(benchmark)]
+            visible = self._visible(benchmark)
+            self._unpack(visible)
+            files = [str(rdir / f / PREDICTIONS_FILE) for f in visible]
             try:
                 found = Q.explanation_files(self.con, files)
             except duckdb.Error:
@@ -702,8 +703,8 @@ class Store:
 
     def _unpack(self, folders: Sequence[str]) -> None:
         """Have the runs among `folders` that are still kept in a pack written as folders
-        (evaluator.store.runs.materialize) before their per-sample files are read. Their
-        state changes at the next refresh, which loads them again from their folders."""
+        (evaluator.store.runs.materialize) before their per-sample files are read; the next
+        refresh keeps them as loaded (_written_from_packs)."""
         rdir = layout.runs_dir(self.root)
         packed = [
             f

@@ -180,7 +180,7 @@ def write_pack(
     file name -> the rows of all these runs, `run_id` first, each run's rows together. Written
     in _staging/ and renamed into <data root>/_pulled/; returns its path. A run's m_files say
     which per-sample files it has (PACKED_MTIME where it has one, null where not); `links`, the
-    run each supersedes, goes beside (pack_links: supersession without reading every text)."""
+    run each supersedes, goes beside (supersession without reading every text)."""
     staging = layout.staging_dir(root)
     staging.mkdir(parents=True, exist_ok=True)
     tmp = staging / f"pack.{os.getpid()}.{secrets.token_hex(4)}"
@@ -228,12 +228,13 @@ def packs(root: Path | None = None) -> list[Path]:
 
 @dataclass(frozen=True)
 class Packed:
-    """Where a packed run is: its pack's runs file (a ledger file), and whether it has final
-    labels and grades."""
+    """Where a packed run is: its pack's runs file (a ledger file), whether it has final
+    labels and grades, and the run it supersedes."""
 
     ledger: str
     labels: bool
     grades: bool
+    supersedes: str | None = None
 
 
 _PACKED: dict[str, tuple[int, dict[str, Packed]]] = {}  # pack -> (its mtime, its runs)
@@ -250,11 +251,16 @@ def packed_runs(root: Path | None = None) -> dict[str, Packed]:
             mtime = (pack / PACK_RUNS).stat().st_mtime_ns
             hit = _PACKED.get(key)
             if hit is None or hit[0] != mtime:
-                t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "m_files"])
+                t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "m_files", "supersedes"])
                 ledger = str(pack / PACK_RUNS)
                 runs = {
-                    r: Packed(ledger, _has(m, LABELS_FILE), _has(m, GRADES_FILE))
-                    for r, m in zip(t["run_id"].to_pylist(), t["m_files"].to_pylist(), strict=True)
+                    r: Packed(ledger, _has(m, LABELS_FILE), _has(m, GRADES_FILE), sup)
+                    for r, m, sup in zip(
+                        t["run_id"].to_pylist(),
+                        t["m_files"].to_pylist(),
+                        t["supersedes"].to_pylist(),
+                        strict=True,
+                    )
                     if r
                 }
                 with _LOCK:
@@ -272,18 +278,6 @@ def _has(m_files: list[int | None] | None, name: str) -> bool:
 
 def _ids_in(table: pa.Table) -> set[str]:
     return set(pc.unique(table["run_id"]).to_pylist()) if len(table) else set()
-
-
-def pack_links(root: Path | None = None) -> dict[str, str | None]:
-    """run id -> the run it supersedes (None), of every packed run."""
-    out: dict[str, str | None] = {}
-    for pack in packs(root):
-        try:
-            t = pq.read_table(pack / PACK_RUNS, columns=["run_id", "supersedes"])
-        except (OSError, pa.ArrowException, KeyError):
-            continue
-        out.update(zip(t["run_id"].to_pylist(), t["supersedes"].to_pylist(), strict=True))
-    return out
 
 
 def pack_ids(pack: Path) -> list[str]:

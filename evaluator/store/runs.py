@@ -42,7 +42,7 @@ import re
 import secrets
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -704,18 +704,12 @@ def list_runs(
     Hidden runs (moderation) and runs superseded by another stored run are left out unless
     asked for."""
     materialize(root)
-    runs_dir = layout.runs_dir(root)
     recs: list[RunRecord] = []
     problems: list[CorruptRunError] = []
-    if runs_dir.is_dir():
-        for d in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
-            try:
-                rec = read_record(d)
-            except CorruptRunError as e:
-                problems.append(e)
-                continue
-            if benchmark and rec.benchmark != benchmark:
-                continue
+    for rec in _folder_records(root):
+        if isinstance(rec, CorruptRunError):
+            problems.append(rec)
+        elif not benchmark or rec.benchmark == benchmark:
             recs.append(rec)
     replaced = superseded((r.run_id, r.supersedes, r.hidden) for r in recs)
     recs = [
@@ -731,15 +725,23 @@ def links(root: Path | None = None) -> dict[str, str | None]:
     """run id -> the run it supersedes (None), of every stored run, the readable folders and
     the runs still in packs (read from the pack, not written): what a chain of runs needs
     (moderation, a reproduction's outcome), without writing every packed run."""
-    out = pulled.pack_links(root)
+    out = {rid: p.supersedes for rid, p in pulled.packed_runs(root).items()}
+    out.update(
+        (rec.run_id, rec.supersedes)
+        for rec in _folder_records(root)
+        if not isinstance(rec, CorruptRunError)
+    )
+    return out
+
+
+def _folder_records(root: Path | None) -> Iterator[RunRecord | CorruptRunError]:
+    """Each run folder's record, in folder order, or why it cannot be read."""
     d = layout.runs_dir(root)
     for run_dir in sorted(p for p in d.iterdir() if p.is_dir()) if d.is_dir() else []:
         try:
-            rec = read_record(run_dir)
-        except CorruptRunError:
-            continue
-        out[rec.run_id] = rec.supersedes
-    return out
+            yield read_record(run_dir)
+        except CorruptRunError as e:
+            yield e
 
 
 def superseded(rows: Iterable[tuple[str, str | None, bool]]) -> set[str]:
