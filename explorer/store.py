@@ -412,8 +412,10 @@ class Store:
             try:
                 meta, bad = Q.stage_checked_runs(self.con, files, ledgers, keys)
             except duckdb.Error:  # a ledger merged or a pack written as folders meanwhile:
-                checked = {}  # packed runs wait for the next refresh, the rest are read
-                folders = [f for f in folders if seen[f].pack is None]
+                checked = {}  # every run is read from its folder (packed runs without one
+                folders = [  # yet wait for the next refresh)
+                    f for f in folders if seen[f].pack is None or (rdir / f / RUN_FILE).is_file()
+                ]
                 files = [str(rdir / f / RUN_FILE) for f in folders]
         if meta is None:
             meta, bad = Q.stage_run_files(self.con, files)

@@ -274,3 +274,29 @@ def test_the_engine_writes_packed_runs_before_it_lists_or_finds_them(
     assert {p.name for p in (b.data / "runs").iterdir()} == {one} and pulled.packs(b.data)
     assert live_ids(b.data) == ids  # listed: every packed run written, the pack gone
     assert not pulled.packs(b.data)
+
+
+def test_runs_written_and_their_pack_removed_while_the_store_reads_them_stay_on_the_board(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background writer turns the pack into folders and removes it between the store's
+    scan and its read of the pack: the store reads those runs from their new folders, in the
+    same refresh (a first page is not left empty), and keeps them as they are."""
+    import explorer.store as S
+
+    _, b, ids = _packed_replica(replica)
+    real = S.Q.stage_checked_runs
+
+    def late(*a: Any, **k: Any) -> Any:
+        runs.materialize(b.data)  # the tick lands here
+        return real(*a, **k)
+
+    store = S.Store(b.data, snapshot=False)
+    with monkeypatch.context() as m:
+        m.setattr(S.Q, "stage_checked_runs", late)
+        store.refresh()
+    assert not pulled.packs(b.data)
+    assert set(store._runs) == ids and not store.problems
+    token = store.token("demo")
+    store.refresh()
+    assert set(store._runs) == ids and store.token("demo") == token
