@@ -66,6 +66,16 @@ def test_a_number_outside_its_metric_s_domain_is_refused(change: dict[str, Any],
         SliceResult(**_result(**change))
 
 
+@pytest.mark.parametrize("field", ["value", "ci_low", "ci_high"])
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_number_in_run_json_text_is_refused(field: str, literal: str) -> None:
+    """JSON text may spell NaN and the infinities (Python writes them): refused where parsed."""
+    text = json.dumps(_result()).replace(f'"{field}": {_result()[field]}', f'"{field}": {literal}')
+    assert literal in text
+    with pytest.raises(ValidationError, match=f"{field}\n  Input should be a finite number"):
+        SliceResult.model_validate_json(text)
+
+
 def test_domains_follow_the_vocabulary() -> None:
     assert metric_domain("balanced_accuracy") == (0.0, 1.0)
     assert metric_domain("roc_auc") == (0.0, 1.0)
