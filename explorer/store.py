@@ -36,7 +36,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,10 @@ class _RunFiles:
     labels: bool  # the scorer's final labels are stored (runs written before that have none)
     files: tuple[int | None, ...] = ()  # mtimes of predictions, labels and grades
     pack: str | None = None  # a pulled run kept in a pack (evaluator/store/pulled.py): its file
+    # the run folder's own mtime, read before its files': every write the engine makes in a
+    # run folder renames a file into it and so moves it. Not a part of the state compared: a
+    # start-up scan takes a run whose folder has not moved as the snapshot has it (Store.refresh)
+    folder: int | None = field(default=None, compare=False)
 
 
 def _number(v: object) -> float | None:
@@ -169,6 +173,7 @@ class Store:
         self._snapshot_read = False
         self._results = ResultsLink()  # this process's link to the snapshot's results
         self._scanned_at = -1e9
+        self._files_looked_at = False  # a full scan of the run folders' files made yet
         self._runs_dir_mtime: tuple[int | None, int | None] | None = None
         self._lock = threading.RLock()
         self._bench_files: dict[str, tuple[int, int]] = {}
@@ -221,8 +226,13 @@ class Store:
                 or now - self._scanned_at >= max_age
                 or rdir_mtime != self._runs_dir_mtime
             ):
-                self._refresh_runs()
+                # a page's first scan after the snapshot is read looks at each run folder's
+                # own mtime and at the files of those that moved; the next, max_age later, at
+                # every file (a file edited in place by hand moves no folder)
+                quick = max_age > 0 and not self._files_looked_at
+                self._refresh_runs(quick=quick)
                 self._scanned_at = now
+                self._files_looked_at = self._files_looked_at or not quick
                 self._runs_dir_mtime = rdir_mtime
             self._refresh_reported()
 
@@ -244,8 +254,8 @@ class Store:
             Q.use_snapshot_results(self.con, None)
             self._results.drop()
             return
-        for folder, benchmark, mtime, grades, labels, files in states:
-            self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files))
+        for folder, benchmark, mtime, grades, labels, files, folder_mtime in states:
+            self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files), None, folder_mtime)
             self._run_benchmark[folder] = benchmark
             self._bump(benchmark)
 
@@ -257,7 +267,7 @@ class Store:
         if self.snapshot is None or any(st.pack for st in self._runs.values()):
             return
         states = [
-            (f, self._run_benchmark[f], st.mtime, st.grades, st.labels, list(st.files))
+            (f, self._run_benchmark[f], st.mtime, st.grades, st.labels, list(st.files), st.folder)
             for f, st in self._runs.items()
         ]
         generation = uuid.uuid4().hex[:12]
@@ -315,7 +325,10 @@ class Store:
         stale = [r for r, b in self._run_benchmark.items() if b == benchmark]
         self._labelled.difference_update(stale)
 
-    def _refresh_runs(self) -> None:
+    def _refresh_runs(self, quick: bool = False) -> None:
+        """Compare the run folders (and packs) with the loaded runs; read the new and changed,
+        drop the gone. quick: a run whose folder's own mtime is the one noted is taken as it
+        was, without looking at its files (_RunFiles.folder)."""
         rdir = layout.runs_dir(self.root)
         seen: dict[str, _RunFiles] = {}
         present: set[str] = set()
@@ -328,6 +341,14 @@ class Store:
                     if not e.is_dir() or e.name.startswith((".", "_")):
                         continue
                     present.add(e.name)
+                    try:
+                        folder = e.stat().st_mtime_ns
+                    except OSError:
+                        folder = None
+                    was = self._runs.get(e.name)
+                    if quick and was is not None and was.folder == folder and folder is not None:
+                        seen[e.name] = was
+                        continue
                     d = e.path + os.sep
                     m = _mtime_of(d + RUN_FILE)
                     if m is None:
@@ -337,7 +358,9 @@ class Store:
                     if mt[0] is None:
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    seen[e.name] = _RunFiles(m, mt[2] is not None, mt[1] is not None, mt)
+                    seen[e.name] = _RunFiles(
+                        m, mt[2] is not None, mt[1] is not None, mt, None, folder
+                    )
         for rid, pk in packed.items():
             if rid not in present:  # not written as a folder yet: read from its pack
                 present.add(rid)

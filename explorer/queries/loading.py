@@ -159,7 +159,7 @@ def _arrow(con: Con, sql: str) -> pa.Table:
     return fetch()
 
 
-SnapshotState = tuple[str, str, int, bool, bool, list[int | None]]
+SnapshotState = tuple[str, str, int, bool, bool, list[int | None], int | None]
 
 
 def write_snapshot(
@@ -170,7 +170,8 @@ def write_snapshot(
     generation: str,
 ) -> None:
     """Write the results table to results_path, then the runs table with each run folder's
-    state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes) and
+    state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes, the
+    folder's own mtime) and
     the `generation` that names the results file to runs_path (Parquet; the caller renames
     the runs file into place)."""
     import pyarrow.parquet as pq
@@ -182,6 +183,7 @@ def write_snapshot(
             "s_grades": [s[3] for s in states],
             "s_labels": [s[4] for s in states],
             "s_files": pa.array([s[5] for s in states], pa.list_(pa.int64())),
+            "s_folder": pa.array([s[6] for s in states], pa.int64()),
         }
     )
     cur = con.cursor()
@@ -197,7 +199,7 @@ def write_snapshot(
         cur.register("_snap_state", state)
         table = _arrow(
             cur,
-            "SELECT r.*, s.s_mtime, s.s_grades, s.s_labels, s.s_files, "
+            "SELECT r.*, s.s_mtime, s.s_grades, s.s_labels, s.s_files, s.s_folder, "
             f"'{generation}' AS s_generation FROM runs r JOIN _snap_state s USING (folder)",
         )
         cur.unregister("_snap_state")
@@ -220,13 +222,21 @@ def load_snapshot(
         con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
         use_snapshot_results(con, results_path(str(gens[0][0])))
         rows = con.execute(
-            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files FROM _snap"
+            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder FROM _snap"
         ).fetchall()
     finally:
         con.execute("DROP TABLE IF EXISTS _snap")
     return [
-        (str(f), str(b), int(m), bool(g), bool(lab), [None if v is None else int(v) for v in fs])
-        for f, b, m, g, lab, fs in rows
+        (
+            str(f),
+            str(b),
+            int(m),
+            bool(g),
+            bool(lab),
+            [None if v is None else int(v) for v in fs],
+            None if d is None else int(d),
+        )
+        for f, b, m, g, lab, fs, d in rows
     ]
 
 

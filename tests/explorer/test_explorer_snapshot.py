@@ -135,6 +135,46 @@ def test_the_pages_refresh_sees_the_engines_changes_at_once_and_hand_edits_withi
     assert other not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
 
 
+def test_a_pages_first_refresh_looks_at_the_files_of_moved_run_folders_only(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process's first page takes each run whose folder has not moved since the snapshot
+    as the snapshot has it (one look per folder, not one per file); what the engine changed
+    since is seen at once, a run.json edited in place by hand at the next full scan."""
+    Store(root).refresh()  # writes the snapshot, with each run folder's own mtime
+    ids = sorted(p.name for p in (root / "runs").iterdir())
+    hidden, gone, edited = ids[0], ids[1], ids[2]
+    runs.set_hidden(hidden, True, root)  # the engine: run.json renamed into its folder
+    runs.delete_run(gone, root)
+    new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    path = root / "runs" / edited / "run.json"
+    rec = runs.read_record(path.parent).model_copy(update={"hidden": True})
+    before = path.parent.stat().st_mtime_ns
+    with path.open("r+", encoding="utf-8") as fh:  # in place: its folder does not move
+        fh.write(rec.model_dump_json())
+        fh.truncate()
+    assert path.parent.stat().st_mtime_ns == before
+    looked: list[str] = []
+    mtime_of = S._mtime_of
+    monkeypatch.setattr(S, "_mtime_of", lambda p: (looked.append(p), mtime_of(p))[1])
+    s = _from_snapshot_page(root)
+    assert sorted({Path(p).parent.name for p in looked}) == sorted([hidden, new.name])
+    shown = set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    assert new.name in shown and hidden not in shown and gone not in shown
+    assert edited in shown  # not looked at yet
+    s.refresh(max_age=0)  # the next full scan (a page's, max_age later, or a forced one)
+    assert edited not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    fresh = Store(root, snapshot=False)
+    fresh.refresh()
+    _same(s, fresh)
+
+
+def _from_snapshot_page(root: Path) -> Store:
+    s = Store(root)
+    s.refresh(max_age=3600)  # as the pages do
+    return s
+
+
 def test_the_memo_survives_a_new_run_and_forgets_on_a_deleted_one(root: Path) -> None:
     s = Store(root)
     s.refresh()
