@@ -162,6 +162,10 @@ def connect() -> Con:
     # the snapshot's results are read in place on every query: keep their footers
     with contextlib.suppress(duckdb.Error):
         con.execute("SET parquet_metadata_cache = true")
+    # memory freed by a query (a store's first load of thousands of runs) goes back to the
+    # system within a second or two, not at the next allocation
+    with contextlib.suppress(duckdb.Error):
+        con.execute("SET allocator_background_threads = true")
     # warm up the JSON reader (its first use costs ~0.5 s) outside any user request
     con.execute("SELECT json_extract('{\"a\": 1}', '$.a')").fetchall()
     return con
