@@ -57,11 +57,14 @@ def stage_checked_runs(
     """stage_run_files, where the run.json text of some folders comes from the engine's ledger
     of checked runs (evaluator.store.runs.CHECKED_DIR: Parquet files with run_id, m_run and
     run_json) instead of their files: `keys` names those rows as "<run_id>:<m_run>" (one
-    Parquet read instead of a file per run)."""
+    Parquet read instead of a file per run). A ledger's texts are the engine's, each checked
+    as a RunRecord before it was noted: parsed once, by from_json, where a file's text is
+    first checked to be a JSON object."""
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _run_text AS
-        SELECT {FOLDER_OF_FILE} AS folder, filename, content, json_valid(content) AS ok
+        SELECT {FOLDER_OF_FILE} AS folder, filename, content, json_valid(content) AS ok,
+               false AS checked
         FROM read_text(?)
         """,
         [list(files)],
@@ -71,7 +74,7 @@ def stage_checked_runs(
         con.execute(
             """
             INSERT INTO _run_text
-            SELECT run_id, NULL, run_json, json_valid(run_json)
+            SELECT run_id, NULL, run_json, run_json IS NOT NULL, true
             FROM read_parquet(?, union_by_name = true)
             WHERE run_id BETWEEN ? AND ?  -- row groups outside the range are not read
               AND list_contains(?, run_id || ':' || CAST(m_run AS VARCHAR))
@@ -88,8 +91,10 @@ def stage_checked_runs(
     con.execute(
         """
         CREATE OR REPLACE TEMP TABLE _run_json AS
-        SELECT folder, j.* FROM (SELECT folder, from_json(content, ?) AS j FROM _run_text
-                                 WHERE ok AND json_type(content) = 'OBJECT')
+        SELECT folder, j.* FROM (
+            SELECT folder, from_json(content, ?) AS j FROM _run_text
+            WHERE ok AND CASE WHEN checked THEN true ELSE json_type(content) = 'OBJECT' END
+        )
         """,
         [RUN_JSON_STRUCTURE],
     )
