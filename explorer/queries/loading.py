@@ -63,25 +63,11 @@ def stage_checked_runs(
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _run_text AS
-        SELECT {FOLDER_OF_FILE} AS folder, filename, content, json_valid(content) AS ok,
-               false AS checked
+        SELECT {FOLDER_OF_FILE} AS folder, filename, content, json_valid(content) AS ok
         FROM read_text(?)
         """,
         [list(files)],
     )
-    if keys:
-        ids = [k.rsplit(":", 1)[0] for k in keys]
-        con.execute(
-            """
-            INSERT INTO _run_text
-            SELECT run_id, NULL, run_json, run_json IS NOT NULL, true
-            FROM read_parquet(?, union_by_name = true)
-            WHERE run_id BETWEEN ? AND ?  -- row groups outside the range are not read
-              AND list_contains(?, run_id || ':' || CAST(m_run AS VARCHAR))
-            QUALIFY row_number() OVER (PARTITION BY run_id) = 1
-            """,
-            [list(ledgers), min(ids), max(ids), list(keys)],
-        )
     bad = [
         str(r[0])
         for r in con.execute(
@@ -91,14 +77,30 @@ def stage_checked_runs(
     con.execute(
         """
         CREATE OR REPLACE TEMP TABLE _run_json AS
-        SELECT folder, j.* FROM (
-            SELECT folder, from_json(content, ?) AS j FROM _run_text
-            WHERE ok AND CASE WHEN checked THEN true ELSE json_type(content) = 'OBJECT' END
-        )
+        SELECT folder, j.* FROM (SELECT folder, from_json(content, ?) AS j FROM _run_text
+                                 WHERE ok AND json_type(content) = 'OBJECT')
         """,
         [RUN_JSON_STRUCTURE],
     )
     con.execute("DROP TABLE _run_text")
+    if keys:
+        # parsed as they are read, in the same pipeline (on every thread, a row group each)
+        ids = [k.rsplit(":", 1)[0] for k in keys]
+        con.execute(
+            """
+            INSERT INTO _run_json
+            SELECT folder, j.* FROM (
+                SELECT run_id AS folder, from_json(run_json, ?) AS j FROM (
+                    SELECT run_id, run_json FROM read_parquet(?, union_by_name = true)
+                    WHERE run_id BETWEEN ? AND ?  -- row groups outside the range are not read
+                      AND list_contains(?, run_id || ':' || CAST(m_run AS VARCHAR))
+                      AND run_json IS NOT NULL
+                    QUALIFY row_number() OVER (PARTITION BY run_id) = 1
+                )
+            )
+            """,
+            [RUN_JSON_STRUCTURE, list(ledgers), min(ids), max(ids), list(keys)],
+        )
     meta = con.execute(
         "SELECT folder, run_id, benchmark, model.name AS model_name, origin FROM _run_json"
     ).df()
