@@ -31,6 +31,8 @@ from explorer.paired import PAIRED_TOP, PairedRuns, paired_test
 from explorer.published import fold_published, report_key, reported_rows, row_key
 
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
+# the columns of the ranked runs that the paired test reads (explorer.paired.paired_test)
+PAIRED_COLUMNS = ("run_id", "version", "missing", "unparsable", "split", "value")
 
 
 def _other_metrics(
@@ -164,17 +166,20 @@ def _rank(
 ) -> None:
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
-    idx = np.flatnonzero(is_run & rows["value"].notna().to_numpy())
+    value = rows["value"].to_numpy(float)
+    idx = np.flatnonzero(is_run & ~np.isnan(value))
     lower = lower_is_better(q.metric)
     if len(idx) == 0:
         _rank_by_value(board, lower)
         return
-    vals = rows.loc[idx, "value"].to_numpy(float)
-    lo = rows.loc[idx, "ci_low"].to_numpy(float)
-    hi = rows.loc[idx, "ci_high"].to_numpy(float)
-    test = paired_test(con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure, labels)
+    vals = value[idx]
+    lo = rows["ci_low"].to_numpy(float)[idx]
+    hi = rows["ci_high"].to_numpy(float)[idx]
+    # the paired test reads these columns of the ranked runs (not the whole board's)
+    narrow = rows[list(PAIRED_COLUMNS)].iloc[idx]
+    test = paired_test(con, narrow, q, spec, version, resamples, seed, memo, ensure, labels)
     paired = test.runs
-    rk = R.ranks_by_significance(
+    rk = R.rank_array(
         vals,
         lo,
         hi,
@@ -183,14 +188,20 @@ def _rank(
         None if paired is None else paired.point,
         None if paired is None else paired.p_values,
     )
-    rows.loc[idx, "rank"] = rk
+    rank = np.zeros(len(rows), dtype=np.int64)
+    rank[idx] = rk
+    unranked = np.ones(len(rows), dtype=bool)
+    unranked[idx] = False
+    rows["rank"] = pd.arrays.IntegerArray(rank, unranked)
     sign = -1.0 if lower else 1.0
     lead = int(np.argmax(sign * vals))
     # every row's difference to the best run (a published number above it reads positive)
-    rows["delta"] = rows["value"].astype(float) - vals[lead]
+    rows["delta"] = value - vals[lead]
     if paired is not None and len(paired.at):
-        rows.loc[idx[paired.at], "paired"] = True
-        board.paired_runs = rows.loc[idx[paired.at], "run_id"].tolist()
+        on = np.zeros(len(rows), dtype=bool)
+        on[idx[paired.at]] = True
+        rows["paired"] = on
+        board.paired_runs = rows["run_id"].to_numpy(dtype=object)[idx[paired.at]].tolist()
         _leader_and_pairs(board, idx[paired.at], idx[lead], paired, sign)
     n_paired = len(board.paired_runs)
     n_ci = len(idx) - n_paired
@@ -261,10 +272,11 @@ def _leader_and_pairs(
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             lo, hi = np.nanpercentile(d, [2.5, 97.5], axis=0)
-        rows.loc[at, "delta_low"] = lo
-        rows.loc[at, "delta_high"] = hi
-        rows.loc[at, "delta_p"] = pvals[li]
-        rows.loc[leader_at, ["delta_low", "delta_high", "delta_p"]] = np.nan
+        for col, got in (("delta_low", lo), ("delta_high", hi), ("delta_p", pvals[li])):
+            cells = rows[col].to_numpy(dtype=float, copy=True)
+            cells[at] = got
+            cells[leader_at] = np.nan
+            rows[col] = cells
     top = np.argsort(-sign * point, kind="stable")[:PAIRWISE_TOP]
     ids = rows.loc[at[top], "run_id"].astype(str).tolist()
     board.pairwise = pd.DataFrame(pvals[np.ix_(top, top)], index=ids, columns=ids)

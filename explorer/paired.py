@@ -77,7 +77,8 @@ def paired_test(
     labels: LabelReader | None = None,
 ) -> PairedTest:
     """The best complete runs (PAIRED_TOP at most, on the most common split) compared by a
-    paired bootstrap on the view's slice; see PairedTest."""
+    paired bootstrap on the view's slice; see PairedTest. runs: the ranked runs with their
+    run_id, version, missing, unparsable, split and value (explorer.board.PAIRED_COLUMNS)."""
     by_scores = q.metric in SCORE_METRICS
     if q.metric not in label_metrics() and not by_scores:
         why = f"{metric_label(q.metric)} is not a function of labels or per-sample scores"
