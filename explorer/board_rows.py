@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -42,10 +43,9 @@ def params_to_float(params: str | None, name: str | None = None) -> tuple[float 
     for text, where in ((params, "stated"), (name, "from name")):
         if not text or not isinstance(text, str):
             continue
-        m = _SIZE.search(text)
-        if m:
-            scale = 1e9 if m.group(2).lower() == "b" else 1e6
-            return float(m.group(1)) * scale, where
+        size = _size_in(text)
+        if size is not None:
+            return size, where
     return None, ""
 
 
@@ -128,37 +128,108 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
         empty["params_from"] = pd.Series(dtype="str")
         return empty.set_axis(pd.Index([], dtype=object), axis=0)
     f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
-    sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
+    origin, submission = f["origin"], f["submission"]
+    value, where = sizes_of(f["model_params"].tolist(), f["model_name"].tolist())
     # has FactBoard re-run it? (evaluator.submissions.verification)
-    checked = [
-        verification.label_and_status(o, c, s)
-        for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
-    ]
+    checked = each_distinct(verification.label_and_status, origin, f["recipe_config"], submission)
     return pd.DataFrame(
         {
             "model": f["model_name"],
             "kind_code": f["model_kind"],
             "origin_code": f["origin"],
-            "source": [run_source(o, s) for o, s in zip(f["origin"], f["submission"], strict=True)],
+            "source": each_distinct(run_source, origin, submission),
             "note": _run_notes(f["missing"], f["unparsable"]),
             "org": f["model_org"],
             "params": f["model_params"],
-            "threshold": [
-                _threshold_text(p, t) for p, t in zip(f["policy"], f["threshold"], strict=True)
-            ],
+            "threshold": each_distinct(_threshold_text, f["policy"], f["threshold"]),
             "version": f["benchmark_version"],
             "created": f["created_at"],
             "missing": f["missing"].astype(int),
             "unparsable": f["unparsable"].astype(int),
-            "kind": f["model_kind"].map(kind_label),
-            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
-            "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
-            "params_from": [w for _, w in sizes],
+            "kind": each_distinct(kind_label, f["model_kind"]),
+            "origin": each_distinct(lambda o: ORIGIN_BADGES.get(o, o), origin),
+            "params_value": value,
+            "params_from": where,
             "verified": [label for label, _ in checked],
             "verified_code": [status for _, status in checked],
         },
         index=f.index,
     ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
+
+
+T = TypeVar("T")
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    """One code per distinct value, as a pure function of the value tells them apart: a
+    float by its bits (0.0 and -0.0 apart), any other value by its value and type (1, 1.0
+    and True apart; None, NaN and NA apart)."""
+    if values.dtype == np.float64:
+        return pd.factorize(values.to_numpy().view(np.int64))[0]
+    codes = np.asarray(pd.factorize(values)[0], dtype=np.int64) + 1  # a missing value: 0
+    if values.dtype == object:
+        kinds = pd.factorize(np.array([type(v) for v in values.tolist()], dtype=object))[0]
+        codes = pd.factorize(codes * (int(kinds.max(initial=0)) + 1) + kinds)[0]
+    return codes
+
+
+def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
+    """[fn(*args) for args in zip(*columns)] for a pure fn, called once per distinct args
+    (the runs of a board share most of their kinds, origins and thresholds)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col in columns:
+        c = _codes(col)
+        key = pd.factorize(key * (int(c.max(initial=0)) + 1) + c)[0]
+    # (factorize numbers the keys in order of first sight: first[k] is key k's first row)
+    first = np.unique(key, return_index=True)[1]
+    args = zip(*(col.iloc[first].tolist() for col in columns), strict=True)
+    made = np.array([None] + [fn(*a) for a in args], dtype=object)[1:]
+    return made[key].tolist()  # type: ignore[no-any-return]
+
+
+_SEP = "\x00"  # joins texts for one scan: neither a digit, a space nor a size's letter
+_MAY_SIZE = re.compile(r"\d\s*[bBmM]")  # in every text _SIZE matches (its number's end on)
+
+
+def _first_sizes(texts: Sequence[object]) -> dict[int, float]:
+    """The size params_to_float reads in each text, by position (texts without one left
+    out). One scan of the texts joined by _SEP finds those that may hold a size (_MAY_SIZE
+    never spans _SEP), and only these are searched: most names hold none."""
+    plain = [t if isinstance(t, str) else "" for t in texts]
+    joined = _SEP.join(plain)
+    if joined.count(_SEP) != max(len(plain) - 1, 0):  # a text holds _SEP: search each
+        maybe: Iterable[int] = range(len(plain))
+    else:
+        ends = np.cumsum([len(t) + 1 for t in plain])  # where each text's _SEP is
+        starts = [m.start() for m in _MAY_SIZE.finditer(joined)]
+        maybe = dict.fromkeys(np.searchsorted(ends, starts, side="right").tolist())
+    out: dict[int, float] = {}
+    for i in maybe:
+        size = _size_in(plain[i])
+        if size is not None:
+            out[i] = size
+    return out
+
+
+def _size_in(text: str) -> float | None:
+    m = _SIZE.search(text)
+    return None if m is None else _scaled(m)
+
+
+def _scaled(m: re.Match[str]) -> float:
+    scale = 1e9 if m.group(2).lower() == "b" else 1e6
+    return float(m.group(1)) * scale
+
+
+def sizes_of(params: Sequence[object], names: Sequence[object]) -> tuple[np.ndarray, list[str]]:
+    """params_to_float of many (params, name) pairs: (the counts, NaN for none; where each
+    came from)."""
+    value = np.full(len(params), np.nan)
+    where = [""] * len(params)
+    for found, said in ((_first_sizes(names), "from name"), (_first_sizes(params), "stated")):
+        for i, v in found.items():  # the stated size over the name's
+            value[i], where[i] = v, said
+    return value, where
 
 
 _RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")

@@ -158,7 +158,7 @@ def board_run_fields(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
                            'prompt_id', json_extract_string(config, '$.prompt_id'))
                    AS recipe_config
         FROM runs
-        WHERE list_contains(?, run_id)
+        WHERE run_id IN (SELECT unnest(?::VARCHAR[]))
         ORDER BY run_id
         """,
         [list(run_ids)],
