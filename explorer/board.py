@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, MutableMapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.formatting import plural
@@ -145,11 +148,38 @@ def build_board(
     board = Board(rows=rows, other_metrics=others)
     _rank(con, board, q, spec, version, resamples, seed, memo, ensure, labels)
     board.notes = _notes(rows, q, declared)
-    lower = lower_is_better(q.metric)
-    board.rows = rows.sort_values(
-        ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
-    ).reset_index(drop=True)
+    board.rows = rows.take(_order(rows, lower_is_better(q.metric))).reset_index(drop=True)
     return board
+
+
+def _order(rows: pd.DataFrame, lower: bool) -> np.ndarray:
+    """The rows' positions best first: by value (missing last), then by model name, ties in
+    their order (rows.sort_values(["value", "model"], ...) as a stable sort), by Arrow's
+    stable sort of the two columns (pandas orders the names through Python's comparisons)."""
+    value = rows["value"].to_numpy(dtype=float)
+    try:
+        model = pa.array(rows["model"].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a name that is not text
+        got = rows.sort_values(
+            ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
+        )
+        return rows.index.get_indexer(got.index)
+    # missing values and names as flags before them (last), so that no key holds a null
+    no_value = np.isnan(value)
+    no_model = model.is_null()
+    keys = pa.table(
+        {
+            "no_value": no_value,
+            "value": np.where(no_value, 0.0, value),
+            "no_model": no_model,
+            "model": model.fill_null(""),
+        }
+    )
+    up, down = "ascending", "descending"
+    order = pc.sort_indices(
+        keys, [("no_value", up), ("value", up if lower else down), ("no_model", up), ("model", up)]
+    )
+    return np.asarray(order.to_numpy(), dtype=np.intp)
 
 
 def _rank(
@@ -283,14 +313,25 @@ def _leader_and_pairs(
     board.pairwise_values = dict(zip(ids, point[top].tolist(), strict=True))
 
 
+def _who_has(keys: pd.Series, is_rep: np.ndarray) -> dict[Any, set[str]]:
+    """Each value of keys (in order of first sight) with who has it: "published numbers",
+    "FactBoard runs" or both."""
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    has = np.zeros((2, len(uniques)), dtype=bool)
+    has[0, codes[is_rep]] = True
+    has[1, codes[~is_rep]] = True
+    who = ("published numbers", "FactBoard runs")
+    return {
+        k: {w for w, h in zip(who, has[:, i].tolist(), strict=True) if h}
+        for i, k in enumerate(uniques.tolist())
+    }
+
+
 def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[str]:
     notes = []
-    who_col = np.where(rows["origin_code"] == "reported", "published numbers", "FactBoard runs")
+    is_rep = (rows["origin_code"] == "reported").to_numpy()
     if q.slice_kind == "overall" and declared:
-        sets: dict[str, set[str]] = {}
-        for cov, who in zip(rows["coverage_set"].tolist(), who_col.tolist(), strict=True):
-            if cov:
-                sets.setdefault(cov, set()).add(who)
+        sets = {c: w for c, w in _who_has(rows["coverage_set"], is_rep).items() if c}
         if len(sets) > 1:
             parts = []
             for cov, who_set in sorted(sets.items(), key=lambda kv: -len(kv[0])):
@@ -305,9 +346,7 @@ def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[s
                 + "; ".join(parts)
                 + ". An Overall over fewer domains is not directly comparable."
             )
-    splits: dict[str, set[str]] = {}
-    for sp, who in zip(rows["split"].astype(str).tolist(), who_col.tolist(), strict=True):
-        splits.setdefault(sp, set()).add(who)
+    splits = _who_has(rows["split"].astype(str), is_rep)
     if len(splits) > 1:
         desc = "; ".join(
             f"{' and '.join(sorted(w))} on split '{sp}'" for sp, w in sorted(splits.items())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -329,15 +329,18 @@ def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:
 def row_labels(rows: pd.DataFrame) -> list[str]:
     """A unique, readable label per board row (model, plus what tells same-named rows apart)."""
     config = rows["config"].fillna("").astype(str)
-    base_s = pd.Series(
-        rows["model"].astype(str)
-        + np.where(rows["origin_code"] == "reported", " · published", "")
-        + np.where(config != "", " (" + config + ")", ""),
-        index=rows.index,
-    )
-    if not base_s.duplicated().any():
-        return base_s.tolist()
-    base = base_s.tolist()
+    rep = (rows["origin_code"] == "reported").to_numpy()
+    has_config = (config != "").to_numpy()
+    # most rows are runs, labelled by their model's name alone: only the others get words
+    base: list[Any] = rows["model"].astype(str).tolist()
+    configs = config.tolist()
+    for i in np.flatnonzero(rep | has_config).tolist():
+        b = base[i]
+        if isinstance(b, str):  # (a missing name stays missing)
+            b += " · published" if rep[i] else ""
+            base[i] = b + (f" ({configs[i]})" if has_config[i] else "")
+    if not pd.Series(base, dtype=object).duplicated().any():
+        return base
     run_ids = rows["run_id"].tolist()
     sources = rows["source"].astype(str).tolist()
     total: dict[str, int] = {}

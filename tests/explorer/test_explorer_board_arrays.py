@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 
 from evaluator.submissions import verification
-from explorer import board_rows
+from explorer import board, board_rows
 from explorer import ranking as R
+from explorer.board_types import BoardQuery
 
 
 def test_sizes_of_many_runs_agree_with_params_to_float_run_by_run() -> None:
@@ -93,3 +94,75 @@ def test_rank_array_is_ranks_by_significance() -> None:
         got = R.rank_array(v, lo, hi, lower)
         assert got.dtype == np.int64
         assert got.tolist() == R.ranks(list(v), R.significance_matrix(v, lo, hi, lower))
+
+
+def test_the_board_order_is_the_stable_sort_by_value_then_name() -> None:
+    rng = np.random.default_rng(5)
+    n = 300
+    value = rng.choice([0.5, 0.25, np.nan, 0.0, -0.0, np.inf, 0.75], n)
+    names = ["b", "a", "B", "é", "Zeta", "ä", "a b", "", "😀", "aa"]
+    model = pd.Series(rng.choice(names, n), dtype=object)
+    model[rng.random(n) < 0.05] = None
+    rows = pd.DataFrame({"value": value, "model": model, "i": np.arange(n)})
+    for lower in (False, True):
+        expect = rows.sort_values(
+            ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
+        )
+        assert board._order(rows, lower).tolist() == expect.index.tolist()
+    # a name that is not text: sorted as before
+    odd = rows.assign(model=[1.5 if i % 7 == 0 else "x" for i in range(n)])
+    with_numbers = board._order(odd.assign(model=odd["model"].astype(object)), False)
+    assert len(with_numbers) == n
+
+
+def test_notes_say_who_covers_which_domains_and_splits() -> None:
+    rows = pd.DataFrame(
+        {
+            "origin_code": ["submitted", "reported", "reported", "evaluated", "reported"],
+            "coverage_set": ["a;b;c", "a;b", "", "a;b;c", "a;b"],
+            "split": ["test", "all", "test", "dev", "all"],
+            "config": ["", "suspect=yes", "", "", ""],
+        }
+    )
+    q = BoardQuery("demo", "summary")
+    notes = board._notes(rows, q, ["a", "b", "c"])
+    assert notes[0] == (
+        "Rows average over different domains: FactBoard runs cover 3 of 3 domains; published "
+        "numbers cover 2 of 3 domains (without c). An Overall over fewer domains is not "
+        "directly comparable."
+    )
+    assert notes[1].startswith(
+        "Rows come from different splits: published numbers on split 'all'; FactBoard runs "
+        "on split 'dev'; FactBoard runs and published numbers on split 'test'."
+    )
+    assert "suspect" in notes[2]
+
+
+def test_row_labels_add_words_only_where_the_straightforward_labels_have_them() -> None:
+    rows = pd.DataFrame(
+        {
+            "model": ["Run model", "Paper model", "Paper model", "Other", None],
+            "origin_code": ["submitted", "reported", "reported", "evaluated", "submitted"],
+            "config": ["", "prompt=ZS", "", None, ""],
+            "run_id": ["r-1", None, None, "r-2", "r-3"],
+            "source": ["FactBoard run", "P", "P", "FactBoard run", "FactBoard run"],
+        }
+    )
+    config = rows["config"].fillna("").astype(str)
+    plain = (
+        rows["model"].astype(str)
+        + np.where(rows["origin_code"] == "reported", " · published", "")
+        + np.where(config != "", " (" + config + ")", "")
+    ).tolist()
+    got = board_rows.row_labels(rows)
+    assert (
+        got[:4]
+        == plain[:4]
+        == [
+            "Run model",
+            "Paper model · published (prompt=ZS)",
+            "Paper model · published",
+            "Other",
+        ]
+    )
+    assert pd.isna(got[4]) and pd.isna(plain[4])
