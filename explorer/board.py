@@ -32,6 +32,7 @@ from explorer.board_rows import params_to_float, row_labels, run_rows
 from explorer.board_types import Board, BoardQuery, LabelReader
 from explorer.paired import PAIRED_TOP, PairedRuns, paired_test
 from explorer.published import fold_published, report_key, reported_rows, row_key
+from explorer.queries.results import OtherValues
 
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 # the columns of the ranked runs that the paired test reads (explorer.paired.paired_test)
@@ -39,48 +40,41 @@ PAIRED_COLUMNS = ("run_id", "version", "missing", "unparsable", "split", "value"
 
 
 def _other_metrics(
-    values: dict[str, np.ndarray] | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
+    values: OtherValues | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every other metric of the same slice as extra columns (value only). values: the runs'
     other ungraded metrics (Q.board_other_values), None without runs."""
     if q.grader is not None:
         return rows, []
-    v_run = np.asarray(values["run_id"], dtype=object) if values else np.array([], object)
-    v_metric = np.asarray(values["metric"], dtype=object) if values else np.array([], object)
-    v_value = np.asarray(values["value"], dtype=float) if values else np.array([], float)
-    metrics = sorted((set(pd.unique(v_metric)) | set(rep["metric"])) - {q.metric})
-    rep_wide = pd.DataFrame()
-    if not rep.empty:
-        r = rep.assign(key=report_key(rep["model"], rep["source"], rep["note"]))
-        rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
-            index="key", columns="metric", values="value"
-        )
+    names_of = [] if values is None else values.metric.dictionary.to_pylist()
+    metrics = sorted((set(names_of) | set(rep["metric"])) - {q.metric})
     is_rep = (rows["origin_code"] == "reported").to_numpy()
-    # the runs' values in one (runs, metrics) array, the first value of a (run, metric) kept;
-    # then one lookup per row set (not per metric and row): runs by run id, published by key
-    run_vals = np.full((len(rows), len(metrics)), np.nan)
-    if len(v_run) and metrics:
-        ids = pd.Index(pd.unique(v_run))
-        r_at = ids.get_indexer(v_run)
-        m_at = pd.Index(metrics).get_indexer(v_metric)
+    both = np.full((len(rows), len(metrics)), np.nan)
+    if values is not None and len(values.value) and metrics:
+        # the runs' values in one (runs, metrics) array, the first value of a (run, metric)
+        # kept; then one lookup of the rows' run ids (Arrow's: no Python text per row)
+        in_metrics = np.array([metrics.index(m) if m in metrics else -1 for m in names_of])
+        m_at = in_metrics[values.metric.indices.to_numpy(zero_copy_only=False)]
+        ids = pc.unique(values.run_id)
+        r_at = pc.index_in(values.run_id, value_set=ids).to_numpy(zero_copy_only=False)
         ok = m_at >= 0
         cell = r_at[ok] * len(metrics) + m_at[ok]
         _, first = np.unique(cell, return_index=True)
         wide = np.full((len(ids), len(metrics)), np.nan)
-        wide[r_at[ok][first], m_at[ok][first]] = v_value[ok][first]
-        at = ids.get_indexer(rows["run_id"].to_numpy(dtype=object))
+        wide[r_at[ok][first], m_at[ok][first]] = values.value[ok][first]
+        row_ids = pa.array(rows["run_id"].to_numpy(dtype=object), pa.string(), from_pandas=True)
+        at = pc.index_in(row_ids, value_set=ids).fill_null(-1).to_numpy(zero_copy_only=False)
         have = (at >= 0) & ~is_rep
-        run_vals[have] = wide[at[have]]
-    if is_rep.any():
-        keys = row_key(rows["model"], rows["source"], rows["config"])
-        rep_vals = rep_wide.reindex(index=keys.to_numpy(), columns=metrics)
-    else:
-        rep_vals = pd.DataFrame(np.nan, index=range(len(rows)), columns=metrics)
-    both = np.where(
-        is_rep[:, None],
-        rep_vals.to_numpy(dtype=float, na_value=np.nan),
-        run_vals,
-    )
+        both[have] = wide[at[have]]
+    if is_rep.any() and metrics:  # published rows by their key
+        r = rep.assign(key=report_key(rep["model"], rep["source"], rep["note"]))
+        rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
+            index="key", columns="metric", values="value"
+        )
+        pub = rows[is_rep]
+        keys = row_key(pub["model"], pub["source"], pub["config"])
+        got = rep_wide.reindex(index=keys.to_numpy(), columns=metrics)
+        both[is_rep] = got.to_numpy(dtype=float, na_value=np.nan)
     names = []
     extra = {}
     for j, m in enumerate(metrics):

@@ -188,7 +188,7 @@ def test_narrow_board_queries_agree_with_the_wide_one(root: Path) -> None:
     ]
     others = Q.board_other_values(con, "demo", "summary", "domain", "news", "balanced_accuracy")
     rest = wide[(wide["metric"] != "balanced_accuracy") & wide["grader"].isna()]
-    got = sorted(zip(others["run_id"].tolist(), others["metric"].tolist(), strict=True))
+    got = sorted(zip(others.run_id.to_pylist(), others.metric.to_pylist(), strict=True))
     assert got == sorted(zip(rest["run_id"], rest["metric"], strict=True))
     fields = Q.board_run_fields(con, list(bacc["run_id"]))
     assert list(fields["run_id"]) == sorted(bacc["run_id"])
