@@ -110,9 +110,12 @@ def run_fields(
     # a text one costs 50 ms at 10,000 runs)
     at = None if have is None else have.index.get_indexer(pd.Index(ids, dtype=object))
     new = list(ids) if at is None else list(ids[at < 0])
-    if new or have is None:
-        made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
-        have = made if have is None or have.empty else pd.concat([have, made])
+    if have is None:  # the first board of the benchmark: every run of it at once
+        have = _make_run_fields(Q.board_run_fields(con, None, benchmark))
+        new = list(ids[have.index.get_indexer(pd.Index(ids, dtype=object)) < 0])
+    if new:
+        made = _make_run_fields(Q.board_run_fields(con, new))
+        have = made if have.empty else pd.concat([have, made])
     memo[key] = have  # (again: the most recently used)
     return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
 

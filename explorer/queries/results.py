@@ -146,26 +146,37 @@ def board_slice_results(
     ).df()
 
 
-def board_run_fields(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
-    """The fields of these runs that the board shows beside every slice's numbers (the
-    submission record only for an imported run, whose source it names, and a submitted one,
-    whose recipe and verification it holds; of the config, what says whether FactBoard made
-    the run from a recipe)."""
-    return con.execute(
-        """
-        SELECT run_id, model_name, model_kind, origin, model_org, model_params,
-               benchmark_version, policy, threshold, created_at, missing, unparsable,
-               CASE WHEN origin IN ('imported', 'submitted') THEN submission END AS submission,
-               json_object('detector', json_extract_string(config, '$.detector'),
-                           'llm', json_extract_string(config, '$.llm'),
-                           'prompt_id', json_extract_string(config, '$.prompt_id'))
-                   AS recipe_config
-        FROM runs
-        WHERE run_id IN (SELECT unnest(?::VARCHAR[]))
-        ORDER BY run_id
-        """,
-        [list(run_ids)],
-    ).df()
+def board_run_fields(
+    con: Con, run_ids: Sequence[str] | None, benchmark: str | None = None
+) -> pd.DataFrame:
+    """The fields of these runs (or, run_ids None, of every run of the benchmark) that the
+    board shows beside every slice's numbers (the submission record only for an imported
+    run, whose source it names, and a submitted one, whose recipe and verification it holds;
+    of the config, what says whether FactBoard made the run from a recipe). Read through
+    Arrow: text columns come as pandas text without a Python string per cell."""
+    where = "benchmark = ?" if run_ids is None else "run_id IN (SELECT unnest(?::VARCHAR[]))"
+    return (
+        con.sql(
+            """
+            SELECT run_id, model_name, model_kind, origin, model_org, model_params,
+                   benchmark_version, policy, threshold, created_at, missing, unparsable,
+                   CASE WHEN origin IN ('imported', 'submitted') THEN submission END
+                       AS submission,
+                   json_object('detector', json_extract_string(config, '$.detector'),
+                               'llm', json_extract_string(config, '$.llm'),
+                               'prompt_id', json_extract_string(config, '$.prompt_id'))
+                       AS recipe_config
+            FROM runs
+            WHERE """
+            + where
+            + """
+            ORDER BY run_id
+            """,
+            params=[benchmark if run_ids is None else list(run_ids)],
+        )
+        .to_arrow_table()
+        .to_pandas()
+    )
 
 
 @dataclass(frozen=True)
