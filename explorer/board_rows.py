@@ -242,18 +242,17 @@ _RUN_TEXT += ("verified", "verified_code")
 
 def _coverage_cells(
     coverage: pd.Series, declared: Sequence[str], q: BoardQuery
-) -> tuple[list[str], list[str]]:
+) -> tuple[np.ndarray, np.ndarray]:
     """(coverage in words, the covered domains sorted and joined by ';') per row, from the
     coverage as Q.board_slice_results gives it; worked out once per distinct coverage."""
-    made: dict[object, tuple[str, str]] = {}
-    keys = [c if isinstance(c, str) else None for c in coverage.tolist()]
-    for c in dict.fromkeys(keys):
-        covered = None if c is None else [d for d in c.split("\x1f") if d]
-        made[c] = (
-            coverage_text(covered, declared, q.slice_kind, q.slice_value),
-            ";".join(sorted(covered or [])),
-        )
-    return [made[c][0] for c in keys], [made[c][1] for c in keys]
+    codes, uniques = pd.factorize(coverage)  # no coverage (NULL): -1, the last cell below
+    words = np.empty(len(uniques) + 1, dtype=object)
+    joined = np.empty(len(uniques) + 1, dtype=object)
+    for i, c in enumerate([*uniques.tolist(), None]):
+        covered = [d for d in c.split("\x1f") if d] if isinstance(c, str) else None
+        words[i] = coverage_text(covered, declared, q.slice_kind, q.slice_value)
+        joined[i] = ";".join(sorted(covered or []))
+    return words[codes], joined[codes]
 
 
 def run_rows(
