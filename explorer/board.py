@@ -39,6 +39,25 @@ PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 PAIRED_COLUMNS = ("run_id", "version", "missing", "unparsable", "split", "value")
 
 
+# the columns a published row leaves empty (None): with published rows they hold objects
+_EMPTY_IN_PUBLISHED = ("run_id", "version", "created", "org", "params")
+
+
+def _with_published(runs: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
+    """The runs' rows, then the published rows. Without published rows the runs' text columns
+    keep their text type, as they do beside published rows (a concatenation with an empty
+    frame makes them objects: a Python string per cell, to copy and to pickle for the
+    page's cache), and the columns published rows leave empty are objects, as beside them."""
+    if len(pub) or not len(runs):
+        return pd.concat([runs, pub], ignore_index=True)
+    rows = runs.reset_index(drop=True)
+    for c in _EMPTY_IN_PUBLISHED:
+        rows[c] = rows[c].astype(object)
+    for c in pub.columns.difference(rows.columns, sort=False):
+        rows[c] = pd.Series(np.nan, index=rows.index).astype(pub[c].dtype)
+    return rows
+
+
 def _other_metrics(
     values: OtherValues | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
@@ -111,7 +130,7 @@ def build_board(
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
     runs = run_rows(con, q, declared, memo)
-    rows = pd.concat([runs, reported_rows(rep, q, declared)], ignore_index=True)
+    rows = _with_published(runs, reported_rows(rep, q, declared))
     values = None
     if q.grader is None and len(runs):
         values = Q.board_other_values(
