@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, MutableMapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from evaluator.benchmarks.registry import BenchmarkSpec
 from evaluator.core.formatting import plural
@@ -29,53 +32,68 @@ from explorer.board_rows import params_to_float, row_labels, run_rows
 from explorer.board_types import Board, BoardQuery, LabelReader
 from explorer.paired import PAIRED_TOP, PairedRuns, paired_test
 from explorer.published import fold_published, report_key, reported_rows, row_key
+from explorer.queries.results import OtherValues
 
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
+# the columns of the ranked runs that the paired test reads (explorer.paired.paired_test)
+PAIRED_COLUMNS = ("run_id", "version", "missing", "unparsable", "split", "value")
+
+
+# the columns a published row leaves empty (None): with published rows they hold objects
+_EMPTY_IN_PUBLISHED = ("run_id", "version", "created", "org", "params")
+
+
+def _with_published(runs: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
+    """The runs' rows, then the published rows. Without published rows the runs' text columns
+    keep their text type, as they do beside published rows (a concatenation with an empty
+    frame makes them objects: a Python string per cell, to copy and to pickle for the
+    page's cache), and the columns published rows leave empty are objects, as beside them."""
+    if len(pub) or not len(runs):
+        return pd.concat([runs, pub], ignore_index=True)
+    rows = runs.reset_index(drop=True)
+    for c in _EMPTY_IN_PUBLISHED:
+        rows[c] = rows[c].astype(object)
+    for c in pub.columns.difference(rows.columns, sort=False):
+        rows[c] = pd.Series(np.nan, index=rows.index).astype(pub[c].dtype)
+    return rows
 
 
 def _other_metrics(
-    values: dict[str, np.ndarray] | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
+    values: OtherValues | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every other metric of the same slice as extra columns (value only). values: the runs'
     other ungraded metrics (Q.board_other_values), None without runs."""
     if q.grader is not None:
         return rows, []
-    v_run = np.asarray(values["run_id"], dtype=object) if values else np.array([], object)
-    v_metric = np.asarray(values["metric"], dtype=object) if values else np.array([], object)
-    v_value = np.asarray(values["value"], dtype=float) if values else np.array([], float)
-    metrics = sorted((set(pd.unique(v_metric)) | set(rep["metric"])) - {q.metric})
-    rep_wide = pd.DataFrame()
-    if not rep.empty:
-        r = rep.assign(key=report_key(rep["model"], rep["source"], rep["note"]))
-        rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
-            index="key", columns="metric", values="value"
-        )
+    names_of = [] if values is None else values.metric.dictionary.to_pylist()
+    metrics = sorted((set(names_of) | set(rep["metric"])) - {q.metric})
     is_rep = (rows["origin_code"] == "reported").to_numpy()
-    # the runs' values in one (runs, metrics) array, the first value of a (run, metric) kept;
-    # then one lookup per row set (not per metric and row): runs by run id, published by key
-    run_vals = np.full((len(rows), len(metrics)), np.nan)
-    if len(v_run) and metrics:
-        ids = pd.Index(pd.unique(v_run))
-        r_at = ids.get_indexer(v_run)
-        m_at = pd.Index(metrics).get_indexer(v_metric)
+    both = np.full((len(rows), len(metrics)), np.nan)
+    if values is not None and len(values.value) and metrics:
+        # the runs' values in one (runs, metrics) array, the first value of a (run, metric)
+        # kept; then one lookup of the rows' run ids (Arrow's: no Python text per row)
+        in_metrics = np.array([metrics.index(m) if m in metrics else -1 for m in names_of])
+        m_at = in_metrics[values.metric.indices.to_numpy(zero_copy_only=False)]
+        ids = pc.unique(values.run_id)
+        r_at = pc.index_in(values.run_id, value_set=ids).to_numpy(zero_copy_only=False)
         ok = m_at >= 0
         cell = r_at[ok] * len(metrics) + m_at[ok]
         _, first = np.unique(cell, return_index=True)
         wide = np.full((len(ids), len(metrics)), np.nan)
-        wide[r_at[ok][first], m_at[ok][first]] = v_value[ok][first]
-        at = ids.get_indexer(rows["run_id"].to_numpy(dtype=object))
+        wide[r_at[ok][first], m_at[ok][first]] = values.value[ok][first]
+        row_ids = pa.array(rows["run_id"].to_numpy(dtype=object), pa.string(), from_pandas=True)
+        at = pc.index_in(row_ids, value_set=ids).fill_null(-1).to_numpy(zero_copy_only=False)
         have = (at >= 0) & ~is_rep
-        run_vals[have] = wide[at[have]]
-    if is_rep.any():
-        keys = row_key(rows["model"], rows["source"], rows["config"])
-        rep_vals = rep_wide.reindex(index=keys.to_numpy(), columns=metrics)
-    else:
-        rep_vals = pd.DataFrame(np.nan, index=range(len(rows)), columns=metrics)
-    both = np.where(
-        is_rep[:, None],
-        rep_vals.to_numpy(dtype=float, na_value=np.nan),
-        run_vals,
-    )
+        both[have] = wide[at[have]]
+    if is_rep.any() and metrics:  # published rows by their key
+        r = rep.assign(key=report_key(rep["model"], rep["source"], rep["note"]))
+        rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
+            index="key", columns="metric", values="value"
+        )
+        pub = rows[is_rep]
+        keys = row_key(pub["model"], pub["source"], pub["config"])
+        got = rep_wide.reindex(index=keys.to_numpy(), columns=metrics)
+        both[is_rep] = got.to_numpy(dtype=float, na_value=np.nan)
     names = []
     extra = {}
     for j, m in enumerate(metrics):
@@ -112,7 +130,7 @@ def build_board(
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
     runs = run_rows(con, q, declared, memo)
-    rows = pd.concat([runs, reported_rows(rep, q, declared)], ignore_index=True)
+    rows = _with_published(runs, reported_rows(rep, q, declared))
     values = None
     if q.grader is None and len(runs):
         values = Q.board_other_values(
@@ -143,11 +161,38 @@ def build_board(
     board = Board(rows=rows, other_metrics=others)
     _rank(con, board, q, spec, version, resamples, seed, memo, ensure, labels)
     board.notes = _notes(rows, q, declared)
-    lower = lower_is_better(q.metric)
-    board.rows = rows.sort_values(
-        ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
-    ).reset_index(drop=True)
+    board.rows = rows.take(_order(rows, lower_is_better(q.metric))).reset_index(drop=True)
     return board
+
+
+def _order(rows: pd.DataFrame, lower: bool) -> np.ndarray:
+    """The rows' positions best first: by value (missing last), then by model name, ties in
+    their order (rows.sort_values(["value", "model"], ...) as a stable sort), by Arrow's
+    stable sort of the two columns (pandas orders the names through Python's comparisons)."""
+    value = rows["value"].to_numpy(dtype=float)
+    try:
+        model = pa.array(rows["model"].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a name that is not text
+        got = rows.sort_values(
+            ["value", "model"], ascending=[lower, True], na_position="last", kind="mergesort"
+        )
+        return rows.index.get_indexer(got.index)
+    # missing values and names as flags before them (last), so that no key holds a null
+    no_value = np.isnan(value)
+    no_model = model.is_null()
+    keys = pa.table(
+        {
+            "no_value": no_value,
+            "value": np.where(no_value, 0.0, value),
+            "no_model": no_model,
+            "model": model.fill_null(""),
+        }
+    )
+    up, down = "ascending", "descending"
+    order = pc.sort_indices(
+        keys, [("no_value", up), ("value", up if lower else down), ("no_model", up), ("model", up)]
+    )
+    return np.asarray(order.to_numpy(), dtype=np.intp)
 
 
 def _rank(
@@ -164,17 +209,20 @@ def _rank(
 ) -> None:
     rows = board.rows
     is_run = (rows["origin_code"] != "reported").to_numpy()
-    idx = np.flatnonzero(is_run & rows["value"].notna().to_numpy())
+    value = rows["value"].to_numpy(float)
+    idx = np.flatnonzero(is_run & ~np.isnan(value))
     lower = lower_is_better(q.metric)
     if len(idx) == 0:
         _rank_by_value(board, lower)
         return
-    vals = rows.loc[idx, "value"].to_numpy(float)
-    lo = rows.loc[idx, "ci_low"].to_numpy(float)
-    hi = rows.loc[idx, "ci_high"].to_numpy(float)
-    test = paired_test(con, rows.loc[idx], q, spec, version, resamples, seed, memo, ensure, labels)
+    vals = value[idx]
+    lo = rows["ci_low"].to_numpy(float)[idx]
+    hi = rows["ci_high"].to_numpy(float)[idx]
+    # the paired test reads these columns of the ranked runs (not the whole board's)
+    narrow = rows[list(PAIRED_COLUMNS)].iloc[idx]
+    test = paired_test(con, narrow, q, spec, version, resamples, seed, memo, ensure, labels)
     paired = test.runs
-    rk = R.ranks_by_significance(
+    rk = R.rank_array(
         vals,
         lo,
         hi,
@@ -183,14 +231,20 @@ def _rank(
         None if paired is None else paired.point,
         None if paired is None else paired.p_values,
     )
-    rows.loc[idx, "rank"] = rk
+    rank = np.zeros(len(rows), dtype=np.int64)
+    rank[idx] = rk
+    unranked = np.ones(len(rows), dtype=bool)
+    unranked[idx] = False
+    rows["rank"] = pd.arrays.IntegerArray(rank, unranked)
     sign = -1.0 if lower else 1.0
     lead = int(np.argmax(sign * vals))
     # every row's difference to the best run (a published number above it reads positive)
-    rows["delta"] = rows["value"].astype(float) - vals[lead]
+    rows["delta"] = value - vals[lead]
     if paired is not None and len(paired.at):
-        rows.loc[idx[paired.at], "paired"] = True
-        board.paired_runs = rows.loc[idx[paired.at], "run_id"].tolist()
+        on = np.zeros(len(rows), dtype=bool)
+        on[idx[paired.at]] = True
+        rows["paired"] = on
+        board.paired_runs = rows["run_id"].to_numpy(dtype=object)[idx[paired.at]].tolist()
         _leader_and_pairs(board, idx[paired.at], idx[lead], paired, sign)
     n_paired = len(board.paired_runs)
     n_ci = len(idx) - n_paired
@@ -261,24 +315,36 @@ def _leader_and_pairs(
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             lo, hi = np.nanpercentile(d, [2.5, 97.5], axis=0)
-        rows.loc[at, "delta_low"] = lo
-        rows.loc[at, "delta_high"] = hi
-        rows.loc[at, "delta_p"] = pvals[li]
-        rows.loc[leader_at, ["delta_low", "delta_high", "delta_p"]] = np.nan
+        for col, got in (("delta_low", lo), ("delta_high", hi), ("delta_p", pvals[li])):
+            cells = rows[col].to_numpy(dtype=float, copy=True)
+            cells[at] = got
+            cells[leader_at] = np.nan
+            rows[col] = cells
     top = np.argsort(-sign * point, kind="stable")[:PAIRWISE_TOP]
     ids = rows.loc[at[top], "run_id"].astype(str).tolist()
     board.pairwise = pd.DataFrame(pvals[np.ix_(top, top)], index=ids, columns=ids)
     board.pairwise_values = dict(zip(ids, point[top].tolist(), strict=True))
 
 
+def _who_has(keys: pd.Series, is_rep: np.ndarray) -> dict[Any, set[str]]:
+    """Each value of keys (in order of first sight) with who has it: "published numbers",
+    "FactBoard runs" or both."""
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    has = np.zeros((2, len(uniques)), dtype=bool)
+    has[0, codes[is_rep]] = True
+    has[1, codes[~is_rep]] = True
+    who = ("published numbers", "FactBoard runs")
+    return {
+        k: {w for w, h in zip(who, has[:, i].tolist(), strict=True) if h}
+        for i, k in enumerate(uniques.tolist())
+    }
+
+
 def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[str]:
     notes = []
-    who_col = np.where(rows["origin_code"] == "reported", "published numbers", "FactBoard runs")
+    is_rep = (rows["origin_code"] == "reported").to_numpy()
     if q.slice_kind == "overall" and declared:
-        sets: dict[str, set[str]] = {}
-        for cov, who in zip(rows["coverage_set"].tolist(), who_col.tolist(), strict=True):
-            if cov:
-                sets.setdefault(cov, set()).add(who)
+        sets = {c: w for c, w in _who_has(rows["coverage_set"], is_rep).items() if c}
         if len(sets) > 1:
             parts = []
             for cov, who_set in sorted(sets.items(), key=lambda kv: -len(kv[0])):
@@ -293,9 +359,7 @@ def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[s
                 + "; ".join(parts)
                 + ". An Overall over fewer domains is not directly comparable."
             )
-    splits: dict[str, set[str]] = {}
-    for sp, who in zip(rows["split"].astype(str).tolist(), who_col.tolist(), strict=True):
-        splits.setdefault(sp, set()).add(who)
+    splits = _who_has(rows["split"].astype(str), is_rep)
     if len(splits) > 1:
         desc = "; ".join(
             f"{' and '.join(sorted(w))} on split '{sp}'" for sp, w in sorted(splits.items())

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -42,10 +43,9 @@ def params_to_float(params: str | None, name: str | None = None) -> tuple[float 
     for text, where in ((params, "stated"), (name, "from name")):
         if not text or not isinstance(text, str):
             continue
-        m = _SIZE.search(text)
-        if m:
-            scale = 1e9 if m.group(2).lower() == "b" else 1e6
-            return float(m.group(1)) * scale, where
+        size = _size_in(text)
+        if size is not None:
+            return size, where
     return None, ""
 
 
@@ -110,9 +110,12 @@ def run_fields(
     # a text one costs 50 ms at 10,000 runs)
     at = None if have is None else have.index.get_indexer(pd.Index(ids, dtype=object))
     new = list(ids) if at is None else list(ids[at < 0])
-    if new or have is None:
-        made = _make_run_fields(Q.board_run_fields(con, new) if new else None)
-        have = made if have is None or have.empty else pd.concat([have, made])
+    if have is None:  # the first board of the benchmark: every run of it at once
+        have = _make_run_fields(Q.board_run_fields(con, None, benchmark))
+        new = list(ids[have.index.get_indexer(pd.Index(ids, dtype=object)) < 0])
+    if new:
+        made = _make_run_fields(Q.board_run_fields(con, new))
+        have = made if have.empty else pd.concat([have, made])
     memo[key] = have  # (again: the most recently used)
     return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
 
@@ -128,37 +131,108 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
         empty["params_from"] = pd.Series(dtype="str")
         return empty.set_axis(pd.Index([], dtype=object), axis=0)
     f = f.set_index(pd.Index(f["run_id"].to_numpy(), dtype=object))
-    sizes = [params_to_float(p, m) for p, m in zip(f["model_params"], f["model_name"], strict=True)]
+    origin, submission = f["origin"], f["submission"]
+    value, where = sizes_of(f["model_params"].tolist(), f["model_name"].tolist())
     # has FactBoard re-run it? (evaluator.submissions.verification)
-    checked = [
-        verification.label_and_status(o, c, s)
-        for o, c, s in zip(f["origin"], f["recipe_config"], f["submission"], strict=True)
-    ]
+    checked = each_distinct(verification.label_and_status, origin, f["recipe_config"], submission)
     return pd.DataFrame(
         {
             "model": f["model_name"],
             "kind_code": f["model_kind"],
             "origin_code": f["origin"],
-            "source": [run_source(o, s) for o, s in zip(f["origin"], f["submission"], strict=True)],
+            "source": each_distinct(run_source, origin, submission),
             "note": _run_notes(f["missing"], f["unparsable"]),
             "org": f["model_org"],
             "params": f["model_params"],
-            "threshold": [
-                _threshold_text(p, t) for p, t in zip(f["policy"], f["threshold"], strict=True)
-            ],
+            "threshold": each_distinct(_threshold_text, f["policy"], f["threshold"]),
             "version": f["benchmark_version"],
             "created": f["created_at"],
             "missing": f["missing"].astype(int),
             "unparsable": f["unparsable"].astype(int),
-            "kind": f["model_kind"].map(kind_label),
-            "origin": f["origin"].map(lambda o: ORIGIN_BADGES.get(o, o)),
-            "params_value": np.array([np.nan if v is None else v for v, _ in sizes], float),
-            "params_from": [w for _, w in sizes],
+            "kind": each_distinct(kind_label, f["model_kind"]),
+            "origin": each_distinct(lambda o: ORIGIN_BADGES.get(o, o), origin),
+            "params_value": value,
+            "params_from": where,
             "verified": [label for label, _ in checked],
             "verified_code": [status for _, status in checked],
         },
         index=f.index,
     ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
+
+
+T = TypeVar("T")
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    """One code per distinct value, as a pure function of the value tells them apart: a
+    float by its bits (0.0 and -0.0 apart), any other value by its value and type (1, 1.0
+    and True apart; None, NaN and NA apart)."""
+    if values.dtype == np.float64:
+        return pd.factorize(values.to_numpy().view(np.int64))[0]
+    codes = np.asarray(pd.factorize(values)[0], dtype=np.int64) + 1  # a missing value: 0
+    if values.dtype == object:
+        kinds = pd.factorize(np.array([type(v) for v in values.tolist()], dtype=object))[0]
+        codes = pd.factorize(codes * (int(kinds.max(initial=0)) + 1) + kinds)[0]
+    return codes
+
+
+def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
+    """[fn(*args) for args in zip(*columns)] for a pure fn, called once per distinct args
+    (the runs of a board share most of their kinds, origins and thresholds)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col in columns:
+        c = _codes(col)
+        key = pd.factorize(key * (int(c.max(initial=0)) + 1) + c)[0]
+    # (factorize numbers the keys in order of first sight: first[k] is key k's first row)
+    first = np.unique(key, return_index=True)[1]
+    args = zip(*(col.iloc[first].tolist() for col in columns), strict=True)
+    made = np.array([None] + [fn(*a) for a in args], dtype=object)[1:]
+    return made[key].tolist()  # type: ignore[no-any-return]
+
+
+_SEP = "\x00"  # joins texts for one scan: neither a digit, a space nor a size's letter
+_MAY_SIZE = re.compile(r"\d\s*[bBmM]")  # in every text _SIZE matches (its number's end on)
+
+
+def _first_sizes(texts: Sequence[object]) -> dict[int, float]:
+    """The size params_to_float reads in each text, by position (texts without one left
+    out). One scan of the texts joined by _SEP finds those that may hold a size (_MAY_SIZE
+    never spans _SEP), and only these are searched: most names hold none."""
+    plain = [t if isinstance(t, str) else "" for t in texts]
+    joined = _SEP.join(plain)
+    if joined.count(_SEP) != max(len(plain) - 1, 0):  # a text holds _SEP: search each
+        maybe: Iterable[int] = range(len(plain))
+    else:
+        ends = np.cumsum([len(t) + 1 for t in plain])  # where each text's _SEP is
+        starts = [m.start() for m in _MAY_SIZE.finditer(joined)]
+        maybe = dict.fromkeys(np.searchsorted(ends, starts, side="right").tolist())
+    out: dict[int, float] = {}
+    for i in maybe:
+        size = _size_in(plain[i])
+        if size is not None:
+            out[i] = size
+    return out
+
+
+def _size_in(text: str) -> float | None:
+    m = _SIZE.search(text)
+    return None if m is None else _scaled(m)
+
+
+def _scaled(m: re.Match[str]) -> float:
+    scale = 1e9 if m.group(2).lower() == "b" else 1e6
+    return float(m.group(1)) * scale
+
+
+def sizes_of(params: Sequence[object], names: Sequence[object]) -> tuple[np.ndarray, list[str]]:
+    """params_to_float of many (params, name) pairs: (the counts, NaN for none; where each
+    came from)."""
+    value = np.full(len(params), np.nan)
+    where = [""] * len(params)
+    for found, said in ((_first_sizes(names), "from name"), (_first_sizes(params), "stated")):
+        for i, v in found.items():  # the stated size over the name's
+            value[i], where[i] = v, said
+    return value, where
 
 
 _RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")
@@ -168,18 +242,17 @@ _RUN_TEXT += ("verified", "verified_code")
 
 def _coverage_cells(
     coverage: pd.Series, declared: Sequence[str], q: BoardQuery
-) -> tuple[list[str], list[str]]:
+) -> tuple[np.ndarray, np.ndarray]:
     """(coverage in words, the covered domains sorted and joined by ';') per row, from the
     coverage as Q.board_slice_results gives it; worked out once per distinct coverage."""
-    made: dict[object, tuple[str, str]] = {}
-    keys = [c if isinstance(c, str) else None for c in coverage.tolist()]
-    for c in dict.fromkeys(keys):
-        covered = None if c is None else [d for d in c.split("\x1f") if d]
-        made[c] = (
-            coverage_text(covered, declared, q.slice_kind, q.slice_value),
-            ";".join(sorted(covered or [])),
-        )
-    return [made[c][0] for c in keys], [made[c][1] for c in keys]
+    codes, uniques = pd.factorize(coverage)  # no coverage (NULL): -1, the last cell below
+    words = np.empty(len(uniques) + 1, dtype=object)
+    joined = np.empty(len(uniques) + 1, dtype=object)
+    for i, c in enumerate([*uniques.tolist(), None]):
+        covered = [d for d in c.split("\x1f") if d] if isinstance(c, str) else None
+        words[i] = coverage_text(covered, declared, q.slice_kind, q.slice_value)
+        joined[i] = ";".join(sorted(covered or []))
+    return words[codes], joined[codes]
 
 
 def run_rows(
@@ -258,15 +331,18 @@ def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:
 def row_labels(rows: pd.DataFrame) -> list[str]:
     """A unique, readable label per board row (model, plus what tells same-named rows apart)."""
     config = rows["config"].fillna("").astype(str)
-    base_s = pd.Series(
-        rows["model"].astype(str)
-        + np.where(rows["origin_code"] == "reported", " · published", "")
-        + np.where(config != "", " (" + config + ")", ""),
-        index=rows.index,
-    )
-    if not base_s.duplicated().any():
-        return base_s.tolist()
-    base = base_s.tolist()
+    rep = (rows["origin_code"] == "reported").to_numpy()
+    has_config = (config != "").to_numpy()
+    # most rows are runs, labelled by their model's name alone: only the others get words
+    base: list[Any] = rows["model"].astype(str).tolist()
+    configs = config.tolist()
+    for i in np.flatnonzero(rep | has_config).tolist():
+        b = base[i]
+        if isinstance(b, str):  # (a missing name stays missing)
+            b += " · published" if rep[i] else ""
+            base[i] = b + (f" ({configs[i]})" if has_config[i] else "")
+    if not pd.Series(base, dtype=object).duplicated().any():
+        return base
     run_ids = rows["run_id"].tolist()
     sources = rows["source"].astype(str).tolist()
     total: dict[str, int] = {}

@@ -77,7 +77,8 @@ def paired_test(
     labels: LabelReader | None = None,
 ) -> PairedTest:
     """The best complete runs (PAIRED_TOP at most, on the most common split) compared by a
-    paired bootstrap on the view's slice; see PairedTest."""
+    paired bootstrap on the view's slice; see PairedTest. runs: the ranked runs with their
+    run_id, version, missing, unparsable, split and value (explorer.board.PAIRED_COLUMNS)."""
     by_scores = q.metric in SCORE_METRICS
     if q.metric not in label_metrics() and not by_scores:
         why = f"{metric_label(q.metric)} is not a function of labels or per-sample scores"
@@ -195,13 +196,15 @@ def _candidates(
     ok_pos = np.flatnonzero(ok.to_numpy())
     if len(ok_pos) < 2:
         return None
-    counts = runs["split"].iloc[ok_pos].astype(str).value_counts()
-    split = min(
-        zip(counts.index.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0])
-    )[0]
-    ok_pos = ok_pos[(runs.iloc[ok_pos]["split"] == split).to_numpy()]
+    splits = runs["split"].to_numpy(dtype=object)[ok_pos]
+    codes, names = pd.factorize(pd.Series(splits, dtype=object).astype(str))
+    counts = np.bincount(codes[codes >= 0], minlength=len(names))  # (no split: not counted)
+    split = min(zip(names.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0]))[
+        0
+    ]
+    ok_pos = ok_pos[(runs["split"].iloc[ok_pos] == split).to_numpy()]
     sign = -1.0 if lower_is_better(metric) else 1.0
-    best = np.argsort(-sign * runs.iloc[ok_pos]["value"].to_numpy(float), kind="stable")
+    best = np.argsort(-sign * runs["value"].to_numpy(float)[ok_pos], kind="stable")
     return np.sort(ok_pos[best[:PAIRED_TOP]]), str(split)
 
 

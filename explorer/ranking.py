@@ -238,6 +238,22 @@ def ranks_by_significance(
     rows significantly better, counted by CI non-overlap over the sorted lower bounds
     (O(n log n)), then corrected on the paired block (the paired-bootstrap p-values decide
     there, as in significance_matrix)."""
+    return rank_array(
+        values, ci_low, ci_high, lower_is_better, paired, paired_point, paired_p, alpha
+    ).tolist()
+
+
+def rank_array(
+    values: np.ndarray,
+    ci_low: np.ndarray,
+    ci_high: np.ndarray,
+    lower_is_better: bool,
+    paired: np.ndarray | None = None,
+    paired_point: np.ndarray | None = None,
+    paired_p: np.ndarray | None = None,
+    alpha: float = 0.05,
+) -> np.ndarray:
+    """ranks_by_significance as an integer array (a board's column, with no list between)."""
     sign, v, lo, hi = _higher_is_better(values, ci_low, ci_high, lower_is_better)
     valid = ~np.isnan(v)
     can_beat = valid & ~np.isnan(lo)
@@ -257,4 +273,4 @@ def ranks_by_significance(
         np.fill_diagonal(better, False)
         np.fill_diagonal(by_ci, False)
         beat[idx] += better.sum(axis=0) - by_ci.sum(axis=0)
-    return [int(c) for c in 1 + beat]
+    return np.asarray(1 + beat, dtype=np.int64)

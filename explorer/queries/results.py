@@ -5,10 +5,13 @@ narrow queries, and published numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from explorer.queries.schema import Con
 
@@ -143,34 +146,55 @@ def board_slice_results(
     ).df()
 
 
-def board_run_fields(con: Con, run_ids: Sequence[str]) -> pd.DataFrame:
-    """The fields of these runs that the board shows beside every slice's numbers (the
-    submission record only for an imported run, whose source it names, and a submitted one,
-    whose recipe and verification it holds; of the config, what says whether FactBoard made
-    the run from a recipe)."""
-    return con.execute(
-        """
-        SELECT run_id, model_name, model_kind, origin, model_org, model_params,
-               benchmark_version, policy, threshold, created_at, missing, unparsable,
-               CASE WHEN origin IN ('imported', 'submitted') THEN submission END AS submission,
-               json_object('detector', json_extract_string(config, '$.detector'),
-                           'llm', json_extract_string(config, '$.llm'),
-                           'prompt_id', json_extract_string(config, '$.prompt_id'))
-                   AS recipe_config
-        FROM runs
-        WHERE list_contains(?, run_id)
-        ORDER BY run_id
-        """,
-        [list(run_ids)],
-    ).df()
+def board_run_fields(
+    con: Con, run_ids: Sequence[str] | None, benchmark: str | None = None
+) -> pd.DataFrame:
+    """The fields of these runs (or, run_ids None, of every run of the benchmark) that the
+    board shows beside every slice's numbers (the submission record only for an imported
+    run, whose source it names, and a submitted one, whose recipe and verification it holds;
+    of the config, what says whether FactBoard made the run from a recipe). Read through
+    Arrow: text columns come as pandas text without a Python string per cell."""
+    where = "benchmark = ?" if run_ids is None else "run_id IN (SELECT unnest(?::VARCHAR[]))"
+    return (
+        con.sql(
+            """
+            SELECT run_id, model_name, model_kind, origin, model_org, model_params,
+                   benchmark_version, policy, threshold, created_at, missing, unparsable,
+                   CASE WHEN origin IN ('imported', 'submitted') THEN submission END
+                       AS submission,
+                   json_object('detector', json_extract_string(config, '$.detector'),
+                               'llm', json_extract_string(config, '$.llm'),
+                               'prompt_id', json_extract_string(config, '$.prompt_id'))
+                       AS recipe_config
+            FROM runs
+            WHERE """
+            + where
+            + """
+            ORDER BY run_id
+            """,
+            params=[benchmark if run_ids is None else list(run_ids)],
+        )
+        .to_arrow_table()
+        .to_pandas()
+    )
+
+
+@dataclass(frozen=True)
+class OtherValues:
+    """The point value of every other ungraded metric of every visible run on one slice, one
+    per entry, as Arrow arrays (no Python text per row): run ids, metrics (dictionary-encoded:
+    a handful of names), values (NaN for NULL)."""
+
+    run_id: pa.Array
+    metric: pa.DictionaryArray
+    value: np.ndarray
 
 
 def board_other_values(
     con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str, metric: str
-) -> dict[str, np.ndarray]:
-    """The point value of every other ungraded metric of every visible run for one slice, as
-    arrays (run_id, metric, value): the board's extra metric columns."""
-    got = con.execute(
+) -> OtherValues:
+    """The board's extra metric columns (OtherValues), ordered by run id and metric."""
+    got = con.sql(
         """
         SELECT x.run_id, x.metric, x.value
         FROM results x JOIN runs r USING (run_id)
@@ -178,14 +202,14 @@ def board_other_values(
               AND x.slice_value = ? AND x.metric <> ? AND x.grader IS NULL
         ORDER BY x.run_id, x.metric
         """,
-        [benchmark, unit, slice_kind, slice_value, metric],
-    ).fetchnumpy()
-    value = got["value"]
-    return {
-        "run_id": np.asarray(got["run_id"], dtype=object),
-        "metric": np.asarray(got["metric"], dtype=object),
-        "value": np.ma.filled(np.ma.asarray(value, dtype=float), np.nan),  # NULL: NaN
-    }
+        params=[benchmark, unit, slice_kind, slice_value, metric],
+    ).to_arrow_table()
+    value = got["value"].combine_chunks()
+    return OtherValues(
+        run_id=got["run_id"].combine_chunks(),
+        metric=pc.dictionary_encode(got["metric"].combine_chunks()),
+        value=value.to_numpy(zero_copy_only=False).astype(float),  # NULL: NaN
+    )
 
 
 def reported_results(
