@@ -245,19 +245,22 @@ class Store:
         if self.snapshot is None or not self.snapshot.is_file():
             return
         snap = self.snapshot
-        try:
-            states = Q.load_snapshot(
-                self.con, str(snap), lambda g: str(self._results.link(results_file(snap, g)))
-            )
-        except (duckdb.Error, OSError, ValueError, KeyError):
-            self.con.execute("DELETE FROM runs")  # unreadable: start from the files
-            Q.use_snapshot_results(self.con, None)
-            self._results.drop()
-            return
-        for folder, benchmark, mtime, grades, labels, files, folder_mtime in states:
-            self._runs[folder] = _RunFiles(mtime, grades, labels, tuple(files), None, folder_mtime)
-            self._run_benchmark[folder] = benchmark
-            self._bump(benchmark)
+        with pulled.collector_paused(True):  # a state per run: thousands of objects
+            try:
+                states = Q.load_snapshot(
+                    self.con, str(snap), lambda g: str(self._results.link(results_file(snap, g)))
+                )
+            except (duckdb.Error, OSError, ValueError, KeyError):
+                self.con.execute("DELETE FROM runs")  # unreadable: start from the files
+                Q.use_snapshot_results(self.con, None)
+                self._results.drop()
+                return
+            for folder, benchmark, mtime, grades, labels, files, folder_mtime in states:
+                self._runs[folder] = _RunFiles(
+                    mtime, grades, labels, tuple(files), None, folder_mtime
+                )
+                self._run_benchmark[folder] = benchmark
+                self._bump(benchmark)
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from

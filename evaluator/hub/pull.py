@@ -8,12 +8,10 @@ a check is skipped, listed in the report and remembered by content (evaluator/hu
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -27,7 +25,7 @@ from evaluator.hub.client import HubClient, HubError, blob_oid
 from evaluator.hub.local import Local
 from evaluator.hub.plan import Plan, Report
 from evaluator.hub.remote import Remote, RemoteTables
-from evaluator.store import atomic, layout, runs
+from evaluator.store import atomic, layout, pulled, runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -165,7 +163,7 @@ def _pull_runs(
     shard at a time: each file downloaded once, in one request). Returns how many were
     written. Thousands of records and tables at once: the cycle collector, which would rescan
     them all again and again, waits until they are written."""
-    with _collector_paused(len(run_ids) >= MANY_RUNS):
+    with pulled.collector_paused(len(run_ids) >= MANY_RUNS):
         groups: dict[tuple[str, str], list[str]] = {}
         for rid in run_ids:
             row = tabs.runs[rid]
@@ -200,18 +198,6 @@ def _pull_runs(
 
             n += _write_group(local, tabs, rids, parts, rep, defer)
         return n
-
-
-@contextlib.contextmanager
-def _collector_paused(many: bool) -> Iterator[None]:
-    collect = many and gc.isenabled()
-    if collect:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if collect:
-            gc.enable()
 
 
 def _write_group(
