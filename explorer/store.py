@@ -173,8 +173,9 @@ class Store:
         self._snapshot_read = False
         self._results = ResultsLink()  # this process's link to the snapshot's results
         self._scanned_at = -1e9
-        self._files_looked_at = False  # a full scan of the run folders' files made yet
+        self._quick_next = True  # the next page's scan may look at run folders only
         self._runs_dir_mtime: tuple[int | None, int | None] | None = None
+        self._scan_dirs: tuple[int | None, int | None] | None = None  # as of the last scan
         self._lock = threading.RLock()
         self._bench_files: dict[str, tuple[int, int]] = {}
         self._samples_loaded: dict[str, tuple[int, int]] = {}
@@ -214,13 +215,19 @@ class Store:
         in-place rewrite of a run.json, evaluator.store.runs.rewrite_record)."""
         with self._lock:
             self._refresh_benchmarks()
-            if not self._snapshot_read:
-                self._snapshot_read = True
-                self._read_snapshot()
             now = time.monotonic()
             # a run added, deleted or rewritten moves the runs folder; a pack added or
             # removed moves the packs folder
             rdir_mtime = (_mtime(layout.runs_dir(self.root)), _mtime(pulled.packs_dir(self.root)))
+            if not self._snapshot_read:
+                self._snapshot_read = True
+                as_of = self._read_snapshot()
+                if max_age > 0 and as_of == rdir_mtime and rdir_mtime[0] is not None:
+                    # neither folder has moved since the snapshot's states were looked at:
+                    # nothing the engine writes has happened since; they stand until the
+                    # page's next look at every file, max_age later
+                    self._scanned_at, self._runs_dir_mtime = now, rdir_mtime
+                    self._quick_next = False
             if (
                 max_age <= 0
                 or now - self._scanned_at >= max_age
@@ -229,38 +236,41 @@ class Store:
                 # a page's first scan after the snapshot is read looks at each run folder's
                 # own mtime and at the files of those that moved; the next, max_age later, at
                 # every file (a file edited in place by hand moves no folder)
-                quick = max_age > 0 and not self._files_looked_at
+                quick = max_age > 0 and self._quick_next
+                self._scan_dirs = rdir_mtime  # (read before the scan: what its states are of)
                 self._refresh_runs(quick=quick)
                 self._scanned_at = now
-                self._files_looked_at = self._files_looked_at or not quick
+                self._quick_next = False
                 self._runs_dir_mtime = rdir_mtime
             self._refresh_reported()
 
-    def _read_snapshot(self) -> None:
+    def _read_snapshot(self) -> tuple[int | None, int | None] | None:
         """Start from the snapshot of the runs (when there is one): its runs count as loaded
         with the folder states they had, its results are read in place (through this
         process's own link to the file, which another process's newer snapshot cannot take
         away); _refresh_runs then re-reads the runs whose files changed and forgets those
-        that are gone."""
+        that are gone. Returns the mtimes of the runs and packs folders as they were before
+        the snapshot's states were looked at (None: no snapshot read)."""
         if self.snapshot is None or not self.snapshot.is_file():
-            return
+            return None
         snap = self.snapshot
         with pulled.collector_paused(True):  # a state per run: thousands of objects
             try:
-                states = Q.load_snapshot(
+                states, as_of = Q.load_snapshot(
                     self.con, str(snap), lambda g: str(self._results.link(results_file(snap, g)))
                 )
             except (duckdb.Error, OSError, ValueError, KeyError):
                 self.con.execute("DELETE FROM runs")  # unreadable: start from the files
                 Q.use_snapshot_results(self.con, None)
                 self._results.drop()
-                return
+                return None
             for folder, benchmark, mtime, grades, labels, files, folder_mtime in states:
                 self._runs[folder] = _RunFiles(
                     mtime, grades, labels, tuple(files), None, folder_mtime
                 )
                 self._run_benchmark[folder] = benchmark
                 self._bump(benchmark)
+        return as_of
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from
@@ -279,7 +289,8 @@ class Store:
         results = results_file(snap, generation)
         try:
             snap.parent.mkdir(parents=True, exist_ok=True)
-            Q.write_snapshot(self.con, states, str(tmp), str(results), generation)
+            dirs = self._scan_dirs or (None, None)
+            Q.write_snapshot(self.con, states, str(tmp), str(results), generation, dirs)
             os.replace(tmp, snap)
             Q.switch_to_snapshot_results(self.con, str(self._results.link(results)))
         except (duckdb.Error, OSError, ValueError):

@@ -175,12 +175,14 @@ def write_snapshot(
     runs_path: str,
     results_path: str,
     generation: str,
+    dirs: tuple[int | None, int | None] = (None, None),
 ) -> None:
     """Write the results table to results_path, then the runs table with each run folder's
     state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes, the
     folder's own mtime) and
     the `generation` that names the results file to runs_path (Parquet; the caller renames
-    the runs file into place)."""
+    the runs file into place); `dirs`: the runs and packs folders' mtimes read before the
+    states were (beside every row)."""
     state = pa.table(
         {
             "folder": [s[0] for s in states],
@@ -189,6 +191,8 @@ def write_snapshot(
             "s_labels": [s[4] for s in states],
             "s_files": pa.array([s[5] for s in states], pa.list_(pa.int64())),
             "s_folder": pa.array([s[6] for s in states], pa.int64()),
+            "s_runs_dir": pa.array([dirs[0]] * len(states), pa.int64()),
+            "s_packs_dir": pa.array([dirs[1]] * len(states), pa.int64()),
         }
     )
     cur = con.cursor()
@@ -207,6 +211,7 @@ def write_snapshot(
         _copy_to_parquet(
             cur,
             "SELECT r.*, s.s_mtime, s.s_grades, s.s_labels, s.s_files, s.s_folder, "
+            "s.s_runs_dir, s.s_packs_dir, "
             f"'{generation}' AS s_generation FROM runs r JOIN _snap_state s USING (folder)",
             runs_path,
         )
@@ -233,14 +238,18 @@ def _copy_to_parquet(con: Con, sql: str, path: str, row_group_size: int | None =
 
 def load_snapshot(
     con: Con, runs_path: str, results_path: Callable[[str], str]
-) -> list[SnapshotState]:
+) -> tuple[list[SnapshotState], tuple[int | None, int | None]]:
     """Fill the runs and results tables from a snapshot (write_snapshot; results_path: where
-    the results file of a generation is); returns each run folder's state as written."""
+    the results file of a generation is); returns each run folder's state as written, and the
+    runs and packs folders' mtimes the states are of."""
     con.execute("CREATE OR REPLACE TEMP TABLE _snap AS SELECT * FROM read_parquet(?)", [runs_path])
     try:
-        gens = con.execute("SELECT DISTINCT s_generation FROM _snap").fetchall()
+        gens = con.execute(
+            "SELECT DISTINCT s_generation, s_runs_dir, s_packs_dir FROM _snap"
+        ).fetchall()
         if len(gens) != 1:
             raise ValueError("a snapshot of runs names one results file")
+        dirs = tuple(None if v is None else int(v) for v in gens[0][1:])
         run_cols = ", ".join(RUN_COLUMNS)
         con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
         use_snapshot_results(con, results_path(str(gens[0][0])))
@@ -260,7 +269,7 @@ def load_snapshot(
             None if d is None else int(d),
         )
         for f, b, m, g, lab, fs, d in rows
-    ]
+    ], (dirs[0], dirs[1])
 
 
 def use_snapshot_results(con: Con, path: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -167,6 +168,45 @@ def test_a_pages_first_refresh_looks_at_the_files_of_moved_run_folders_only(
     fresh = Store(root, snapshot=False)
     fresh.refresh()
     _same(s, fresh)
+
+
+def test_a_pages_first_refresh_looks_at_no_run_folder_when_neither_folder_moved(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every engine write moves the runs folder or the packs folder: when neither has moved
+    since the snapshot's states were looked at, a new process's first page takes them as they
+    are, and its next look, max_age later, is at every file (a hand edit in place included)."""
+    Store(root).refresh()
+    rid = sorted(p.name for p in (root / "runs").iterdir())[0]
+    runs_mtime = (root / "runs").stat().st_mtime_ns
+    path = root / "runs" / rid / "run.json"
+    rec = runs.read_record(path.parent).model_copy(update={"hidden": True})
+    with path.open("r+", encoding="utf-8") as fh:  # by hand, in place: no folder moves
+        fh.write(rec.model_dump_json())
+        fh.truncate()
+    assert (root / "runs").stat().st_mtime_ns == runs_mtime
+    looked: list[str] = []
+    scans: list[bool] = []
+    mtime_of = S._mtime_of
+    monkeypatch.setattr(S, "_mtime_of", lambda p: (looked.append(p), mtime_of(p))[1])
+    refresh_runs = Store._refresh_runs
+    monkeypatch.setattr(
+        Store,
+        "_refresh_runs",
+        lambda self, quick=False: (scans.append(quick), refresh_runs(self, quick))[1],
+    )
+    s = _from_snapshot_page(root)
+    assert scans == [] and looked == []
+    assert rid in set(Q.runs_frame(s.cursor(), "demo")["run_id"])  # as the snapshot has it
+    time.sleep(0.01)
+    s.refresh(max_age=0.005)  # max_age later: every file
+    assert scans == [False]
+    assert rid not in set(Q.runs_frame(s.cursor(), "demo")["run_id"])
+    # and an engine write moves the runs folder: a new process looks again at once
+    new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    s2 = _from_snapshot_page(root)
+    assert scans == [False, True]
+    assert new.name in set(Q.runs_frame(s2.cursor(), "demo")["run_id"])
 
 
 def _from_snapshot_page(root: Path) -> Store:
