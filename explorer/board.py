@@ -32,7 +32,7 @@ from explorer.board_rows import params_to_float, row_labels, run_rows
 from explorer.board_types import Board, BoardQuery, LabelReader
 from explorer.paired import PAIRED_TOP, PairedRuns, paired_test
 from explorer.published import fold_published, report_key, reported_rows, row_key
-from explorer.queries.results import OtherValues
+from explorer.queries.results import OtherValues, board_slice
 
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 # the columns of the ranked runs that the paired test reads (explorer.paired.paired_test)
@@ -62,7 +62,7 @@ def _other_metrics(
     values: OtherValues | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every other metric of the same slice as extra columns (value only). values: the runs'
-    other ungraded metrics (Q.board_other_values), None without runs."""
+    other ungraded metrics (BoardSlice.others, explorer.queries.results), None without runs."""
     if q.grader is not None:
         return rows, []
     names_of = [] if values is None else values.metric.dictionary.to_pylist()
@@ -129,13 +129,10 @@ def build_board(
     memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
-    runs = run_rows(con, q, declared, memo)
+    view = board_slice(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader)
+    runs = run_rows(con, q, declared, memo, view.results)
     rows = _with_published(runs, reported_rows(rep, q, declared))
-    values = None
-    if q.grader is None and len(runs):
-        values = Q.board_other_values(
-            con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric
-        )
+    values = view.others if q.grader is None and len(runs) else None
     rows, others = _other_metrics(values, rep, q, rows)
     rows = fold_published(rows)
     # the runs' kind, origin and size come with their fields (run_fields); the published

@@ -256,13 +256,14 @@ def _coverage_cells(
 
 
 def run_rows(
-    con: Q.Con, q: BoardQuery, declared: Sequence[str], memo: MutableMapping[object, object]
+    con: Q.Con,
+    q: BoardQuery,
+    declared: Sequence[str],
+    memo: MutableMapping[object, object],
+    sl: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One row per visible run with a number for the view: the slice's columns from one
-    narrow query, the run's own columns from run_fields."""
-    sl = Q.board_slice_results(
-        con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader
-    )
+    """One row per visible run with a number for the view: the slice's columns (sl:
+    BoardSlice.results, explorer.queries.results), the run's own columns from run_fields."""
     fx = run_fields(con, q.benchmark, sl["run_id"].tolist(), memo)
     coverage, coverage_set = _coverage_cells(sl["coverage"], declared, q)
     return pd.DataFrame(

@@ -120,6 +120,80 @@ def run_results(
     ).df()
 
 
+@dataclass(frozen=True)
+class OtherValues:
+    """The point value of every other ungraded metric of every visible run on one slice, one
+    per entry, as Arrow arrays (no Python text per row): run ids, metrics (dictionary-encoded:
+    a handful of names), values (NaN for NULL)."""
+
+    run_id: pa.Array
+    metric: pa.DictionaryArray
+    value: np.ndarray
+
+
+@dataclass(frozen=True)
+class BoardSlice:
+    """One view's numbers from one pass over the slice's results: `results`, the board's
+    per-slice columns of every visible run for the view's metric and grader (run_id, split,
+    value, 95% CI, n, and the coverage as text: its domains joined by the unit separator, in
+    their order; NULL for none), ordered by run id; `others`, every other ungraded metric of
+    these runs (OtherValues). The run's own fields (name, kind, threshold, ...) do not change
+    with the slice: see board_run_fields."""
+
+    results: pd.DataFrame
+    others: OtherValues
+
+
+def board_slice(
+    con: Con,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str,
+    metric: str,
+    grader: str | None,
+) -> BoardSlice:
+    """The view's numbers (BoardSlice) in one query, read through Arrow."""
+    got = con.sql(
+        """
+        SELECT x.run_id, x.metric, x.grader, x.split, x.value, x.ci_low, x.ci_high, x.n,
+               CASE WHEN x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader
+                    THEN array_to_string(x.coverage, chr(31)) END AS coverage
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = $benchmark AND NOT r.hidden AND x.unit = $unit
+              AND x.slice_kind = $kind AND x.slice_value = $value
+              AND ((x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader)
+                   OR x.grader IS NULL)
+        """,
+        params={
+            "benchmark": benchmark,
+            "unit": unit,
+            "kind": slice_kind,
+            "value": slice_value,
+            "metric": metric,
+            "grader": grader,
+        },
+    ).to_arrow_table()
+    # ordered by Arrow's sort of the fetched rows (DuckDB's ORDER BY costs more here)
+    got = got.sort_by([("run_id", "ascending"), ("metric", "ascending")])
+    same = pc.fill_null(pc.equal(got["metric"], metric), False)
+    ungraded = pc.is_null(got["grader"])
+    this = ungraded if grader is None else pc.fill_null(pc.equal(got["grader"], grader), False)
+    cols = ["run_id", "split", "value", "ci_low", "ci_high", "n", "coverage"]
+    results = got.filter(pc.and_(same, this)).select(cols).to_pandas()
+    if results.empty:  # text columns as DuckDB gives them without rows: objects
+        results = results.astype({c: object for c in ("run_id", "split", "coverage")})
+    rest = got.filter(pc.and_(pc.invert(same), ungraded))
+    return BoardSlice(
+        results,
+        OtherValues(
+            run_id=rest["run_id"].combine_chunks(),
+            metric=pc.dictionary_encode(rest["metric"].combine_chunks()),
+            value=rest["value"].combine_chunks().to_numpy(zero_copy_only=False).astype(float),
+        ),
+    )
+
+
 def board_slice_results(
     con: Con,
     benchmark: str,
@@ -129,21 +203,8 @@ def board_slice_results(
     metric: str,
     grader: str | None,
 ) -> pd.DataFrame:
-    """The board's per-slice columns of every visible run, for one metric (and grader: None
-    for none): run_id, split, value, 95% CI, n, and the coverage as text (its domains joined
-    by the unit separator, in their order; NULL for none). The run's own fields (name, kind,
-    threshold, ...) do not change with the slice: see board_run_fields."""
-    return con.execute(
-        """
-        SELECT x.run_id, x.split, x.value, x.ci_low, x.ci_high, x.n,
-               array_to_string(x.coverage, chr(31)) AS coverage
-        FROM results x JOIN runs r USING (run_id)
-        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND x.slice_value = ? AND x.metric = ? AND x.grader IS NOT DISTINCT FROM ?
-        ORDER BY x.run_id
-        """,
-        [benchmark, unit, slice_kind, slice_value, metric, grader],
-    ).df()
+    """BoardSlice.results alone."""
+    return board_slice(con, benchmark, unit, slice_kind, slice_value, metric, grader).results
 
 
 def board_run_fields(
@@ -179,37 +240,12 @@ def board_run_fields(
     )
 
 
-@dataclass(frozen=True)
-class OtherValues:
-    """The point value of every other ungraded metric of every visible run on one slice, one
-    per entry, as Arrow arrays (no Python text per row): run ids, metrics (dictionary-encoded:
-    a handful of names), values (NaN for NULL)."""
-
-    run_id: pa.Array
-    metric: pa.DictionaryArray
-    value: np.ndarray
-
-
 def board_other_values(
     con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str, metric: str
 ) -> OtherValues:
-    """The board's extra metric columns (OtherValues), ordered by run id and metric."""
-    got = con.sql(
-        """
-        SELECT x.run_id, x.metric, x.value
-        FROM results x JOIN runs r USING (run_id)
-        WHERE r.benchmark = ? AND NOT r.hidden AND x.unit = ? AND x.slice_kind = ?
-              AND x.slice_value = ? AND x.metric <> ? AND x.grader IS NULL
-        ORDER BY x.run_id, x.metric
-        """,
-        params=[benchmark, unit, slice_kind, slice_value, metric],
-    ).to_arrow_table()
-    value = got["value"].combine_chunks()
-    return OtherValues(
-        run_id=got["run_id"].combine_chunks(),
-        metric=pc.dictionary_encode(got["metric"].combine_chunks()),
-        value=value.to_numpy(zero_copy_only=False).astype(float),  # NULL: NaN
-    )
+    """BoardSlice.others alone: the board's extra metric columns, ordered by run id and
+    metric."""
+    return board_slice(con, benchmark, unit, slice_kind, slice_value, metric, None).others
 
 
 def reported_results(
