@@ -356,10 +356,12 @@ def _notes(rows: pd.DataFrame, q: BoardQuery, declared: Sequence[str]) -> list[s
                 + "; ".join(parts)
                 + ". An Overall over fewer domains is not directly comparable."
             )
-    splits = _who_has(rows["split"].astype(str), is_rep)
+    # (a published table's row may leave its split empty: a number on no named split)
+    splits = _who_has(rows["split"].astype(object).where(rows["split"].notna(), ""), is_rep)
     if len(splits) > 1:
         desc = "; ".join(
-            f"{' and '.join(sorted(w))} on split '{sp}'" for sp, w in sorted(splits.items())
+            f"{' and '.join(sorted(w))} " + (f"on split '{sp}'" if sp else "on no named split")
+            for sp, w in sorted(splits.items(), key=lambda kv: str(kv[0]))
         )
         notes.append(
             f"Rows come from different splits: {desc}. ('all' means the paper scored "

@@ -499,3 +499,23 @@ def test_the_board_downloads_what_it_shows_as_every_eval_ever_records(
     for rec in records:
         assert eee.problems(eee.record_validator(), rec) == []
     assert L.eee_download(shown.iloc[0:0], demo_root, None) is None
+
+
+def test_a_published_number_without_a_split_is_shown_and_named_in_the_notes(
+    tmp_path: Path, demo_root: Path
+) -> None:
+    """A published table's row with an empty split cell (a hand-made CSV) reads as a number
+    on no named split: the board shows it and its notes say so, instead of failing."""
+    root = tmp_path / "leaderboard_data"
+    shutil.copytree(demo_root, root)
+    csv = root / "reported" / "imaginary.csv"
+    df = pd.read_csv(csv, keep_default_na=False)
+    df.loc[0, "split"] = ""
+    df.to_csv(csv, index=False)
+    s = Store(root)
+    s.refresh()
+    s.ensure_labels("demo")
+    b = L.build_board(s.cursor(), L.BoardQuery("demo", "summary"), SPEC, s.version("demo"))
+    assert "Paper model 13B" in set(b.rows["model"])
+    note = next(n for n in b.notes if "split" in n)
+    assert "published numbers on no named split" in note
