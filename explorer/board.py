@@ -32,7 +32,7 @@ from explorer.board_rows import params_to_float, row_labels, run_rows
 from explorer.board_types import Board, BoardQuery, LabelReader
 from explorer.paired import PAIRED_TOP, PairedRuns, paired_test
 from explorer.published import fold_published, report_key, reported_rows, row_key
-from explorer.queries.results import OtherValues, board_slice
+from explorer.queries.results import OtherValues
 
 PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 # the columns of the ranked runs that the paired test reads (explorer.paired.paired_test)
@@ -129,7 +129,7 @@ def build_board(
     memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
-    view = board_slice(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader)
+    view = Q.board_slice(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader)
     runs = run_rows(con, q, declared, memo, view.results)
     rows = _with_published(runs, reported_rows(rep, q, declared))
     values = view.others if q.grader is None and len(runs) else None

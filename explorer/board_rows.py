@@ -244,7 +244,7 @@ def _coverage_cells(
     coverage: pd.Series, declared: Sequence[str], q: BoardQuery
 ) -> tuple[np.ndarray, np.ndarray]:
     """(coverage in words, the covered domains sorted and joined by ';') per row, from the
-    coverage as Q.board_slice_results gives it; worked out once per distinct coverage."""
+    coverage as Q.board_slice gives it; worked out once per distinct coverage."""
     codes, uniques = pd.factorize(coverage)  # no coverage (NULL): -1, the last cell below
     words = np.empty(len(uniques) + 1, dtype=object)
     joined = np.empty(len(uniques) + 1, dtype=object)

@@ -224,25 +224,6 @@ def ranks(values: Sequence[float], sb: np.ndarray) -> list[int]:
     return M.rank_with_ties(list(values), sb)
 
 
-def ranks_by_significance(
-    values: np.ndarray,
-    ci_low: np.ndarray,
-    ci_high: np.ndarray,
-    lower_is_better: bool,
-    paired: np.ndarray | None = None,
-    paired_point: np.ndarray | None = None,
-    paired_p: np.ndarray | None = None,
-    alpha: float = 0.05,
-) -> list[int]:
-    """ranks(values, significance_matrix(...)) without the (n, n) matrix: 1 + the number of
-    rows significantly better, counted by CI non-overlap over the sorted lower bounds
-    (O(n log n)), then corrected on the paired block (the paired-bootstrap p-values decide
-    there, as in significance_matrix)."""
-    return rank_array(
-        values, ci_low, ci_high, lower_is_better, paired, paired_point, paired_p, alpha
-    ).tolist()
-
-
 def rank_array(
     values: np.ndarray,
     ci_low: np.ndarray,
@@ -253,7 +234,10 @@ def rank_array(
     paired_p: np.ndarray | None = None,
     alpha: float = 0.05,
 ) -> np.ndarray:
-    """ranks_by_significance as an integer array (a board's column, with no list between)."""
+    """ranks(values, significance_matrix(...)) as an integer array, without the (n, n)
+    matrix: 1 + the number of rows significantly better, counted by CI non-overlap over the
+    sorted lower bounds (O(n log n)), then corrected on the paired block (the
+    paired-bootstrap p-values decide there, as in significance_matrix)."""
     sign, v, lo, hi = _higher_is_better(values, ci_low, ci_high, lower_is_better)
     valid = ~np.isnan(v)
     can_beat = valid & ~np.isnan(lo)

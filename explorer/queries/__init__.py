@@ -80,9 +80,8 @@ from explorer.queries.loading import (
 )
 from explorer.queries.results import (
     all_result_dimensions,
-    board_other_values,
     board_run_fields,
-    board_slice_results,
+    board_slice,
     has_runs,
     hidden_runs,
     reported_benchmarks,
@@ -132,9 +131,8 @@ __all__ = [
     "SnapshotState",
     "all_result_dimensions",
     "apply_supersession",
-    "board_other_values",
     "board_run_fields",
-    "board_slice_results",
+    "board_slice",
     "build_sample_stats",
     "check_label_files",
     "connect",

@@ -194,19 +194,6 @@ def board_slice(
     )
 
 
-def board_slice_results(
-    con: Con,
-    benchmark: str,
-    unit: str,
-    slice_kind: str,
-    slice_value: str,
-    metric: str,
-    grader: str | None,
-) -> pd.DataFrame:
-    """BoardSlice.results alone."""
-    return board_slice(con, benchmark, unit, slice_kind, slice_value, metric, grader).results
-
-
 def board_run_fields(
     con: Con, run_ids: Sequence[str] | None, benchmark: str | None = None
 ) -> pd.DataFrame:
@@ -238,14 +225,6 @@ def board_run_fields(
         .to_arrow_table()
         .to_pandas()
     )
-
-
-def board_other_values(
-    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str, metric: str
-) -> OtherValues:
-    """BoardSlice.others alone: the board's extra metric columns, ordered by run id and
-    metric."""
-    return board_slice(con, benchmark, unit, slice_kind, slice_value, metric, None).others
 
 
 def reported_results(

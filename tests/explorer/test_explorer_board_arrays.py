@@ -85,7 +85,7 @@ def test_verification_labels_once_per_distinct_submission_agree() -> None:
     ]
 
 
-def test_rank_array_is_ranks_by_significance() -> None:
+def test_rank_array_is_the_ranks_of_the_significance_matrix() -> None:
     rng = np.random.default_rng(3)
     v = rng.random(40)
     lo, hi = v - rng.random(40) / 5, v + rng.random(40) / 5

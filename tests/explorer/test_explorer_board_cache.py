@@ -183,13 +183,13 @@ def test_narrow_board_queries_agree_with_the_wide_one(root: Path) -> None:
     wide = Q.run_results(con, "demo", "summary", "domain", "news")
     assert wide["metric"].nunique() > 1
     bacc = wide[(wide["metric"] == "balanced_accuracy") & wide["grader"].isna()]
-    one = Q.board_slice_results(con, "demo", "summary", "domain", "news", "balanced_accuracy", None)
+    view = Q.board_slice(con, "demo", "summary", "domain", "news", "balanced_accuracy", None)
+    one, others = view.results, view.others
     cols = ["run_id", "split", "value", "ci_low", "ci_high", "n"]
     pd.testing.assert_frame_equal(one[cols], bacc[cols].reset_index(drop=True), check_dtype=False)
     assert [c.split("\x1f") if isinstance(c, str) else None for c in one["coverage"]] == [
         list(c) if pd.api.types.is_list_like(c) else None for c in bacc["coverage"]
     ]
-    others = Q.board_other_values(con, "demo", "summary", "domain", "news", "balanced_accuracy")
     rest = wide[(wide["metric"] != "balanced_accuracy") & wide["grader"].isna()]
     got = sorted(zip(others.run_id.to_pylist(), others.metric.to_pylist(), strict=True))
     assert got == sorted(zip(rest["run_id"], rest["metric"], strict=True))
@@ -219,7 +219,8 @@ def test_ranks_without_the_pair_matrix_equal_the_matrix_ranks() -> None:
             p = rng.uniform(0, 0.1, (k, k))
             p = (p + p.T) / 2
         sb = R.significance_matrix(v, lo, hi, lower, paired, point, p)
-        assert R.ranks_by_significance(v, lo, hi, lower, paired, point, p) == R.ranks(list(v), sb)
+        got = R.rank_array(v, lo, hi, lower, paired, point, p).tolist()
+        assert got == R.ranks(list(v), sb)
 
 
 def test_labels_read_in_place_are_the_labels_table(root: Path) -> None:
