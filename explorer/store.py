@@ -289,7 +289,10 @@ class Store:
         results = results_file(snap, generation)
         try:
             snap.parent.mkdir(parents=True, exist_ok=True)
-            dirs = self._scan_dirs or (None, None)
+            # the folders' mtimes only when no run folder is left off: a new process's first
+            # page then looks at the folders, and lists the broken ones again
+            broken = any("/" not in p and p != "reported" for p in self.problems)
+            dirs = (None, None) if broken or self._scan_dirs is None else self._scan_dirs
             Q.write_snapshot(self.con, states, str(tmp), str(results), generation, dirs)
             os.replace(tmp, snap)
             Q.switch_to_snapshot_results(self.con, str(self._results.link(results)))

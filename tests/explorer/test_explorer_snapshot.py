@@ -209,6 +209,16 @@ def test_a_pages_first_refresh_looks_at_no_run_folder_when_neither_folder_moved(
     assert new.name in set(Q.runs_frame(s2.cursor(), "demo")["run_id"])
 
 
+def test_a_pages_first_refresh_lists_a_broken_run_folder_again(root: Path) -> None:
+    """A snapshot taken while a run folder was left off does not let a new process's first
+    page skip its look at the folders: the broken folder is listed again at once."""
+    good = next(p for p in (root / "runs").iterdir() if p.name.startswith("demo-always"))
+    shutil.copytree(good, root / "runs" / "demo-renamed-folder-000000")
+    Store(root).refresh()
+    s = _from_snapshot_page(root)
+    assert "does not match" in s.problems["demo-renamed-folder-000000"]
+
+
 def _from_snapshot_page(root: Path) -> Store:
     s = Store(root)
     s.refresh(max_age=3600)  # as the pages do
