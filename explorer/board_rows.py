@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -43,9 +43,10 @@ def params_to_float(params: str | None, name: str | None = None) -> tuple[float 
     for text, where in ((params, "stated"), (name, "from name")):
         if not text or not isinstance(text, str):
             continue
-        size = _size_in(text)
-        if size is not None:
-            return size, where
+        m = _SIZE.search(text)
+        if m:
+            scale = 1e9 if m.group(2).lower() == "b" else 1e6
+            return float(m.group(1)) * scale, where
     return None, ""
 
 
@@ -190,49 +191,15 @@ def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
     return made[key].tolist()  # type: ignore[no-any-return]
 
 
-_SEP = "\x00"  # joins texts for one scan: neither a digit, a space nor a size's letter
-_MAY_SIZE = re.compile(r"\d\s*[bBmM]")  # in every text _SIZE matches (its number's end on)
-
-
-def _first_sizes(texts: Sequence[object]) -> dict[int, float]:
-    """The size params_to_float reads in each text, by position (texts without one left
-    out). One scan of the texts joined by _SEP finds those that may hold a size (_MAY_SIZE
-    never spans _SEP), and only these are searched: most names hold none."""
-    plain = [t if isinstance(t, str) else "" for t in texts]
-    joined = _SEP.join(plain)
-    if joined.count(_SEP) != max(len(plain) - 1, 0):  # a text holds _SEP: search each
-        maybe: Iterable[int] = range(len(plain))
-    else:
-        ends = np.cumsum([len(t) + 1 for t in plain])  # where each text's _SEP is
-        starts = [m.start() for m in _MAY_SIZE.finditer(joined)]
-        maybe = dict.fromkeys(np.searchsorted(ends, starts, side="right").tolist())
-    out: dict[int, float] = {}
-    for i in maybe:
-        size = _size_in(plain[i])
-        if size is not None:
-            out[i] = size
-    return out
-
-
-def _size_in(text: str) -> float | None:
-    m = _SIZE.search(text)
-    return None if m is None else _scaled(m)
-
-
-def _scaled(m: re.Match[str]) -> float:
-    scale = 1e9 if m.group(2).lower() == "b" else 1e6
-    return float(m.group(1)) * scale
-
-
 def sizes_of(params: Sequence[object], names: Sequence[object]) -> tuple[np.ndarray, list[str]]:
     """params_to_float of many (params, name) pairs: (the counts, NaN for none; where each
     came from)."""
-    value = np.full(len(params), np.nan)
-    where = [""] * len(params)
-    for found, said in ((_first_sizes(names), "from name"), (_first_sizes(params), "stated")):
-        for i, v in found.items():  # the stated size over the name's
-            value[i], where[i] = v, said
-    return value, where
+    got = [
+        params_to_float(p if isinstance(p, str) else None, n if isinstance(n, str) else None)
+        for p, n in zip(params, names, strict=True)
+    ]
+    value = np.array([np.nan if v is None else v for v, _ in got], dtype=float)
+    return value, [w for _, w in got]
 
 
 _RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")

@@ -199,9 +199,8 @@ def _candidates(
     splits = runs["split"].to_numpy(dtype=object)[ok_pos]
     codes, names = pd.factorize(pd.Series(splits, dtype=object).astype(str))
     counts = np.bincount(codes[codes >= 0], minlength=len(names))  # (no split: not counted)
-    split = min(zip(names.tolist(), counts.tolist(), strict=True), key=lambda kv: (-kv[1], kv[0]))[
-        0
-    ]
+    by_count = zip(names.tolist(), counts.tolist(), strict=True)
+    split = min(by_count, key=lambda kv: (-kv[1], kv[0]))[0]  # the most common, then by name
     ok_pos = ok_pos[(runs["split"].iloc[ok_pos] == split).to_numpy()]
     sign = -1.0 if lower_is_better(metric) else 1.0
     best = np.argsort(-sign * runs["value"].to_numpy(float)[ok_pos], kind="stable")

@@ -100,6 +100,7 @@ def _mtime_of(path: str) -> int | None:
 
 
 _RUN_DATA_FILES = pulled.CHECKED_FILES  # predictions, labels, grades
+_NEVER = -1e9  # Store._scanned_at before its first scan
 CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs is looked up
 LOAD_CHUNK = 1000  # run folders read and inserted at a time
 
@@ -172,8 +173,7 @@ class Store:
         self.snapshot = snapshot_file(self.root) if snapshot else None
         self._snapshot_read = False
         self._results = ResultsLink()  # this process's link to the snapshot's results
-        self._scanned_at = -1e9
-        self._quick_next = True  # the next page's scan may look at run folders only
+        self._scanned_at = _NEVER  # a page's first scan may look at run folders only
         self._runs_dir_mtime: tuple[int | None, int | None] | None = None
         self._scan_dirs: tuple[int | None, int | None] | None = None  # as of the last scan
         self._lock = threading.RLock()
@@ -227,7 +227,6 @@ class Store:
                     # nothing the engine writes has happened since; they stand until the
                     # page's next look at every file, max_age later
                     self._scanned_at, self._runs_dir_mtime = now, rdir_mtime
-                    self._quick_next = False
             if (
                 max_age <= 0
                 or now - self._scanned_at >= max_age
@@ -236,11 +235,10 @@ class Store:
                 # a page's first scan after the snapshot is read looks at each run folder's
                 # own mtime and at the files of those that moved; the next, max_age later, at
                 # every file (a file edited in place by hand moves no folder)
-                quick = max_age > 0 and self._quick_next
+                quick = max_age > 0 and self._scanned_at == _NEVER
                 self._scan_dirs = rdir_mtime  # (read before the scan: what its states are of)
                 self._refresh_runs(quick=quick)
                 self._scanned_at = now
-                self._quick_next = False
                 self._runs_dir_mtime = rdir_mtime
             self._refresh_reported()
 
@@ -254,7 +252,7 @@ class Store:
         if self.snapshot is None or not self.snapshot.is_file():
             return None
         snap = self.snapshot
-        with pulled.collector_paused(True):  # a state per run: thousands of objects
+        with pulled.collector_paused():  # a state per run: thousands of objects
             try:
                 states, as_of = Q.load_snapshot(
                     self.con, str(snap), lambda g: str(self._results.link(results_file(snap, g)))
@@ -291,7 +289,7 @@ class Store:
             snap.parent.mkdir(parents=True, exist_ok=True)
             # the folders' mtimes only when no run folder is left off: a new process's first
             # page then looks at the folders, and lists the broken ones again
-            broken = any("/" not in p and p != "reported" for p in self.problems)
+            broken = bool(self._run_problems())
             dirs = (None, None) if broken or self._scan_dirs is None else self._scan_dirs
             Q.write_snapshot(self.con, states, str(tmp), str(results), generation, dirs)
             os.replace(tmp, snap)
@@ -342,6 +340,10 @@ class Store:
         stale = [r for r, b in self._run_benchmark.items() if b == benchmark]
         self._labelled.difference_update(stale)
 
+    def _run_problems(self) -> list[str]:
+        """The run folders left off (problems' other keys name benchmarks and reported)."""
+        return [p for p in self.problems if "/" not in p and p != "reported"]
+
     def _refresh_runs(self, quick: bool = False) -> None:
         """Compare the run folders (and packs) with the loaded runs; read the new and changed,
         drop the gone. quick: a run whose folder's own mtime is the one noted is taken as it
@@ -382,7 +384,7 @@ class Store:
             if rid not in present:  # not written as a folder yet: read from its pack
                 present.add(rid)
                 seen[rid] = _RunFiles(pulled.PACKED_MTIME, pk.grades, pk.labels, (), pk.ledger)
-        for f in [p for p in self.problems if "/" not in p and p != "reported"]:
+        for f in self._run_problems():
             if f not in present:
                 del self.problems[f]
         for f in [f for f, s in self._broken.items() if seen.get(f) != s]:

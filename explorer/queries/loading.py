@@ -153,19 +153,6 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
     )
 
 
-def _arrow(con: Con, sql: str) -> pa.Table:
-    """A query's rows as an Arrow table (DuckDB 1.x: fetch_arrow_table; 2.x: to_arrow_table)."""
-    import warnings
-
-    res = con.execute(sql)
-    fetch = getattr(res, "fetch_arrow_table", None)
-    if fetch is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "makes an extra copy": small tables
-            return res.to_arrow_table()
-    return fetch()
-
-
 SnapshotState = tuple[str, str, int, bool, bool, list[int | None], int | None]
 
 
@@ -179,10 +166,9 @@ def write_snapshot(
 ) -> None:
     """Write the results table to results_path, then the runs table with each run folder's
     state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes, the
-    folder's own mtime) and
-    the `generation` that names the results file to runs_path (Parquet; the caller renames
-    the runs file into place); `dirs`: the runs and packs folders' mtimes read before the
-    states were (beside every row)."""
+    folder's own mtime) and the `generation` that names the results file to runs_path
+    (Parquet; the caller renames the runs file into place); `dirs`: the runs and packs
+    folders' mtimes read before the states were (beside every row)."""
     state = pa.table(
         {
             "folder": [s[0] for s in states],
@@ -221,10 +207,9 @@ def write_snapshot(
 
 
 def _copy_to_parquet(con: Con, sql: str, path: str, row_group_size: int | None = None) -> None:
-    """A query's rows written to a Parquet file by DuckDB, in the query's order. The path is
-    the store's own file name; one with a quote is refused (COPY takes no bound file name)."""
-    if "'" in path or "\\" in path:
-        raise ValueError(f"a snapshot path with a quote or backslash: {path!r}")
+    """A query's rows written to a Parquet file by DuckDB, in the query's order (path: see
+    _own_path)."""
+    _own_path(path)
     options = "FORMAT parquet" + (f", ROW_GROUP_SIZE {row_group_size}" if row_group_size else "")
     # one thread: a parallel copy keeps a row group in flight per thread (at 10,000 runs the
     # process's peak memory is 480 MB instead of 560 MB, in the same time)
@@ -234,6 +219,13 @@ def _copy_to_parquet(con: Con, sql: str, path: str, row_group_size: int | None =
         con.execute(f"COPY ({sql}) TO '{path}' ({options})")
     finally:
         con.execute(f"SET threads = {int(threads[0]) if threads else 1}")
+
+
+def _own_path(path: str) -> None:
+    """A snapshot file's path goes into SQL text (a view's or COPY's file cannot be a bound
+    parameter): the store's own names only, never one with a quote or backslash."""
+    if "'" in path or "\\" in path:
+        raise ValueError(f"a snapshot path with a quote or backslash: {path!r}")
 
 
 def load_snapshot(
@@ -280,8 +272,7 @@ def use_snapshot_results(con: Con, path: str | None) -> None:
     if path is None:
         con.execute(f"CREATE OR REPLACE VIEW results AS SELECT {cols} FROM results_new")
         return
-    if "'" in path or "\\" in path:
-        raise ValueError(f"a snapshot path with a quote or backslash: {path!r}")
+    _own_path(path)
     con.execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchall()  # readable now
     con.execute(
         f"""
