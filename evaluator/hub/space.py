@@ -3,7 +3,8 @@
 The Space is a Docker Space (Hugging Face's Streamlit template is Docker with app_port 8501).
 What is uploaded: the app and the engine (app.py, views/, explorer/, evaluator/), the published
 numbers (leaderboard_data/reported/), the demo's source (leaderboard_data/demo/),
-requirements.txt, pyproject.toml, the Dockerfile, .dockerignore, scripts/space_entrypoint.sh,
+requirements.txt, pyproject.toml, the Dockerfile, .dockerignore, the start-up scripts
+(scripts/space_entrypoint.sh, scripts/space_prepare.sh),
 and space/README.md as the Space's README.md (its front matter is the Space's configuration).
 With --results the Space variable FACTBOARD_HUB_REPO is set; with --set-token the current
 $HF_TOKEN becomes the Space secret HF_TOKEN (it is sent to the Hub's secrets endpoint only:
@@ -25,6 +26,7 @@ FILES = (
     "Dockerfile",
     ".dockerignore",
     "scripts/space_entrypoint.sh",
+    "scripts/space_prepare.sh",
 )
 FOLDERS = (
     "views",

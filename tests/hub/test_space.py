@@ -215,6 +215,7 @@ def test_space_deploy_uploads_a_docker_space_with_its_front_matter(
         "Dockerfile",
         "app.py",
         "scripts/space_entrypoint.sh",
+        "scripts/space_prepare.sh",
         "requirements.txt",
         "evaluator/hub/background.py",
         "views/leaderboard.py",
