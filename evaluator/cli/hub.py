@@ -1,7 +1,9 @@
 """Sub-commands for the results repo on the Hub and the hosted Space:
 
-  hub pull                          bring benchmarks, runs, reported tables, moderation,
+  hub pull [--packed]               bring benchmarks, runs, reported tables, moderation,
                                     submission records and the queue from $FACTBOARD_HUB_REPO
+                                    (--packed: the runs kept in packs, written as run folders
+                                    later, as the app's own pulls do)
   hub push [--reported] [--demo]    publish what the local root has and the repo lacks
   hub status                        what differs, both ways (exit 0 either way)
   hub sync                          pull, submit the entries of the repo's open pull requests
@@ -24,7 +26,14 @@ from typing import Any
 def register(sub: Any) -> None:
     h = sub.add_parser("hub", help="pull from / push to the results repo on the Hub")
     hs = h.add_subparsers(dest="hub_command", required=True)
-    hs.add_parser("pull", help="bring the repo's state into the local root")
+    pull = hs.add_parser("pull", help="bring the repo's state into the local root")
+    pull.add_argument(
+        "--packed",
+        action="store_true",
+        help="keep the pulled runs in packs that the board reads in place; the app's background "
+        "sync writes them as run folders, or any command that reads them first (a Space's "
+        "start-up: seconds, not minutes)",
+    )
     push = hs.add_parser("push", help="publish local runs, benchmarks and records the repo lacks")
     push.add_argument(
         "--reported", action="store_true", help="also publish the reported/*.csv tables"
@@ -64,7 +73,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
 
     client = HubClient.from_env(getattr(args, "repo", None))
     if args.hub_command == "pull":
-        rep = sync.pull(client)
+        rep = sync.pull(client, defer=args.packed)
         print(f"pulled from {client.repo}@{rep.head[:10]}: {rep.summary()}")
         _skipped(rep.skipped)
         return 0

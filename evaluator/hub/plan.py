@@ -17,7 +17,7 @@ from evaluator.hub.checks import duplicates
 from evaluator.hub.client import HubClient, blob_oid
 from evaluator.hub.local import Local
 from evaluator.hub.remote import Remote, RemoteTables
-from evaluator.store import layout, runs
+from evaluator.store import layout, pulled, runs
 
 DEMO = "demo"
 
@@ -112,11 +112,10 @@ def plan(
     demo: bool = False,
 ) -> Plan:
     """What differs between the local root and the repo at `remote.head`."""
-    with contextlib.suppress(OSError):  # the comparison reads run folders only (a full
-        runs.materialize(local.data_root)  # disk: what it cannot read is skipped and listed)
     p = Plan(remote.head)
     tabs = p.tables = R.load_tables(client, remote, local.cache)
     p.problems = list(tabs.problems)
+    _write_packed_runs_it_reads(tabs, local)
     l_runs = local.run_ids()
     deleted = _plan_moderation(p, tabs, local, l_runs)
     _plan_runs(p, tabs, remote, local, l_runs, deleted, demo)
@@ -126,6 +125,26 @@ def plan(
     if jobs:
         _plan_jobs(p, remote, local)
     return p
+
+
+def _write_packed_runs_it_reads(tabs: RemoteTables, local: Local) -> None:
+    """The comparison reads run folders only. Of the pulled runs still kept in packs
+    (evaluator/store/pulled.py), those it reads are written as folders first: a run the repo
+    has a moderation action for (its state here is read) and a run the repo's table does not
+    list live (a candidate to publish, or to delete). The others, the repo's runs as they were
+    pulled, are left to the background writer: a replica's sync does not wait on thousands of
+    them. (A full disk: what cannot be read is skipped and listed.)"""
+    packed = pulled.packed_runs(local.data_root)
+    read = [
+        rid
+        for rid in packed
+        if (row := tabs.runs.get(rid)) is None
+        or row.get("deleted")
+        or row.get("moderation") in ("hide", "show", "delete")
+    ]
+    if read:
+        with contextlib.suppress(OSError):
+            runs.materialize(local.data_root, read)
 
 
 def _plan_moderation(p: Plan, tabs: RemoteTables, local: Local, l_runs: set[str]) -> set[str]:

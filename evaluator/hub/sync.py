@@ -70,13 +70,15 @@ def pull(
     data_root: Path | None = None,
     sub_root: Path | None = None,
     jobs: bool = True,
+    defer: bool = False,
 ) -> Report:
-    """Bring the local root up to the repo's head (see the module doc); returns what changed."""
+    """Bring the local root up to the repo's head (see the module doc); returns what changed.
+    defer: pulled runs are kept in packs (see `sync`)."""
     with _LOCK:
         local = Local.of(data_root, sub_root)
         remote = snapshot(client, cache=local.cache)
         p = plan(client, remote, local, jobs=jobs)
-        return _pull(client, remote, local, p)
+        return _pull(client, remote, local, p, defer)
 
 
 def push(

@@ -12,6 +12,7 @@ import pytest
 from evaluator.hub import sync
 from evaluator.hub.client import HubClient
 from evaluator.store import pulled, runs
+from evaluator.submissions import moderation
 from explorer import warm
 from explorer.snapshot import snapshot_file
 from explorer.store import Store
@@ -102,3 +103,48 @@ def test_an_empty_data_root_gets_the_demo_before_its_store_is_prepared(
     assert len(runs.list_runs(root).runs) == 4
     assert _first_page_reads_no_run(root, monkeypatch).benchmarks() == ["demo"]
     assert not warm.demo_when_empty(root)  # something to show: left as it is
+
+
+def test_a_sync_on_packed_runs_writes_as_folders_only_the_runs_it_reads(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replica that starts on packed runs: its next sync does not wait on writing them all as
+    folders (the background writer does), except a run the repo has since hidden, whose state
+    the sync reads and changes."""
+    a = replica("a")
+    build_demo_root(a.data, reported=False)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    b = replica("b")
+    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
+    ids = set(pulled.packed_runs(b.data))
+    assert len(ids) == 4 and not any((b.data / "runs").iterdir())
+    rep, _ = sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)  # nothing new
+    assert rep.summary() == "nothing to do" and not any((b.data / "runs").iterdir())
+    hidden = sorted(ids)[0]
+    monkeypatch.setenv("FACTBOARD_ADMIN_TOKEN", "a-maintainer-token-0123456789")
+    moderation.moderate("hide", hidden, "a-maintainer-token-0123456789", a.data, a.subs)
+    sync.push(HubClient.from_env(), a.data, a.subs, demo=True)
+    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
+    assert [p.name for p in (b.data / "runs").iterdir()] == [hidden]
+    assert runs.read_record(b.data / "runs" / hidden).hidden
+    assert set(pulled.packed_runs(b.data)) == ids  # the pack: written as folders later
+    assert {r.run_id for r in runs.list_runs(b.data).runs} == ids - {hidden}
+
+
+def test_hub_pull_packed_keeps_the_runs_in_packs_the_board_reads(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaluator.cli.main import main
+
+    ids = _published(replica)
+    b = replica("b")
+    for k, v in b.env().items():
+        monkeypatch.setenv(k, v)
+    assert main(["hub", "pull", "--packed"]) == 0
+    assert "4 runs" in capsys.readouterr().out
+    assert set(pulled.packed_runs(b.data)) == ids and not any((b.data / "runs").iterdir())
+    s = Store(b.data)
+    s.refresh()
+    assert s.benchmarks() == ["demo"] and not s.problems
+    assert {r.run_id for r in runs.list_runs(b.data).runs} == ids  # folders once listed
+    assert not pulled.packs(b.data)
