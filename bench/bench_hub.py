@@ -25,7 +25,8 @@ All in this one run (a temporary folder; the real huggingface_hub client through
   snapshot yet), the first render of a new session, slice changes and the process's peak
   memory (goals at 10,000 runs: under 1 s, 0.3 s and 1 GB, each growing under 1.5x from 200);
 - a Space's start-up before it serves from an empty data root (scripts/space_prepare.sh, as the
-  container runs it: the pull as run folders, the board's store read once), seconds, no goal;
+  container runs it: the pull into packs, the board's store read once and its snapshot
+  written), seconds, no goal;
 - with --app: the first render of the leaderboard on a fresh replica of the 200-run repo (after
   the Space's start-up; the server's background sync's first pass included) beside the warm
   local root (goal: within 1.2x); the first render of a page that boots an empty disk itself
@@ -460,7 +461,7 @@ def main() -> int:
                 f"{n:>6} runs: a Space's start-up before serving (s)",
                 start_s,
                 None,
-                "scripts/space_prepare.sh: pulled as run folders, the board's store prepared",
+                "scripts/space_prepare.sh: pulled into packs, the board's store prepared",
             ),
             (f"{n:>6} runs: pull with nothing new, requests", idle_req, 5, ""),
             (

@@ -262,9 +262,9 @@ class Store:
                 Q.use_snapshot_results(self.con, None)
                 self._results.drop()
                 return None
-            for folder, benchmark, mtime, grades, labels, files, folder_mtime in states:
+            for folder, benchmark, mtime, grades, labels, files, folder_mtime, pack in states:
                 self._runs[folder] = _RunFiles(
-                    mtime, grades, labels, tuple(files), None, folder_mtime
+                    mtime, grades, labels, tuple(files), pack, folder_mtime
                 )
                 self._run_benchmark[folder] = benchmark
                 self._bump(benchmark)
@@ -272,13 +272,23 @@ class Store:
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from
-        it in place: the rows read from run.json files since leave memory. Not while runs
-        are read from packs: they become folders within seconds (evaluator.store.runs
-        .materialize), and the snapshot is written then (_written_from_packs)."""
-        if self.snapshot is None or any(st.pack for st in self._runs.values()):
+        it in place: the rows read from run.json files since leave memory. A run read from a
+        pack is noted with its pack: when it is a folder by the time a new process reads the
+        snapshot, the folder is taken as loaded if the engine wrote it from the pack
+        (_written_from_packs), and read otherwise."""
+        if self.snapshot is None:
             return
         states = [
-            (f, self._run_benchmark[f], st.mtime, st.grades, st.labels, list(st.files), st.folder)
+            (
+                f,
+                self._run_benchmark[f],
+                st.mtime,
+                st.grades,
+                st.labels,
+                list(st.files),
+                st.folder,
+                st.pack,
+            )
             for f, st in self._runs.items()
         ]
         generation = uuid.uuid4().hex[:12]

@@ -8,8 +8,9 @@ checked, what fails listed), and writes the store's snapshot in the cache folder
 (explorer/snapshot.py): the server's first page then reads one file and looks at the run folders
 only by their mtimes, as on a replica that has been up for a while.
 
-Runs a pull kept in packs (evaluator/store/pulled.py) are written as run folders first: the app
-would write them a tick after its first page anyway, and the snapshot is of folders only.
+Runs a pull kept in packs (evaluator/store/pulled.py: `hub pull --packed`) are read in place and
+noted in the snapshot with their packs; the app writes them as run folders a tick after its first
+sync, and its store takes each folder as loaded when the engine wrote it from its pack.
 With --demo-when-empty, a data root with no benchmark and no run gets the built-in demo first
 (evaluator/ingest/demo.py): a board with nothing to show shows the demo. A cache otherwise: when
 it fails, the first page reads the files itself, so the caller goes on.
@@ -38,11 +39,9 @@ def demo_when_empty(root: Path) -> bool:
 
 
 def warm(root: Path | None = None) -> Store:
-    """Write the packed runs of `root` (default: $FACTBOARD_DATA) as folders, then read every
-    run into a store, which writes its snapshot; returns the store."""
-    root = root or layout.data_root()
-    runs.materialize(root)
-    s = Store(root)
+    """Read every run of `root` (default: $FACTBOARD_DATA) into a store, which writes its
+    snapshot; returns the store."""
+    s = Store(root or layout.data_root())
     s.refresh()
     return s
 

@@ -153,7 +153,7 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
     )
 
 
-SnapshotState = tuple[str, str, int, bool, bool, list[int | None], int | None]
+SnapshotState = tuple[str, str, int, bool, bool, list[int | None], int | None, str | None]
 
 
 def write_snapshot(
@@ -166,7 +166,8 @@ def write_snapshot(
 ) -> None:
     """Write the results table to results_path, then the runs table with each run folder's
     state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes, the
-    folder's own mtime) and the `generation` that names the results file to runs_path
+    folder's own mtime, the pack a pulled run is read from) and the `generation` that names
+    the results file to runs_path
     (Parquet; the caller renames the runs file into place); `dirs`: the runs and packs
     folders' mtimes read before the states were (beside every row)."""
     state = pa.table(
@@ -177,6 +178,7 @@ def write_snapshot(
             "s_labels": [s[4] for s in states],
             "s_files": pa.array([s[5] for s in states], pa.list_(pa.int64())),
             "s_folder": pa.array([s[6] for s in states], pa.int64()),
+            "s_pack": pa.array([s[7] for s in states], pa.string()),
             "s_runs_dir": pa.array([dirs[0]] * len(states), pa.int64()),
             "s_packs_dir": pa.array([dirs[1]] * len(states), pa.int64()),
         }
@@ -197,7 +199,7 @@ def write_snapshot(
         _copy_to_parquet(
             cur,
             "SELECT r.*, s.s_mtime, s.s_grades, s.s_labels, s.s_files, s.s_folder, "
-            "s.s_runs_dir, s.s_packs_dir, "
+            "s.s_pack, s.s_runs_dir, s.s_packs_dir, "
             f"'{generation}' AS s_generation FROM runs r JOIN _snap_state s USING (folder)",
             runs_path,
         )
@@ -246,7 +248,8 @@ def load_snapshot(
         con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
         use_snapshot_results(con, results_path(str(gens[0][0])))
         rows = con.execute(
-            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder FROM _snap"
+            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder, s_pack "
+            "FROM _snap"
         ).fetchall()
     finally:
         con.execute("DROP TABLE IF EXISTS _snap")
@@ -259,8 +262,9 @@ def load_snapshot(
             bool(lab),
             [None if v is None else int(v) for v in fs],
             None if d is None else int(d),
+            None if pk is None else str(pk),
         )
-        for f, b, m, g, lab, fs, d in rows
+        for f, b, m, g, lab, fs, d, pk in rows
     ], (dirs[0], dirs[1])
 
 

@@ -152,8 +152,9 @@ FOLDER_OF_FILE = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
 
 # the store's snapshot of the runs and results tables (explorer.store.snapshot_file): its
 # name carries this digest of the tables' layout and of the state it notes per run (2: with
-# the run folder's own mtime), so a changed layout never reads an old one
-SNAPSHOT_LAYOUT = hashlib.sha1(f"2\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()).hexdigest()[:10]
+# the run folder's own mtime; 3: with the pack a pulled run is read from), so a changed layout
+# never reads an old one
+SNAPSHOT_LAYOUT = hashlib.sha1(f"3\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()).hexdigest()[:10]
 
 
 def connect() -> Con:

@@ -75,17 +75,23 @@ def test_the_start_up_pulls_the_repo_and_prepares_the_board_s_first_page(
         _first_page_reads_no_run(b.data, monkeypatch)
 
 
-def test_warming_writes_packed_runs_as_folders_and_lists_broken_runs(
+def test_a_packed_replica_s_first_page_reads_the_snapshot_before_and_after_the_folders(
     fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Warming a replica whose runs are still in packs notes them with their packs; once the
+    app has written them as folders, a new process's first page still reads no run, and a
+    run.json changed by hand since is read again and listed when broken."""
     ids = _published(replica)
     b = replica("b")
     sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)  # the app's pull: packs
     assert pulled.packs(b.data)
     s = warm.warm(b.data)
-    assert not pulled.packs(b.data) and {p.name for p in (b.data / "runs").iterdir()} == ids
-    assert snapshot_file(b.data).is_file() and not s.problems
+    assert pulled.packs(b.data) and snapshot_file(b.data).is_file() and not s.problems
     assert _first_page_reads_no_run(b.data, monkeypatch).benchmarks() == ["demo"]
+    runs.materialize(b.data)  # the app's background writer
+    assert not pulled.packs(b.data) and {p.name for p in (b.data / "runs").iterdir()} == ids
+    after = _first_page_reads_no_run(b.data, monkeypatch)
+    assert after.benchmarks() == ["demo"] and not after.problems
     broken = sorted(ids)[0]
     (b.data / "runs" / broken / "run.json").write_text("{not json")
     assert warm.main(["--data", str(b.data)]) == 0
