@@ -14,7 +14,10 @@ backoff, and `notice()` says what is wrong in one line for the page, without the
 nothing and says that the board runs on its shipped and local data only; with one it calls
 `start()`. Its pulls keep the checked runs in packs (evaluator/store/pulled.py: the board
 reads them in place) and write them as run folders at the next tick (FACTBOARD_HUB_PUSH_EVERY),
-once the first pages are drawn.
+once the first pages are drawn; many of them (CHILD_WRITES_FROM runs) in a child process at a
+lower priority (`python -m evaluator.hub.background write-packed ROOT`): thousands of run
+folders are seconds of Python that would otherwise hold this server's interpreter lock while
+its first visitors' pages wait on it.
 The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default
 30) on an empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page;
 a sync still going when that wait ends is said on that first page (the repo has not answered), not
@@ -24,6 +27,8 @@ left for a later reload.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -138,11 +143,9 @@ class Syncer:
         """What the last pull kept in packs (the board reads them in place) becomes run
         folders, a tick after the pull, once the first pages are drawn. A failure (a full
         disk) is said on the page and tried again next tick; the sync goes on."""
-        from evaluator.store import runs
-
         quiet = self.fingerprint() == self._pushed_print  # nothing local to push
         try:
-            runs.materialize(self.data_root)
+            write_packed(self.data_root)
         except Exception as e:  # never the end of the thread
             self.state.error = f"the pulled runs could not be written here: {e}"
             return
@@ -196,6 +199,46 @@ class Syncer:
             f"The results repo {s.repo} cannot be reached right now ({s.error}). Showing the "
             "local copy; retrying in the background."
         )
+
+
+# from this many packed runs on, they are written as folders by a child process
+CHILD_WRITES_FROM = 500
+CHILD_NICENESS = 10
+
+
+def write_packed(data_root: Path) -> None:
+    """Write the packed runs of `data_root` as run folders (evaluator.store.runs.materialize):
+    here when they are few, else in a child process at a lower priority, which takes the
+    packs' cross-process lock chunk by chunk as any writer does. Raises when it fails, with
+    the child's last line."""
+    from evaluator.store import pulled, runs
+
+    if len(pulled.packed_runs(data_root)) < CHILD_WRITES_FROM:
+        runs.materialize(data_root)
+        return
+    code = Path(__file__).resolve().parents[2]  # where `evaluator` is imported from
+    out = subprocess.run(
+        [sys.executable, "-m", "evaluator.hub.background", "write-packed", str(data_root)],
+        cwd=code,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode:
+        lines = (out.stderr or out.stdout or f"exit code {out.returncode}").strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit code {out.returncode}")
+
+
+def _child(argv: list[str]) -> int:
+    """`python -m evaluator.hub.background write-packed ROOT` (write_packed's child)."""
+    if len(argv) != 2 or argv[0] != "write-packed":
+        print("usage: python -m evaluator.hub.background write-packed DATA_ROOT", file=sys.stderr)
+        return 2
+    from evaluator.store import runs
+
+    os.nice(CHILD_NICENESS)  # the server's pages first
+    runs.materialize(Path(argv[1]))
+    return 0
 
 
 _LOCK = threading.Lock()
@@ -268,3 +311,7 @@ def stop_all() -> None:
         for s in _SYNCERS.values():
             s.thread.join(timeout=10)
         _SYNCERS.clear()
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))

@@ -154,3 +154,40 @@ def test_hub_pull_packed_keeps_the_runs_in_packs_the_board_reads(
     assert s.benchmarks() == ["demo"] and not s.problems
     assert {r.run_id for r in runs.list_runs(b.data).runs} == ids  # folders once listed
     assert not pulled.packs(b.data)
+
+
+def test_the_app_writes_many_packed_runs_as_folders_in_a_child_process(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many packed runs are written by a child process (the server's pages keep its
+    interpreter); what it writes is what materialize writes here."""
+    from evaluator.hub import background
+
+    ids = _published(replica)
+    b = replica("b")
+    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)
+    calls: list[list[str]] = []
+    real = background.subprocess.run
+
+    def spy(cmd, **kw):  # type: ignore[no-untyped-def]
+        calls.append(list(cmd))
+        return real(cmd, **kw)
+
+    monkeypatch.setattr(background.subprocess, "run", spy)
+    monkeypatch.setattr(background, "CHILD_WRITES_FROM", 2)
+    syncer = background.Syncer(HubClient.from_env(), b.data, b.subs)
+    syncer.once(force_pull=True)
+    syncer.once()  # the next tick
+    assert syncer.state.error is None
+    assert [c[-3:] for c in calls] == [["evaluator.hub.background", "write-packed", str(b.data)]]
+    assert not pulled.packs(b.data) and {p.name for p in (b.data / "runs").iterdir()} == ids
+    assert {r.run_id for r in runs.list_runs(b.data).runs} == ids
+    assert background._child(["nothing"]) == 2
+    # a child that fails is said on the page, and its packs stay for the next tick
+    sync.sync(HubClient.from_env(), (c := replica("c")).data, c.subs, defer=True)
+    monkeypatch.setattr(background.sys, "executable", "/bin/false")
+    syncer = background.Syncer(HubClient.from_env(), c.data, c.subs)
+    syncer.once(force_pull=True)
+    syncer.once()
+    assert syncer.state.error == "the pulled runs could not be written here: exit code 1"
+    assert set(pulled.packed_runs(c.data)) == ids
