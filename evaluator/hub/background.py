@@ -109,7 +109,8 @@ class Syncer:
         from evaluator.store import pulled
 
         now = time.monotonic()
-        if pulled.packs(self.data_root):
+        if self.first.is_set() and pulled.packs(self.data_root):
+            # not before the first sync: the first page waits for that one
             self._write_packed()
         if not force_pull and now < self._next_try:
             return  # backing off after a failure
@@ -262,6 +263,10 @@ def start(data_root: Path | None = None, sub_root: Path | None = None) -> str | 
         fresh = syncer is None
         if syncer is None:
             from huggingface_hub.utils import disable_progress_bars
+
+            # the sync's modules before the first page's wait starts: on a busy machine their
+            # import alone took longer than that wait
+            import evaluator.hub.sync  # noqa: F401
 
             disable_progress_bars()  # the app's log is no place for download bars
             syncer = Syncer(HubClient(cfg), data_root, sub_root)

@@ -191,3 +191,21 @@ def test_the_app_writes_many_packed_runs_as_folders_in_a_child_process(
     syncer.once()
     assert syncer.state.error == "the pulled runs could not be written here: exit code 1"
     assert set(pulled.packed_runs(c.data)) == ids
+
+
+def test_the_background_sync_writes_packs_as_folders_only_after_its_first_pass(
+    fake_hub: FakeHub, replica
+) -> None:
+    """The first page waits for the app's first sync: on a replica that starts on packs (the
+    start-up's pull), that sync does not write them as folders first; the next tick does."""
+    from evaluator.hub.background import Syncer
+
+    _published(replica)
+    b = replica("b")
+    sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)  # a pull kept in packs
+    syncer = Syncer(HubClient.from_env(), b.data, b.subs)
+    syncer.once(force_pull=True)
+    assert syncer.first.is_set() and pulled.packs(b.data)
+    assert not any((b.data / "runs").iterdir())
+    syncer.once()  # the next tick
+    assert not pulled.packs(b.data)
