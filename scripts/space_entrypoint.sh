@@ -23,7 +23,7 @@ if [ "${FACTBOARD_LOCAL_WORKER:-0}" = "1" ]; then
   fi
 fi
 
-exec "$PY" -m streamlit run app.py \
+exec "$PY" -m explorer.serve \
   --server.port "$PORT" \
   --server.address "${FACTBOARD_ADDRESS:-0.0.0.0}" \
   --server.headless true \
