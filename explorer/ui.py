@@ -482,9 +482,7 @@ def published_rows(root: str, token: str, benchmark: str, unit: str, metric: str
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _all_dimensions(root: str, token: str) -> pd.DataFrame:
-    from explorer import queries as Q
-
-    return Q.all_result_dimensions(_store(root).cursor())
+    return _store(root).result_dimensions()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -5,7 +5,8 @@ published numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 
 import duckdb
 import pandas as pd
@@ -159,16 +160,18 @@ SnapshotState = tuple[str, str, int, bool, bool, list[int | None], int | None]
 def write_snapshot(
     con: Con,
     states: Sequence[SnapshotState],
-    runs_path: str,
-    results_path: str,
+    paths: tuple[str, str, str],
     generation: str,
     dirs: tuple[int | None, int | None] = (None, None),
 ) -> None:
-    """Write the results table to results_path, then the runs table with each run folder's
-    state (folder, benchmark, run.json mtime, has grades, has labels, data files' mtimes, the
-    folder's own mtime) and the `generation` that names the results file to runs_path
-    (Parquet; the caller renames the runs file into place); `dirs`: the runs and packs
-    folders' mtimes read before the states were (beside every row)."""
+    """Write the results table to the results path, the run_dimensions table (filled by the
+    caller from these results: explorer.queries.results.fill_run_dimensions) to the
+    dimensions path, then the runs table with each run folder's state (folder, benchmark,
+    run.json mtime, has grades, has labels, data files' mtimes, the folder's own mtime) and
+    the `generation` that names the other two files to the runs path (paths: runs, results,
+    dimensions; Parquet; the caller renames the runs file into place); `dirs`: the runs and
+    packs folders' mtimes read before the states were (beside every row)."""
+    runs_path, results_path, dims_path = paths
     state = pa.table(
         {
             "folder": [s[0] for s in states],
@@ -193,6 +196,7 @@ def write_snapshot(
             results_path,
             row_group_size=4096,
         )
+        _copy_to_parquet(cur, "SELECT * FROM run_dimensions", dims_path)
         cur.register("_snap_state", state)
         _copy_to_parquet(
             cur,
@@ -213,10 +217,17 @@ def _copy_to_parquet(con: Con, sql: str, path: str, row_group_size: int | None =
     options = "FORMAT parquet" + (f", ROW_GROUP_SIZE {row_group_size}" if row_group_size else "")
     # one thread: a parallel copy keeps a row group in flight per thread (at 10,000 runs the
     # process's peak memory is 480 MB instead of 560 MB, in the same time)
+    with _one_thread(con):
+        con.execute(f"COPY ({sql}) TO '{path}' ({options})")
+
+
+@contextlib.contextmanager
+def _one_thread(con: Con) -> Iterator[None]:
+    """DuckDB on one thread for the statements inside, then as many as before."""
     threads = con.execute("SELECT current_setting('threads')").fetchone()
     con.execute("SET threads = 1")
     try:
-        con.execute(f"COPY ({sql}) TO '{path}' ({options})")
+        yield
     finally:
         con.execute(f"SET threads = {int(threads[0]) if threads else 1}")
 
@@ -229,39 +240,50 @@ def _own_path(path: str) -> None:
 
 
 def load_snapshot(
-    con: Con, runs_path: str, results_path: Callable[[str], str]
-) -> tuple[list[SnapshotState], tuple[int | None, int | None]]:
-    """Fill the runs and results tables from a snapshot (write_snapshot; results_path: where
-    the results file of a generation is); returns each run folder's state as written, and the
-    runs and packs folders' mtimes the states are of."""
-    con.execute("CREATE OR REPLACE TEMP TABLE _snap AS SELECT * FROM read_parquet(?)", [runs_path])
+    con: Con, runs_path: str, results_path: Callable[[str], str], dims_path: Callable[[str], str]
+) -> tuple[list[SnapshotState], tuple[int | None, int | None], bool]:
+    """Fill the runs table from a snapshot (write_snapshot; runs_path: a file no other
+    process replaces while it is read, since it is read more than once) and point the results
+    at its results file (results_path: where the results file of a generation is); returns
+    each run folder's state as written, the runs and packs folders' mtimes the states are
+    of, and whether the run_dimensions table was filled from the snapshot's dimensions file
+    (dims_path: where it is; one missing or unreadable leaves the table to be made again).
+    Each read takes the columns it needs from the file, none copied twice."""
+    _own_path(runs_path)
+    snap = f"read_parquet('{runs_path}')"
+    gens = con.execute(f"SELECT DISTINCT s_generation, s_runs_dir, s_packs_dir FROM {snap}")
+    rows = gens.fetchall()
+    if len(rows) != 1:
+        raise ValueError("a snapshot of runs names one results file")
+    generation = str(rows[0][0])
+    dirs = tuple(None if v is None else int(v) for v in rows[0][1:])
+    run_cols = ", ".join(RUN_COLUMNS)
+    with _one_thread(con):  # the runs file is one row group: more threads only wait
+        con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM {snap}")
+    use_snapshot_results(con, results_path(generation))
+    got = con.sql(
+        f"SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder FROM {snap}"
+    ).to_arrow_table()
+    folders, benchmarks, mtimes, grades, labels, files, folder_mtimes = (
+        c.to_pylist() for c in got.columns
+    )
+    states: list[SnapshotState] = list(
+        zip(folders, benchmarks, mtimes, grades, labels, files, folder_mtimes, strict=True)
+    )
+    return states, (dirs[0], dirs[1]), _load_dimensions(con, dims_path(generation))
+
+
+def _load_dimensions(con: Con, path: str) -> bool:
+    """The run_dimensions table from a snapshot's dimensions file; False (and the table
+    empty) when it cannot be read."""
+    con.execute("DELETE FROM run_dimensions")
     try:
-        gens = con.execute(
-            "SELECT DISTINCT s_generation, s_runs_dir, s_packs_dir FROM _snap"
-        ).fetchall()
-        if len(gens) != 1:
-            raise ValueError("a snapshot of runs names one results file")
-        dirs = tuple(None if v is None else int(v) for v in gens[0][1:])
-        run_cols = ", ".join(RUN_COLUMNS)
-        con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM _snap")
-        use_snapshot_results(con, results_path(str(gens[0][0])))
-        rows = con.execute(
-            "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder FROM _snap"
-        ).fetchall()
-    finally:
-        con.execute("DROP TABLE IF EXISTS _snap")
-    return [
-        (
-            str(f),
-            str(b),
-            int(m),
-            bool(g),
-            bool(lab),
-            [None if v is None else int(v) for v in fs],
-            None if d is None else int(d),
-        )
-        for f, b, m, g, lab, fs, d in rows
-    ], (dirs[0], dirs[1])
+        _own_path(path)
+        con.execute(f"INSERT INTO run_dimensions BY NAME SELECT * FROM read_parquet('{path}')")
+    except (duckdb.Error, ValueError):
+        con.execute("DELETE FROM run_dimensions")
+        return False
+    return True
 
 
 def use_snapshot_results(con: Con, path: str | None) -> None:

@@ -62,16 +62,33 @@ def result_dimensions(con: Con, benchmark: str) -> pd.DataFrame:
     ).df()
 
 
-def all_result_dimensions(con: Con) -> pd.DataFrame:
+# every (benchmark, unit, slice, metric, grader) with a number of a visible run, and how many
+# results hold it: what the store keeps in the run_dimensions table (fill_run_dimensions)
+_RUN_DIMENSIONS = """
+    SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, count(*) AS n
+    FROM results x JOIN runs r USING (run_id)
+    WHERE NOT r.hidden
+    GROUP BY ALL
+"""
+
+
+def fill_run_dimensions(con: Con) -> None:
+    """Put the runs' dimensions, from one pass over the results, into the run_dimensions
+    table (the store keeps them there while the runs do not change, and in its snapshot)."""
+    con.execute("DELETE FROM run_dimensions")
+    con.execute(f"INSERT INTO run_dimensions {_RUN_DIMENSIONS}")
+
+
+def all_result_dimensions(con: Con, kept: bool = False) -> pd.DataFrame:
     """result_dimensions of every benchmark at once (with a benchmark column): one pass over
-    the results for a page that shows every benchmark."""
+    the results for a page that shows every benchmark. kept: the runs' dimensions as the
+    run_dimensions table holds them (fill_run_dimensions), without a pass over the results;
+    only while the runs and results have not changed since it was filled."""
+    runs = "SELECT * FROM run_dimensions" if kept else _RUN_DIMENSIONS
     return con.execute(
-        """
-        SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source,
-               count(*) AS n
-        FROM results x JOIN runs r USING (run_id)
-        WHERE NOT r.hidden
-        GROUP BY ALL
+        f"""
+        SELECT benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source, n
+        FROM ({runs})
         UNION ALL
         SELECT benchmark, unit, slice_kind, slice_value, metric, NULL, 'reported', count(*)
         FROM reported
