@@ -55,7 +55,7 @@ def private_copy(runs_file: Path) -> Iterator[Path]:
     """The snapshot's runs file under a name of this process's own (a hard link; a copy where
     links are not possible), for as long as it is read: another process's newer snapshot,
     renamed into place meanwhile, cannot change it between two reads."""
-    own = runs_file.with_name(f".{runs_file.name}.read-pid{os.getpid()}-{uuid.uuid4().hex[:6]}")
+    own = runs_file.with_name(f".{runs_file.name}.read.pid{os.getpid()}-{uuid.uuid4().hex[:6]}")
     try:
         os.link(runs_file, own)
     except OSError:
@@ -120,7 +120,7 @@ def sweep(snap: Path, results: Path) -> None:
                 old.unlink(missing_ok=True)
     for link in [
         *snap.parent.glob(f"{snap.stem}.*.link"),
-        *snap.parent.glob(f".{snap.name}.read-pid*"),
+        *snap.parent.glob(f".{snap.name}.read.pid*"),
     ]:
         pid = link.name.rsplit(".pid", 1)[-1].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):

@@ -347,3 +347,25 @@ def test_a_broken_run_dropped_later_leaves_the_dimensions(root: Path) -> None:
     pd.testing.assert_frame_equal(_dims(after), _dims(Q.all_result_dimensions(s.cursor())))
     run_n = lambda d: int(d[d["source"] == "run"]["n"].sum())  # noqa: E731
     assert run_n(after) < run_n(before)
+
+
+def test_the_runs_file_is_read_under_a_name_of_its_own(root: Path) -> None:
+    """A newer snapshot renamed into place while the runs file is read does not change what
+    is read; the process's own name is gone afterwards, and one left by a process that is
+    gone is swept."""
+    from explorer import snapshot
+
+    Store(root).refresh()
+    snap = S.snapshot_file(root)
+    was = snap.read_bytes()
+    with snapshot.private_copy(snap) as own:
+        newer = snap.with_name("newer.parquet")
+        newer.write_bytes(b"PAR1 a newer snapshot PAR1")
+        newer.replace(snap)
+        assert own.read_bytes() == was
+    assert not own.exists()
+    left = snap.with_name(f".{snap.name}.read.pid{2**30}-abcdef")
+    left.write_bytes(b"")
+    results = next(snap.parent.glob(f"{snap.stem}.*.results.parquet"))
+    snapshot.sweep(snap, results)
+    assert not left.exists() and results.exists()
