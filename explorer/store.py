@@ -137,8 +137,10 @@ def parquet_problem(path: Path) -> str | None:
 
 def _label_vector(path: Path, unit: str, sample_ids: pa.Array) -> np.ndarray:
     """One run's final labels at `unit` on `sample_ids` (int8, -1 where none), from its
-    labels.parquet (evaluator.core.types.LABEL_SCHEMA)."""
-    t = pq.read_table(path, columns=["sample_id", "unit", "final_label"])
+    labels.parquet (evaluator.core.types.LABEL_SCHEMA), read by Parquet's file reader on this
+    thread (pq.read_table's dataset machinery costs more than the read of a small file)."""
+    with pq.ParquetFile(path) as f:
+        t = f.read(columns=["sample_id", "unit", "final_label"], use_threads=False)
     t = t.filter(pc.and_(pc.equal(t["unit"], unit), pc.is_valid(t["final_label"])))
     at = pc.index_in(t["sample_id"], value_set=sample_ids).fill_null(-1).to_numpy()
     labels = t["final_label"].to_numpy()

@@ -141,7 +141,7 @@ def run_results(
 class OtherValues:
     """The point value of every other ungraded metric of every visible run on one slice, one
     per entry, as Arrow arrays (no Python text per row): run ids, metrics (dictionary-encoded:
-    a handful of names), values (NaN for NULL)."""
+    a handful of names), values (NaN for NULL); in no particular order."""
 
     run_id: pa.Array
     metric: pa.DictionaryArray
@@ -195,16 +195,13 @@ def board_slice(
     ungraded = pc.is_null(got["grader"])
     this = ungraded if grader is None else pc.fill_null(pc.equal(got["grader"], grader), False)
     cols = ["run_id", "split", "value", "ci_low", "ci_high", "n", "coverage"]
-    # each part picked, then ordered by Arrow's stable sort (DuckDB's ORDER BY costs more
-    # here): by run id, then metric, rows of one run and metric in the order fetched
+    # the view's rows ordered by run id by Arrow's stable sort (DuckDB's ORDER BY costs more
+    # here); the other metrics' rows as fetched (what reads them looks each up by run and
+    # metric, the first fetched of a run and metric first)
     results = got.select(cols).filter(pc.and_(same, this)).sort_by("run_id").to_pandas()
     if results.empty:  # text columns as DuckDB gives them without rows: objects
         results = results.astype({c: object for c in ("run_id", "split", "coverage")})
-    rest = (
-        got.select(["run_id", "metric", "value"])
-        .filter(pc.and_(pc.invert(same), ungraded))
-        .sort_by([("run_id", "ascending"), ("metric", "ascending")])
-    )
+    rest = got.select(["run_id", "metric", "value"]).filter(pc.and_(pc.invert(same), ungraded))
     return BoardSlice(
         results,
         OtherValues(
