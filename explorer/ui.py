@@ -446,8 +446,9 @@ def board(
 
 # kept as the object itself, not pickled: st.cache_data would pickle a board of thousands of
 # runs when it is made and unpickle it on every view that reads it (at 10,000 runs some 20 ms
-# a view); read-only to its callers, which get it through `board`
-@st.cache_resource(show_spinner="Ranking…", max_entries=128)
+# a view); read-only to its callers, which get it through `board`. Fewer than the pickled
+# boards were: a kept board takes more memory than its pickle (at 10,000 runs 7 MB, not 5)
+@st.cache_resource(show_spinner="Ranking…", max_entries=64)
 def _board(
     root: str,
     token: str,
