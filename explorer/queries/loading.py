@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 import duckdb
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from explorer.queries.schema import (
     FOLDER_OF_FILE,
@@ -253,21 +254,23 @@ def load_snapshot(
     Each read takes the columns it needs from the file, none copied twice."""
     _own_path(runs_path)
     snap = f"read_parquet('{runs_path}')"
-    gens = con.execute(f"SELECT DISTINCT s_generation, s_runs_dir, s_packs_dir FROM {snap}")
-    rows = gens.fetchall()
-    if len(rows) != 1:
+    got = con.sql(
+        "SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder, "
+        f"s_generation, s_runs_dir, s_packs_dir FROM {snap}"
+    ).to_arrow_table()
+    # one generation and one look at the folders for every row
+    once = [pc.unique(got[c]).to_pylist() for c in ("s_generation", "s_runs_dir", "s_packs_dir")]
+    if any(len(v) != 1 for v in once):
         raise ValueError("a snapshot of runs names one results file")
-    generation = str(rows[0][0])
-    dirs = tuple(None if v is None else int(v) for v in rows[0][1:])
+    generation = str(once[0][0])
+    dirs = tuple(None if v[0] is None else int(v[0]) for v in once[1:])
     run_cols = ", ".join(RUN_COLUMNS)
     with _one_thread(con):  # the runs file is one row group: more threads only wait
         con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM {snap}")
     use_snapshot_results(con, results_path(generation))
-    got = con.sql(
-        f"SELECT folder, benchmark, s_mtime, s_grades, s_labels, s_files, s_folder FROM {snap}"
-    ).to_arrow_table()
     folders, benchmarks, mtimes, grades, labels, files, folder_mtimes = (
-        c.to_pylist() for c in got.columns
+        got[c].to_pylist()
+        for c in ("folder", "benchmark", "s_mtime", "s_grades", "s_labels", "s_files", "s_folder")
     )
     states: list[SnapshotState] = list(
         zip(folders, benchmarks, mtimes, grades, labels, files, folder_mtimes, strict=True)
