@@ -492,14 +492,16 @@ def eee_download(
     rows: pd.DataFrame, root: Path, benchmark: str | None
 ) -> Callable[[], bytes] | None:
     """What the board's Every Eval Ever button downloads: the runs among `rows` and the
-    benchmark's published numbers, built when clicked (None when there is nothing to export)."""
-    ids = [str(r) for r in rows.get("run_id", pd.Series(dtype=object)).dropna() if r]
-    if not ids and benchmark is None:
+    benchmark's published numbers, built when clicked (None when there is nothing to export).
+    The run ids are listed when clicked too: the page asks on every rerun, for every row."""
+    run_ids = rows.get("run_id", pd.Series(dtype=object))
+    if benchmark is None and not run_ids.fillna("").astype(bool).any():
         return None
 
     def build() -> bytes:
         from evaluator.interop.export import eee_zip
 
+        ids = [str(r) for r in run_ids.dropna() if r]
         return eee_zip(ids, root, reported_benchmark=benchmark)
 
     return build

@@ -3,19 +3,22 @@ cache folder, the results file each generation of it writes, this process's link
 it reads, and the sweep of the files nobody reads any more.
 
 A snapshot is a cache only: the runs file (`snapshot_file`) names its generation, whose results
-file (`results_file`) sits beside it. A process reads the results through its own hard link
-(`ResultsLink`), so a newer snapshot written by another process cannot take the file away from
-under it; `sweep` removes the older generations' results and the links of processes that are
-gone.
+file (`results_file`) and file of the results' dimensions (`dimensions_file`) sit beside it. A
+process reads the runs file through a name of its own (`private_copy`) and the results through
+its own hard link (`ResultsLink`), so a newer snapshot written by another process cannot change
+the one or take the other away from under it; `sweep` removes the older generations' files and
+the links of processes that are gone.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from evaluator.store import layout
@@ -39,6 +42,28 @@ def snapshot_file(root: Path) -> Path:
 def results_file(runs_file: Path, generation: str) -> Path:
     """The results file that the snapshot `runs_file` of this generation reads."""
     return runs_file.with_name(f"{runs_file.stem}.{generation}.results.parquet")
+
+
+def dimensions_file(runs_file: Path, generation: str) -> Path:
+    """The file of the results' dimensions (what the pickers offer) of this generation: read
+    once when the snapshot is, so a first page does not pass over every result for them."""
+    return runs_file.with_name(f"{runs_file.stem}.{generation}.dims.parquet")
+
+
+@contextlib.contextmanager
+def private_copy(runs_file: Path) -> Iterator[Path]:
+    """The snapshot's runs file under a name of this process's own (a hard link; a copy where
+    links are not possible), for as long as it is read: another process's newer snapshot,
+    renamed into place meanwhile, cannot change it between two reads."""
+    own = runs_file.with_name(f".{runs_file.name}.read.pid{os.getpid()}-{uuid.uuid4().hex[:6]}")
+    try:
+        os.link(runs_file, own)
+    except OSError:
+        shutil.copyfile(runs_file, own)
+    try:
+        yield own
+    finally:
+        own.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -88,10 +113,15 @@ class ResultsLink:
 def sweep(snap: Path, results: Path) -> None:
     """After the snapshot `snap` switched to `results`: remove the results files of its older
     generations (their readers keep their own links) and the links of processes that are gone."""
-    for old in snap.parent.glob(f"{snap.stem}.*.results.parquet"):
-        if old != results:
-            old.unlink(missing_ok=True)
-    for link in snap.parent.glob(f"{snap.stem}.*.link"):
+    dims = results.name.removesuffix(".results.parquet") + ".dims.parquet"
+    for pattern in (f"{snap.stem}.*.results.parquet", f"{snap.stem}.*.dims.parquet"):
+        for old in snap.parent.glob(pattern):
+            if old != results and old.name != dims:
+                old.unlink(missing_ok=True)
+    for link in [
+        *snap.parent.glob(f"{snap.stem}.*.link"),
+        *snap.parent.glob(f".{snap.name}.read.pid*"),
+    ]:
         pid = link.name.rsplit(".pid", 1)[-1].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             link.unlink(missing_ok=True)

@@ -34,7 +34,7 @@ import os
 import threading
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +61,14 @@ from evaluator.store.layout import (
     SAMPLES_FILE,
 )
 from explorer import queries as Q
-from explorer.snapshot import ResultsLink, results_file, snapshot_file, sweep
+from explorer.snapshot import (
+    ResultsLink,
+    dimensions_file,
+    private_copy,
+    results_file,
+    snapshot_file,
+    sweep,
+)
 
 
 @dataclass(frozen=True)
@@ -130,8 +137,10 @@ def parquet_problem(path: Path) -> str | None:
 
 def _label_vector(path: Path, unit: str, sample_ids: pa.Array) -> np.ndarray:
     """One run's final labels at `unit` on `sample_ids` (int8, -1 where none), from its
-    labels.parquet (evaluator.core.types.LABEL_SCHEMA)."""
-    t = pq.read_table(path, columns=["sample_id", "unit", "final_label"])
+    labels.parquet (evaluator.core.types.LABEL_SCHEMA), read by Parquet's file reader on this
+    thread (pq.read_table's dataset machinery costs more than the read of a small file)."""
+    with pq.ParquetFile(path) as f:
+        t = f.read(columns=["sample_id", "unit", "final_label"], use_threads=False)
     t = t.filter(pc.and_(pc.equal(t["unit"], unit), pc.is_valid(t["final_label"])))
     at = pc.index_in(t["sample_id"], value_set=sample_ids).fill_null(-1).to_numpy()
     labels = t["final_label"].to_numpy()
@@ -173,6 +182,9 @@ class Store:
         self.snapshot = snapshot_file(self.root) if snapshot else None
         self._snapshot_read = False
         self._results = ResultsLink()  # this process's link to the snapshot's results
+        # the run_dimensions table holds the runs' dimensions of the tables as they are now
+        # (filled when the snapshot is read or written; a change of the runs leaves it stale)
+        self._dims_kept = False
         self._scanned_at = _NEVER  # a page's first scan may look at run folders only
         self._runs_dir_mtime: tuple[int | None, int | None] | None = None
         self._scan_dirs: tuple[int | None, int | None] | None = None  # as of the last scan
@@ -254,20 +266,26 @@ class Store:
         snap = self.snapshot
         with pulled.collector_paused():  # a state per run: thousands of objects
             try:
-                states, as_of = Q.load_snapshot(
-                    self.con, str(snap), lambda g: str(self._results.link(results_file(snap, g)))
-                )
+                with private_copy(snap) as own:
+                    states, as_of, self._dims_kept = Q.load_snapshot(
+                        self.con,
+                        str(own),
+                        lambda g: str(self._results.link(results_file(snap, g))),
+                        lambda g: str(dimensions_file(snap, g)),
+                    )
             except (duckdb.Error, OSError, ValueError, KeyError):
                 self.con.execute("DELETE FROM runs")  # unreadable: start from the files
                 Q.use_snapshot_results(self.con, None)
                 self._results.drop()
+                self._dims_kept = False
                 return None
             for folder, benchmark, mtime, grades, labels, files, folder_mtime, pack in states:
                 self._runs[folder] = _RunFiles(
                     mtime, grades, labels, tuple(files), pack, folder_mtime
                 )
                 self._run_benchmark[folder] = benchmark
-                self._bump(benchmark)
+            for benchmark, n in Counter(s[1] for s in states).items():
+                self._gen[benchmark] = self._gen.get(benchmark, 0) + n  # a _bump per run
         return as_of
 
     def _write_snapshot(self) -> None:
@@ -301,7 +319,11 @@ class Store:
             # page then looks at the folders, and lists the broken ones again
             broken = bool(self._run_problems())
             dirs = (None, None) if broken or self._scan_dirs is None else self._scan_dirs
-            Q.write_snapshot(self.con, states, str(tmp), str(results), generation, dirs)
+            self._dims_kept = False
+            Q.fill_run_dimensions(self.con)
+            self._dims_kept = True
+            paths = (str(tmp), str(results), str(dimensions_file(snap, generation)))
+            Q.write_snapshot(self.con, states, paths, generation, dirs)
             os.replace(tmp, snap)
             Q.switch_to_snapshot_results(self.con, str(self._results.link(results)))
         except (duckdb.Error, OSError, ValueError):
@@ -409,6 +431,7 @@ class Store:
             if written:
                 self._write_snapshot()
             return
+        self._dims_kept = False  # the runs change
         drop = gone + [f for f in changed if f in self._runs]
         if drop:
             self.memo.clear()  # a run id may come back with other files
@@ -797,6 +820,7 @@ class Store:
         return ok
 
     def _drop_broken_run(self, folder: str, why: str) -> None:
+        self._dims_kept = False
         state = self._runs.pop(folder, None)
         self._set_broken(folder, why, state)
         b = self._run_benchmark.pop(folder, None)
@@ -849,6 +873,12 @@ class Store:
                 self.ensure_labels(b, graded)
 
     # ----------------------------------------------------------------------------------------
+    def result_dimensions(self) -> pd.DataFrame:
+        """Q.all_result_dimensions of the tables as they are: the runs' part as kept with the
+        snapshot (no pass over every result) while the runs have not changed since."""
+        with self._lock:
+            return Q.all_result_dimensions(self.cursor(), kept=self._dims_kept)
+
     def benchmarks(self) -> list[str]:
         """Ingested benchmarks (with samples on disk), by name."""
         return sorted(self.meta)

@@ -16,6 +16,7 @@ benchmark) is reported by `missing_from_url` instead of being replaced silently.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from collections.abc import Callable, Sequence
@@ -416,7 +417,6 @@ def absolute_url(page: str, **params: Any) -> str:
 # cached computations (keyed on the store's token: a new or changed run invalidates them)
 
 
-@st.cache_data(show_spinner="Ranking…", max_entries=128)
 def board(
     root: str,
     token: str,
@@ -427,6 +427,38 @@ def board(
     metric: str,
     grader: str | None,
     resamples: int = 1000,
+) -> L.Board:
+    """The view's board (L.build_board), built once per data version (token) and view and
+    shared by every session; each call gets its own copy of the board's frames and lists
+    (pandas' copy on write: a caller that changes its copy leaves the kept board as it was),
+    not a copy of every cell."""
+    b = _board(root, token, benchmark, unit, slice_kind, slice_value, metric, grader, resamples)
+    return dataclasses.replace(
+        b,
+        rows=b.rows.copy(deep=False),
+        notes=list(b.notes),
+        paired_runs=list(b.paired_runs),
+        other_metrics=list(b.other_metrics),
+        pairwise=b.pairwise.copy(deep=False),
+        pairwise_values=dict(b.pairwise_values),
+    )
+
+
+# kept as the object itself, not pickled: st.cache_data would pickle a board of thousands of
+# runs when it is made and unpickle it on every view that reads it (at 10,000 runs some 20 ms
+# a view); read-only to its callers, which get it through `board`. Fewer than the pickled
+# boards were: a kept board takes more memory than its pickle (at 10,000 runs 7 MB, not 5)
+@st.cache_resource(show_spinner="Ranking…", max_entries=64)
+def _board(
+    root: str,
+    token: str,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str,
+    metric: str,
+    grader: str | None,
+    resamples: int,
 ) -> L.Board:
     s = _store(root)
     q = L.BoardQuery(benchmark, unit, slice_kind, slice_value, metric, grader)
@@ -451,9 +483,7 @@ def published_rows(root: str, token: str, benchmark: str, unit: str, metric: str
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _all_dimensions(root: str, token: str) -> pd.DataFrame:
-    from explorer import queries as Q
-
-    return Q.all_result_dimensions(_store(root).cursor())
+    return _store(root).result_dimensions()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

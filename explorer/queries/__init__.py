@@ -8,6 +8,8 @@ are the source of truth; the tables here are caches of them, loaded incrementall
   results      the per-slice results of each run: a view of the store's snapshot file read in
                place (the runs it holds, less those gone or changed since: snapshot_gone)
                and of results_new (the runs read from their run.json since)
+  run_dimensions  every (benchmark, unit, slice, metric, grader) of the visible runs' results,
+               as of the last pass over them (the store's snapshot keeps it beside the results)
   predictions  per-sample predictions (score, label, explanation; raw output stays on disk)
   labels       final predicted labels per run and sample, as the scorer made them (threshold
                applied, sentence predictions rolled up to summaries): read from the run's
@@ -82,6 +84,7 @@ from explorer.queries.results import (
     all_result_dimensions,
     board_run_fields,
     board_slice,
+    fill_run_dimensions,
     has_runs,
     hidden_runs,
     reported_benchmarks,
@@ -145,6 +148,7 @@ __all__ = [
     "explanation_files",
     "explanation_matches",
     "explanation_types",
+    "fill_run_dimensions",
     "graded_runs",
     "grades_for_sample",
     "has_runs",

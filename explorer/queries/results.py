@@ -62,16 +62,33 @@ def result_dimensions(con: Con, benchmark: str) -> pd.DataFrame:
     ).df()
 
 
-def all_result_dimensions(con: Con) -> pd.DataFrame:
+# every (benchmark, unit, slice, metric, grader) with a number of a visible run, and how many
+# results hold it: what the store keeps in the run_dimensions table (fill_run_dimensions)
+_RUN_DIMENSIONS = """
+    SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, count(*) AS n
+    FROM results x JOIN runs r USING (run_id)
+    WHERE NOT r.hidden
+    GROUP BY ALL
+"""
+
+
+def fill_run_dimensions(con: Con) -> None:
+    """Put the runs' dimensions, from one pass over the results, into the run_dimensions
+    table (the store keeps them there while the runs do not change, and in its snapshot)."""
+    con.execute("DELETE FROM run_dimensions")
+    con.execute(f"INSERT INTO run_dimensions {_RUN_DIMENSIONS}")
+
+
+def all_result_dimensions(con: Con, kept: bool = False) -> pd.DataFrame:
     """result_dimensions of every benchmark at once (with a benchmark column): one pass over
-    the results for a page that shows every benchmark."""
+    the results for a page that shows every benchmark. kept: the runs' dimensions as the
+    run_dimensions table holds them (fill_run_dimensions), without a pass over the results;
+    only while the runs and results have not changed since it was filled."""
+    runs = "SELECT * FROM run_dimensions" if kept else _RUN_DIMENSIONS
     return con.execute(
-        """
-        SELECT r.benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source,
-               count(*) AS n
-        FROM results x JOIN runs r USING (run_id)
-        WHERE NOT r.hidden
-        GROUP BY ALL
+        f"""
+        SELECT benchmark, unit, slice_kind, slice_value, metric, grader, 'run' AS source, n
+        FROM ({runs})
         UNION ALL
         SELECT benchmark, unit, slice_kind, slice_value, metric, NULL, 'reported', count(*)
         FROM reported
@@ -124,7 +141,7 @@ def run_results(
 class OtherValues:
     """The point value of every other ungraded metric of every visible run on one slice, one
     per entry, as Arrow arrays (no Python text per row): run ids, metrics (dictionary-encoded:
-    a handful of names), values (NaN for NULL)."""
+    a handful of names), values (NaN for NULL); in no particular order."""
 
     run_id: pa.Array
     metric: pa.DictionaryArray
@@ -174,16 +191,17 @@ def board_slice(
             "grader": grader,
         },
     ).to_arrow_table()
-    # ordered by Arrow's sort of the fetched rows (DuckDB's ORDER BY costs more here)
-    got = got.sort_by([("run_id", "ascending"), ("metric", "ascending")])
     same = pc.fill_null(pc.equal(got["metric"], metric), False)
     ungraded = pc.is_null(got["grader"])
     this = ungraded if grader is None else pc.fill_null(pc.equal(got["grader"], grader), False)
     cols = ["run_id", "split", "value", "ci_low", "ci_high", "n", "coverage"]
-    results = got.filter(pc.and_(same, this)).select(cols).to_pandas()
+    # the view's rows ordered by run id by Arrow's stable sort (DuckDB's ORDER BY costs more
+    # here); the other metrics' rows as fetched (what reads them looks each up by run and
+    # metric, the first fetched of a run and metric first)
+    results = got.select(cols).filter(pc.and_(same, this)).sort_by("run_id").to_pandas()
     if results.empty:  # text columns as DuckDB gives them without rows: objects
         results = results.astype({c: object for c in ("run_id", "split", "coverage")})
-    rest = got.filter(pc.and_(pc.invert(same), ungraded))
+    rest = got.select(["run_id", "metric", "value"]).filter(pc.and_(pc.invert(same), ungraded))
     return BoardSlice(
         results,
         OtherValues(

@@ -43,6 +43,10 @@ CREATE TABLE IF NOT EXISTS results_new (
     coverage VARCHAR[], grader VARCHAR, aggregation VARCHAR
 );
 CREATE TABLE IF NOT EXISTS snapshot_gone (run_id VARCHAR);
+CREATE TABLE IF NOT EXISTS run_dimensions (
+    benchmark VARCHAR, unit VARCHAR, slice_kind VARCHAR, slice_value VARCHAR, metric VARCHAR,
+    grader VARCHAR, n BIGINT
+);
 CREATE OR REPLACE VIEW results AS SELECT * FROM results_new;
 CREATE TABLE IF NOT EXISTS predictions (
     run_id VARCHAR, sample_id VARCHAR, score DOUBLE, label TINYINT, explanation VARCHAR
@@ -152,9 +156,9 @@ FOLDER_OF_FILE = r"regexp_extract(filename, '([^/\\]+)[/\\][^/\\]+$', 1)"
 
 # the store's snapshot of the runs and results tables (explorer.store.snapshot_file): its
 # name carries this digest of the tables' layout and of the state it notes per run (2: with
-# the run folder's own mtime; 3: with the pack a pulled run is read from), so a changed layout
-# never reads an old one
-SNAPSHOT_LAYOUT = hashlib.sha1(f"3\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()).hexdigest()[:10]
+# the run folder's own mtime; 3: with the results' dimensions beside them; 4: with the pack a
+# pulled run is read from), so a changed layout never reads an old one
+SNAPSHOT_LAYOUT = hashlib.sha1(f"4\x1f{SCHEMA}\x1f{RUN_JSON_STRUCTURE}".encode()).hexdigest()[:10]
 
 
 def connect() -> Con:

@@ -248,3 +248,26 @@ def test_labels_read_in_place_are_the_labels_table(root: Path) -> None:
         a, b = _board(s, {}, **view), _board(s, {}, in_place=False, **view)
         pd.testing.assert_frame_equal(a.rows, b.rows)
         assert a.paired_runs == b.paired_runs and len(a.paired_runs) >= 2
+
+
+def test_a_board_kept_for_every_session_is_not_changed_by_what_a_caller_does_to_it(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's board is kept as one object for every session (not a pickled copy per
+    read): a caller that changes the board it got (a cell, a new column, its notes) leaves
+    the next caller's board as it was built."""
+    from explorer import ui
+
+    monkeypatch.setenv("FACTBOARD_DATA", str(root))
+    s = ui.store()
+    key = (str(s.root), s.token("demo"), "demo", "summary", "overall", "", "balanced_accuracy")
+    first = ui.board(*key, None, 200)
+    expected = first.rows.copy()
+    first.rows.loc[0, "model"] = "changed"
+    first.rows["extra"] = 1.0
+    first.notes.append("a note of the caller's")
+    first.paired_runs.clear()
+    again = ui.board(*key, None, 200)
+    assert again.rows is not first.rows
+    pd.testing.assert_frame_equal(again.rows, expected)
+    assert "a note of the caller's" not in again.notes and again.paired_runs

@@ -283,3 +283,89 @@ def test_a_query_begun_before_a_new_snapshot_still_finds_its_results_file(root: 
     assert not first.exists() and second.exists()
     s._results.drop()
     assert not second.exists()
+
+
+def _dims(df: pd.DataFrame) -> pd.DataFrame:
+    return df.sort_values(list(df.columns)).reset_index(drop=True)
+
+
+def _kept_dims_seen(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each Q.all_result_dimensions call took the kept dimensions."""
+    seen: list[bool] = []
+    inner = Q.all_result_dimensions
+
+    def spy(con: Q.Con, kept: bool = False) -> pd.DataFrame:
+        seen.append(kept)
+        return inner(con, kept)
+
+    monkeypatch.setattr(Q, "all_result_dimensions", spy)
+    return seen
+
+
+def test_the_pickers_dimensions_come_with_the_snapshot_and_follow_every_change(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new store takes the results' dimensions from the snapshot instead of a pass over
+    every result; they are those of such a pass, before and after runs are added, hidden
+    and deleted, and when the snapshot's file of them is gone."""
+    Store(root).refresh()  # writes the snapshot
+    seen = _kept_dims_seen(monkeypatch)
+    s = _from_snapshot(root)
+    got = s.result_dimensions()
+    assert seen == [True]
+    assert len(got) and set(got["source"]) == {"run", "reported"}
+    pd.testing.assert_frame_equal(_dims(got), _dims(Q.all_result_dimensions(s.cursor())))
+    new = testdata.add_run(root, "demo", "Newcomer", accuracy=0.9)
+    ids = sorted(p.name for p in (root / "runs").iterdir() if p.name != new.name)
+    runs.set_hidden(ids[0], True, root)
+    runs.delete_run(ids[1], root)
+    s.refresh()
+    fresh = Store(root, snapshot=False)
+    fresh.refresh()
+    pd.testing.assert_frame_equal(_dims(s.result_dimensions()), _dims(fresh.result_dimensions()))
+    # the scan of a store without a snapshot, and of one whose dimensions file is gone
+    snap = S.snapshot_file(root)
+    for f in snap.parent.glob(f"{snap.stem}.*.dims.parquet"):
+        f.unlink()
+    again = _from_snapshot(root)
+    seen.clear()
+    pd.testing.assert_frame_equal(
+        _dims(again.result_dimensions()), _dims(fresh.result_dimensions())
+    )
+    assert seen == [False, False]
+
+
+def test_a_broken_run_dropped_later_leaves_the_dimensions(root: Path) -> None:
+    """A run whose files fail once its rows are read leaves the board, and the kept
+    dimensions no longer count it."""
+    Store(root).refresh()
+    s = _from_snapshot(root)
+    folder = sorted(p.name for p in (root / "runs").iterdir())[0]
+    before = s.result_dimensions()
+    s._drop_broken_run(folder, "unreadable: test")
+    after = s.result_dimensions()
+    pd.testing.assert_frame_equal(_dims(after), _dims(Q.all_result_dimensions(s.cursor())))
+    run_n = lambda d: int(d[d["source"] == "run"]["n"].sum())  # noqa: E731
+    assert run_n(after) < run_n(before)
+
+
+def test_the_runs_file_is_read_under_a_name_of_its_own(root: Path) -> None:
+    """A newer snapshot renamed into place while the runs file is read does not change what
+    is read; the process's own name is gone afterwards, and one left by a process that is
+    gone is swept."""
+    from explorer import snapshot
+
+    Store(root).refresh()
+    snap = S.snapshot_file(root)
+    was = snap.read_bytes()
+    with snapshot.private_copy(snap) as own:
+        newer = snap.with_name("newer.parquet")
+        newer.write_bytes(b"PAR1 a newer snapshot PAR1")
+        newer.replace(snap)
+        assert own.read_bytes() == was
+    assert not own.exists()
+    left = snap.with_name(f".{snap.name}.read.pid{2**30}-abcdef")
+    left.write_bytes(b"")
+    results = next(snap.parent.glob(f"{snap.stem}.*.results.parquet"))
+    snapshot.sweep(snap, results)
+    assert not left.exists() and results.exists()
