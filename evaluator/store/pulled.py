@@ -400,7 +400,7 @@ def remove_pack(pack: Path, root: Path | None = None) -> None:
 
 def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str], dict[str, str]]:
     """write_runs' runs kept as one pack instead of a folder each: the same checks and
-    redaction (evaluator.store.runs: _run_text, _bulk_files), a few files for all of them;
+    redaction (evaluator.store.runs: _run_text, _bulk_tables), a few files for all of them;
     `materialize` writes them as folders later. Returns the run ids packed and {run id: why}
     for those that failed a check (a run that has a folder already is left out). The texts
     packed are noted as validated in this process (`proven`)."""
@@ -411,11 +411,12 @@ def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str]
     failed: dict[str, str] = {}
     texts: dict[str, str] = {}
     keep: list[BulkRun] = []
-    for run in sorted(items, key=lambda r: r.run_id):  # stable: the first of an id is kept
+    items = sorted(items, key=lambda r: r.run_id)  # stable: the first of an id is kept
+    for run, clean in zip(items, runs._clean_texts([r.text for r in items], secrets), strict=True):
         if run.run_id in texts or run.run_id in failed or os.path.exists(runs_dir / run.run_id):
             continue
         try:
-            texts[run.run_id] = runs._run_text(run, secrets)
+            texts[run.run_id] = runs._run_text(run, secrets, clean)
         except runs._BULK_ERRORS as e:
             failed[run.run_id] = str(e)
             continue

@@ -201,12 +201,25 @@ def _redact_arrow(col: pa.ChunkedArray | pa.Array, secrets: list[str]) -> pa.Arr
     )
 
 
-def _clean_text(text: str, secrets: list[str]) -> bool:
-    """True when redaction has nothing to change in a run.json text (the quick search, in C)."""
-    low = text.lower()
-    return not any(x in text for x in secrets) and not any(
-        k in low for k in ("sk-", "hf_", "bearer", "key", "authorization")
-    )
+def re2_literal(text: str) -> str:
+    """`text` as an RE2 pattern (Arrow's regexes) that matches it literally: each character
+    that is not a plain letter or digit by its code."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
+
+
+def _clean_texts(texts: list[str | None], secrets: list[str]) -> list[bool]:
+    """For each run.json text, whether redaction has nothing to change in it: none of `secrets`
+    and none of the words a key is written with (sk-, hf_, bearer, key, authorization, in any
+    case), every text searched in one pass (RE2, in C). RE2 folds case at least as widely as
+    str.lower does (a Kelvin sign is a k), so no text is taken for clean that a search of its
+    lowercase would not."""
+    import pyarrow.compute as pc
+
+    if not texts:
+        return []
+    words = [re2_literal(x) for x in secrets] + ["(?i:sk-|hf_|bearer|key|authorization)"]
+    hit = pc.match_substring_regex(pa.array(texts, pa.string()), "|".join(words))
+    return [h is False for h in hit.to_pylist()]
 
 
 _BULK_SCHEMAS = {
@@ -229,11 +242,12 @@ class BulkRun(NamedTuple):
     files: dict[str, pa.Table]
 
 
-def _run_text(run: BulkRun, secrets: list[str]) -> str:
-    """A run's run.json text as write_runs writes it: checked and redacted."""
+def _run_text(run: BulkRun, secrets: list[str], clean: bool) -> str:
+    """A run's run.json text as write_runs writes it: checked and redacted (`clean`: its text
+    has nothing to redact, _clean_texts)."""
     if not _RUN_ID.match(run.run_id) or PREDICTIONS_FILE not in run.files:
         raise FactBoardError("not a valid run id, or no predictions")
-    if run.text is not None and _clean_text(run.text, secrets):
+    if run.text is not None and clean:
         return run.text
     if run.record is not None:
         data = run.record.model_dump(mode="json")
@@ -322,11 +336,11 @@ def write_runs(
     failed: dict[str, str] = {}
     todo: list[BulkRun] = []
     texts: dict[str, str] = {}
-    for run in items:
+    for run, clean in zip(items, _clean_texts([r.text for r in items], secrets), strict=True):
         if run.run_id in texts or os.path.exists(os.path.join(runs_dir, run.run_id)):
             continue
         try:
-            texts[run.run_id] = _run_text(run, secrets)
+            texts[run.run_id] = _run_text(run, secrets, clean)
         except _BULK_ERRORS as e:
             failed[run.run_id] = str(e)
             continue

@@ -147,3 +147,27 @@ def test_a_pack_of_another_process_is_validated_as_it_is_written(
     monkeypatch.setattr(runs, "validate_record_text", counted)
     assert runs.materialize(root) == len(done)
     assert sorted(validated) == sorted(done)
+
+
+def test_a_text_is_taken_for_clean_only_where_neither_a_secret_nor_a_key_word_is_in_it() -> None:
+    """The one-pass search (RE2) against the plain one: never clean where a secret is in the
+    text or a key word in its lowercase (a Kelvin sign lowercases to k)."""
+    secret = "a.b*c(d)[e]{f}+g?h|i^j$k\\l-0123456789"
+    texts = [
+        "plain text",
+        "a Bearer token",
+        "xsK-1",
+        "the \u212aey",  # KELVIN SIGN
+        "AUTHORIZATION",
+        "hf_x",
+        f"said {secret} here",
+        "a.bXc(d)[e]{f}+g?h|i^j$k\\l-0123456789",  # the secret's characters, read as a regex
+        "\u0130",
+        None,
+    ]
+    words = ("sk-", "hf_", "bearer", "key", "authorization")
+    want = [
+        t is not None and secret not in t and not any(w in t.lower() for w in words) for t in texts
+    ]
+    assert runs._clean_texts(texts, [secret]) == want
+    assert want == [True, False, False, False, False, False, False, True, True, False]
