@@ -44,7 +44,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evaluator.core.errors import CorruptRunError
 from evaluator.core.sanitize import secrets_in_env
 from evaluator.store import atomic, layout
 from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE, RUN_FILE
@@ -530,27 +529,17 @@ def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) 
 def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> tuple[int, set[str]]:
     """Write these packed runs; returns how many were written and those refused by a check
     (never to be written: their pack may go). A pack that cannot be read now (a file taken
-    away, too many open files) refuses nothing: it is tried again. A text this process packed
-    itself (`proven`) is not validated again."""
+    away, too many open files) refuses nothing: it is tried again. Each text is validated as
+    it is written (write_runs), but for one this process packed itself (`proven`)."""
     from evaluator.store import runs
 
     try:
         got = pack_items(pack, run_ids)
     except (OSError, pa.ArrowException):
         return 0, set()
-    items: list[BulkRun] = []
     refused = run_ids - {rid for rid, _, _ in got}  # not in the pack at all
-    texts = {rid: text for rid, text, _ in got}
-    for rid, text, files in got:
-        if proven(rid, text):
-            items.append(runs.BulkRun(rid, None, text, files))
-            continue
-        try:
-            items.append(runs.BulkRun(rid, runs.validate_record_text(text, rid), text, files))
-        except CorruptRunError:
-            refused.add(rid)  # not what pack_runs wrote
-    if not items:
+    if not got:
         return 0, refused
-    done, failed = runs.write_runs(items, root)
-    _forget_proven([*done, *failed], texts)
+    done, failed = runs.write_runs([runs.BulkRun(r, None, t, f) for r, t, f in got], root)
+    _forget_proven([*done, *failed], {rid: text for rid, text, _ in got})
     return len(done), refused | set(failed)

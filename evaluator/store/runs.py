@@ -233,8 +233,9 @@ class BulkRun(NamedTuple):
     """A run for write_runs or pack_runs (evaluator/store/pulled.py): its id, its record, the
     strict JSON text the record was validated from (written as is when redaction has nothing
     to change in it; None: made from the record) and its per-sample files as Arrow tables. The
-    record may be None where the text is one this process validated itself
-    (evaluator.store.pulled.proven: a packed run written as a folder)."""
+    record may be None: the text is then validated as it is written, unless this process
+    validated that very text itself (evaluator.store.pulled.proven: a packed run written as a
+    folder)."""
 
     run_id: str
     record: RunRecord | None
@@ -244,17 +245,19 @@ class BulkRun(NamedTuple):
 
 def _run_text(run: BulkRun, secrets: list[str], clean: bool) -> str:
     """A run's run.json text as write_runs writes it: checked and redacted (`clean`: its text
-    has nothing to redact, _clean_texts)."""
+    has nothing to redact, _clean_texts). A text given without its record is validated here
+    unless this process validated that very text already (pulled.proven)."""
     if not _RUN_ID.match(run.run_id) or PREDICTIONS_FILE not in run.files:
         raise FactBoardError("not a valid run id, or no predictions")
+    rec = run.record
+    if rec is None:
+        if run.text is None:
+            raise FactBoardError("neither a record nor a run.json text")
+        if not pulled.proven(run.run_id, run.text):
+            rec = validate_record_text(run.text, run.run_id)
     if run.text is not None and clean:
         return run.text
-    if run.record is not None:
-        data = run.record.model_dump(mode="json")
-    elif run.text is not None:
-        data = json.loads(run.text)
-    else:
-        raise FactBoardError("neither a record nor a run.json text")
+    data = json.loads(run.text or "") if rec is None else rec.model_dump(mode="json")
     data = redact_tree(data, secrets)
     validate_record(data, run.run_id)  # the one check, as write_run makes it
     return dumps_strict(data, indent=1)

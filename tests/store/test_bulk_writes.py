@@ -82,7 +82,7 @@ def test_free_text_of_many_runs_is_redacted_in_one_pass_as_write_run_redacts_it(
     monkeypatch.setenv("MY_API_TOKEN", SECRET)
     items = _items(source)
     t = items[1].files["predictions.parquet"]
-    said = [None] * len(t)
+    said: list[str | None] = [None] * len(t)
     said[3] = f"see {SECRET} and sk-abcdefghijklmnopqrstuvwx1234"
     col = t.schema.get_field_index("explanation")
     t = t.set_column(col, "explanation", pa.array(said, pa.string()))
@@ -171,3 +171,16 @@ def test_a_text_is_taken_for_clean_only_where_neither_a_secret_nor_a_key_word_is
     ]
     assert runs._clean_texts(texts, [secret]) == want
     assert want == [True, False, False, False, False, False, False, True, True, False]
+
+
+def test_a_text_given_without_its_record_is_validated_unless_this_process_validated_it(
+    source: Path, tmp_path: Path
+) -> None:
+    items = _items(source)
+    broken = str(items[0].text).replace('"benchmark": "demo"', '"benchmark": ""', 1)
+    bare = [i._replace(record=None) for i in items]
+    bare[0] = bare[0]._replace(text=broken)
+    done, failed = runs.write_runs(bare, tmp_path / "a")
+    assert list(failed) == [items[0].run_id] and "benchmark" in failed[items[0].run_id]
+    done, failed = pulled.pack_runs(bare, tmp_path / "b")
+    assert list(failed) == [items[0].run_id] and len(done) == len(items) - 1
