@@ -240,20 +240,17 @@ def _why(found: list[str]) -> str | None:
 _FINGERPRINTS = ("file_sha256", "predictions_sha", "labels_sha", "scores_sha")
 
 
-def _literal(text: str) -> str:
-    """`text` as an RE2 pattern that matches it literally (each other character by its code)."""
-    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
-
-
 def _rows_containing(tabs: RemoteTables, needles: set[str]) -> set[str]:
     """Run ids whose run.json text contains one of `needles` (in Arrow: no text is parsed)."""
     import pyarrow.compute as pc
+
+    from evaluator.store.runs import re2_literal
 
     table = tabs.runs_table
     if table is None or not needles or not len(table):
         return set()
     # one pass over the texts for every needle (a search per needle read them all each time)
-    pattern = "|".join(_literal(n) for n in sorted(needles))
+    pattern = "|".join(re2_literal(n) for n in sorted(needles))
     mask = pc.fill_null(pc.match_substring_regex(table["run_json"], pattern), False)
     ids = table["run_id"].filter(mask).to_pylist()
     return {str(i) for i in ids if i is not None}

@@ -212,7 +212,7 @@ def _write_group(
     (`_pulled_record`), then written in one pass (evaluator.store.runs.write_runs: one flush to
     disk for all of them); a run with evidence goes through write_run, which checks evidence row
     by row. Returns how many were written."""
-    pulled: list[tuple[str, RunRecord, str | None, bool]] = []
+    checked: list[tuple[str, RunRecord, str | None, bool]] = []
     items: list[tuple[RunRecord, pa.Table, pa.Table | None]] = []
     for rid in rids:
         try:
@@ -225,13 +225,13 @@ def _write_group(
         except (ValueError, RecursionError, TypeError, FactBoardError, pa.ArrowException) as e:
             rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {e}")
             continue
-        pulled.append((rid, rec, text, hidden_in_text))
+        checked.append((rid, rec, text, hidden_in_text))
         items.append(item)
     # their numbers must follow from their predictions and this replica's benchmark
-    bulk: list[tuple[RunRecord, str | None, dict[str, pa.Table]]] = []
+    bulk: list[runs.BulkRun] = []
     one_by_one: list[tuple[RunRecord, dict[str, pa.Table]]] = []
     for (rid, rec, text, hidden_in_text), why in zip(
-        pulled, checks.run_problems(items, local.data_root), strict=True
+        checked, checks.run_problems(items, local.data_root), strict=True
     ):
         if why:
             rep.skipped.append(f"run {rid} skipped ({H.RUNS_TABLE}:{rid}): {why}")
@@ -240,12 +240,14 @@ def _write_group(
         if T.kind_file("evidence") in files:
             one_by_one.append((rec, files))
         else:  # the text is written as is when the record is the one validated from it
-            bulk.append((rec, text if rec.hidden == hidden_in_text else None, files))
+            bulk.append(
+                runs.BulkRun(rid, rec, text if rec.hidden == hidden_in_text else None, files)
+            )
     n = 0
     if bulk:
         try:
             if defer:
-                done, failed = runs.pack_runs(bulk, local.data_root)
+                done, failed = pulled.pack_runs(bulk, local.data_root)
             else:
                 done, failed = runs.write_runs(bulk, local.data_root, workers=WRITERS)
         except OSError as e:

@@ -13,11 +13,12 @@ kind of per-sample rows (predictions.parquet, labels.parquet, grades.parquet: a 
 columns after `run_id`, cast and redacted as a run folder's files are). A pack is written in
 _staging/ and renamed into place, so it is never half there. It costs a few files per shard
 instead of three per run, so a replica shows every number seconds after it starts, however
-many runs the board holds. The runs become folders afterwards (`evaluator.store.runs
-.materialize`: in the background on the Space, and before the engine lists or looks up runs,
-so the engine only ever reads folders); the board's store reads a pack's runs in place (their
-texts, as it reads the ledger) and has the runs whose per-sample rows a page reads written
-first. A pack whose runs all have folders is removed.
+many runs the board holds. The runs become folders afterwards (`materialize`, below, which
+evaluator.store.runs also names: in the background on the Space, and before the engine lists
+or looks up runs, so the engine only ever reads folders); the board's store reads a pack's
+runs in place (their texts, as it reads the ledger) and has the runs whose per-sample rows a
+page reads written first. A pack whose runs all have folders is removed. A run.json text this
+process packed is not validated again when its run is written (`proven`).
 """
 
 from __future__ import annotations
@@ -26,22 +27,29 @@ import bisect
 import contextlib
 import fcntl
 import gc
+import hashlib
+import json
 import os
 import secrets
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from evaluator.core.sanitize import secrets_in_env
 from evaluator.store import atomic, layout
 from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE, RUN_FILE
+
+if TYPE_CHECKING:
+    from evaluator.store.runs import BulkRun
 
 # The runs write_runs wrote, as checked (<data root>/_checked/*.parquet, one file per batch,
 # merged beyond CHECKED_KEEP files): run id, the modification times of its run.json and of its
@@ -54,6 +62,11 @@ CHECKED_DIR = "_checked"
 CHECKED_FILES = (PREDICTIONS_FILE, LABELS_FILE, GRADES_FILE)
 CHECKED_KEEP = 16
 CHECKED_ROW_GROUP = 500
+# How the ledger's and the packs' files are written: statistics for run_id alone (what a reader
+# skips row groups by; those of every column cost a third of a pack's write), and the texts
+# without a dictionary (every one differs: encoding them in one cost as much again)
+BY_RUN_ID: dict[str, object] = {"compression": "zstd", "write_statistics": ["run_id"]}
+TEXTS_BY_RUN_ID: dict[str, object] = {**BY_RUN_ID, "use_dictionary": ["run_id"]}
 CHECKED_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
@@ -68,20 +81,21 @@ def checked_dir(root: Path | None = None) -> Path:
     return layout.runs_dir(root).parent / CHECKED_DIR
 
 
-def _stat_ns(p: Path) -> int | None:
+def _stat_ns(p: str) -> int | None:
     try:
-        return p.stat().st_mtime_ns
+        return os.stat(p).st_mtime_ns
     except OSError:
         return None
 
 
-def folder_times(run_dir: Path) -> tuple[int, list[int | None]] | None:
+def folder_times(run_dir: Path | str) -> tuple[int, list[int | None]] | None:
     """The modification times of a run folder's run.json and CHECKED_FILES (None where one is
     absent), as the ledger notes them; None without a run.json. Taken while the folder is
     still staged (a rename keeps them), so that a rewrite landing after the rename (a hide)
     never gets noted with the text from before it."""
-    m = _stat_ns(run_dir / RUN_FILE)
-    return None if m is None else (m, [_stat_ns(run_dir / f) for f in CHECKED_FILES])
+    d = os.fspath(run_dir)
+    m = _stat_ns(os.path.join(d, RUN_FILE))
+    return None if m is None else (m, [_stat_ns(os.path.join(d, f)) for f in CHECKED_FILES])
 
 
 def note_checked(
@@ -105,7 +119,7 @@ def note_checked(
         name = f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}.parquet"
         with atomic.replacing(d / name) as tmp:  # by run id, in row groups a reader can skip
             t = pa.table(rows, schema=CHECKED_SCHEMA).sort_by("run_id")
-            pq.write_table(t, tmp, compression="zstd", row_group_size=CHECKED_ROW_GROUP)
+            pq.write_table(t, tmp, row_group_size=CHECKED_ROW_GROUP, **TEXTS_BY_RUN_ID)
         files = sorted(d.glob("*.parquet"))
         if len(files) > CHECKED_KEEP:  # merged into one; a merge stopped midway loses nothing
             merged = pa.concat_tables([pq.read_table(f, schema=CHECKED_SCHEMA) for f in files])
@@ -113,8 +127,8 @@ def note_checked(
                 pq.write_table(
                     merged.sort_by("run_id"),
                     tmp,
-                    compression="zstd",
                     row_group_size=CHECKED_ROW_GROUP,
+                    **TEXTS_BY_RUN_ID,
                 )
             for f in files:
                 f.unlink(missing_ok=True)
@@ -218,11 +232,11 @@ def write_pack(
         pq.write_table(  # in row groups by run id, as the ledger's: a reader skips the rest
             table.append_column("supersedes", sup),
             tmp / PACK_RUNS,
-            compression="zstd",
             row_group_size=CHECKED_ROW_GROUP,
+            **TEXTS_BY_RUN_ID,
         )
         for name, table in tables.items():  # row groups a reader of a few runs can skip
-            pq.write_table(table, tmp / name, compression="zstd", row_group_size=PACK_ROW_GROUP)
+            pq.write_table(table, tmp / name, row_group_size=PACK_ROW_GROUP, **BY_RUN_ID)
         atomic.flush(tmp)
         into = packs_dir(root)
         into.mkdir(parents=True, exist_ok=True)
@@ -378,3 +392,154 @@ def remove_pack(pack: Path, root: Path | None = None) -> None:
     shutil.rmtree(trash, ignore_errors=True)
     with _LOCK:
         _PACKED.pop(str(pack), None)
+
+
+# --------------------------------------------------------------------------------------------
+# packing pulled runs, and writing them as folders
+
+
+def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str], dict[str, str]]:
+    """write_runs' runs kept as one pack instead of a folder each: the same checks and
+    redaction (evaluator.store.runs: _run_text, _bulk_tables), a few files for all of them;
+    `materialize` writes them as folders later. Returns the run ids packed and {run id: why}
+    for those that failed a check (a run that has a folder already is left out). The texts
+    packed are noted as validated in this process (`proven`)."""
+    from evaluator.store import runs
+
+    runs_dir = layout.runs_dir(root)
+    secrets = secrets_in_env()
+    failed: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    keep: list[BulkRun] = []
+    items = sorted(items, key=lambda r: r.run_id)  # stable: the first of an id is kept
+    for run, clean in zip(items, runs._clean_texts([r.text for r in items], secrets), strict=True):
+        if run.run_id in texts or run.run_id in failed or os.path.exists(runs_dir / run.run_id):
+            continue
+        try:
+            texts[run.run_id] = runs._run_text(run, secrets, clean)
+        except runs._BULK_ERRORS as e:
+            failed[run.run_id] = str(e)
+            continue
+        keep.append(run)
+    tables, bad = runs._bulk_tables(keep, secrets)
+    for rid, why in bad.items():
+        failed[rid] = why
+        del texts[rid]
+    keep = [r for r in keep if r.run_id not in bad]
+    if texts:
+        links = {r.run_id: _supersedes(r) for r in keep}
+        files = {  # each kind's rows in run id order, as the runs are
+            name: _with_run_ids(
+                whole, [(r.run_id, len(r.files[name])) for r in keep if name in r.files]
+            )
+            for name, whole in tables.items()
+        }
+        write_pack(root, texts, files, links)
+        _note_proven(texts)
+    return list(texts), failed
+
+
+def _supersedes(run: BulkRun) -> str | None:
+    if run.record is not None:
+        return run.record.supersedes
+    body = json.loads(run.text or "{}")
+    return str(body["supersedes"]) if isinstance(body, dict) and body.get("supersedes") else None
+
+
+def _with_run_ids(table: pa.Table, counts: list[tuple[str, int]]) -> pa.Table:
+    """`table` (runs' rows, each run's together) with run_id first: `counts` says whose rows
+    they are, in order. run_id as a dictionary: no string per row."""
+    ids = pa.array([r for r, _ in counts], pa.string())
+    at = np.repeat(np.arange(len(counts), dtype=np.int32), [n for _, n in counts])
+    return table.add_column(0, "run_id", pa.DictionaryArray.from_arrays(pa.array(at), ids))
+
+
+# The run.json texts this process packed (run id, SHA-256 of the text): each was validated here
+# (pack_runs packs only texts its caller validated a record from, or texts it made from a
+# validated record), so a packed run whose text in its pack is still that very text is written
+# as a folder without validating it again; any other text (a pack of another process, a file
+# changed on disk) is validated as it is read. Forgotten once written; bounded.
+_PROVEN: set[tuple[str, bytes]] = set()
+PROVEN_KEEP = 200_000
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def _note_proven(texts: dict[str, str]) -> None:
+    with _LOCK:
+        if len(_PROVEN) + len(texts) > PROVEN_KEEP:
+            _PROVEN.clear()
+        _PROVEN.update((rid, _digest(t)) for rid, t in texts.items())
+
+
+def proven(run_id: str, text: str) -> bool:
+    """Whether this process validated this very text as run `run_id`'s run.json (pack_runs)."""
+    return (run_id, _digest(text)) in _PROVEN
+
+
+def _forget_proven(run_ids: Iterable[str], texts: dict[str, str]) -> None:
+    with _LOCK:
+        _PROVEN.difference_update((r, _digest(texts[r])) for r in run_ids if r in texts)
+
+
+MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
+
+
+def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
+    """Write pulled runs kept in packs as run folders, through write_runs: those named (the
+    board's store, before it reads their per-sample files; the engine's find_run), or all,
+    after which a pack whose runs are all written (or refused by write_runs' checks) is
+    removed. MATERIALIZE_CHUNK runs at a time, each chunk and each removal under `locked`, so
+    a writer of a few runs waits a chunk at most, and a run deleted once its pack is gone is
+    never written back. The engine calls it before it lists runs, so it only ever reads
+    folders. Returns how many folders it wrote."""
+    found = packs(root)
+    if not found:
+        return 0
+    wanted = None if run_ids is None else set(run_ids)
+    runs_dir = layout.runs_dir(root)
+    n = 0
+    for pack in found:
+        try:
+            ids = pack_ids(pack)
+        except (OSError, pa.ArrowException):
+            if wanted is None and pack.exists():  # unreadable: its runs are pulled again
+                with locked(root):
+                    remove_pack(pack, root)
+            continue
+        todo = [r for r in ids if (wanted is None or r in wanted)]
+        todo = [r for r in todo if not (runs_dir / r).exists()]
+        refused: set[str] = set()
+        for i in range(0, len(todo), MATERIALIZE_CHUNK):
+            with locked(root):
+                if not pack.exists():
+                    break  # written and removed by another writer meanwhile
+                done, no = _materialize_chunk(root, pack, set(todo[i : i + MATERIALIZE_CHUNK]))
+            n += done
+            refused |= no
+        if wanted is None:
+            with locked(root):
+                if all(r in refused or (runs_dir / r).exists() for r in ids):
+                    remove_pack(pack, root)  # else kept: tried again next time
+    return n
+
+
+def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> tuple[int, set[str]]:
+    """Write these packed runs; returns how many were written and those refused by a check
+    (never to be written: their pack may go). A pack that cannot be read now (a file taken
+    away, too many open files) refuses nothing: it is tried again. Each text is validated as
+    it is written (write_runs), but for one this process packed itself (`proven`)."""
+    from evaluator.store import runs
+
+    try:
+        got = pack_items(pack, run_ids)
+    except (OSError, pa.ArrowException):
+        return 0, set()
+    refused = run_ids - {rid for rid, _, _ in got}  # not in the pack at all
+    if not got:
+        return 0, refused
+    done, failed = runs.write_runs([runs.BulkRun(r, None, t, f) for r, t, f in got], root)
+    _forget_proven([*done, *failed], {rid: text for rid, text, _ in got})
+    return len(done), refused | set(failed)

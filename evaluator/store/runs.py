@@ -46,8 +46,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -201,12 +201,25 @@ def _redact_arrow(col: pa.ChunkedArray | pa.Array, secrets: list[str]) -> pa.Arr
     )
 
 
-def _clean_text(text: str, secrets: list[str]) -> bool:
-    """True when redaction has nothing to change in a run.json text (the quick search, in C)."""
-    low = text.lower()
-    return not any(x in text for x in secrets) and not any(
-        k in low for k in ("sk-", "hf_", "bearer", "key", "authorization")
-    )
+def re2_literal(text: str) -> str:
+    """`text` as an RE2 pattern (Arrow's regexes) that matches it literally: each character
+    that is not a plain letter or digit by its code."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
+
+
+def _clean_texts(texts: list[str | None], secrets: list[str]) -> list[bool]:
+    """For each run.json text, whether redaction has nothing to change in it: none of `secrets`
+    and none of the words a key is written with (sk-, hf_, bearer, key, authorization, in any
+    case), every text searched in one pass (RE2, in C). RE2 folds case at least as widely as
+    str.lower does (a Kelvin sign is a k), so no text is taken for clean that a search of its
+    lowercase would not."""
+    import pyarrow.compute as pc
+
+    if not texts:
+        return []
+    words = [re2_literal(x) for x in secrets] + ["(?i:sk-|hf_|bearer|key|authorization)"]
+    hit = pc.match_substring_regex(pa.array(texts, pa.string()), "|".join(words))
+    return [h is False for h in hit.to_pylist()]
 
 
 _BULK_SCHEMAS = {
@@ -216,92 +229,167 @@ _BULK_SCHEMAS = {
 }
 
 
-def _bulk_item(
-    rec: RunRecord, text: str | None, files: dict[str, pa.Table], secrets: list[str]
-) -> tuple[str, dict[str, pa.Table]]:
-    """A run of write_runs or pack_runs as it is written: its run.json text (checked and
-    redacted) and its files cast to their schemas with their free text redacted."""
-    if not _RUN_ID.match(rec.run_id) or PREDICTIONS_FILE not in files:
+class BulkRun(NamedTuple):
+    """A run for write_runs or pack_runs (evaluator/store/pulled.py): its id, its record, the
+    strict JSON text the record was validated from (written as is when redaction has nothing
+    to change in it; None: made from the record) and its per-sample files as Arrow tables. The
+    record may be None: the text is then validated as it is written, unless this process
+    validated that very text itself (evaluator.store.pulled.proven: a packed run written as a
+    folder)."""
+
+    run_id: str
+    record: RunRecord | None
+    text: str | None
+    files: dict[str, pa.Table]
+
+
+def _run_text(run: BulkRun, secrets: list[str], clean: bool) -> str:
+    """A run's run.json text as write_runs writes it: checked and redacted (`clean`: its text
+    has nothing to redact, _clean_texts). A text given without its record is validated here
+    unless this process validated that very text already (pulled.proven)."""
+    if not _RUN_ID.match(run.run_id) or PREDICTIONS_FILE not in run.files:
         raise FactBoardError("not a valid run id, or no predictions")
-    if text is None or not _clean_text(text, secrets):
-        data = redact_tree(rec.model_dump(mode="json"), secrets)
-        validate_record(data, rec.run_id)  # the one check, as write_run makes it
-        text = dumps_strict(data, indent=1)
-    out = {}
-    for name, table in files.items():
-        schema = _BULK_SCHEMAS[name]
-        t = table.select(schema.names)
-        if t.schema != schema:
-            t = t.cast(schema)
-        for c in _FREE_TEXT:  # a column of nulls has nothing to redact
-            if c in t.column_names and t[c].null_count < len(t):
-                at = t.schema.get_field_index(c)
-                t = t.set_column(at, c, _redact_arrow(t[c], secrets))
-        out[name] = t
-    return text, out
+    rec = run.record
+    if rec is None:
+        if run.text is None:
+            raise FactBoardError("neither a record nor a run.json text")
+        if not pulled.proven(run.run_id, run.text):
+            rec = validate_record_text(run.text, run.run_id)
+    if run.text is not None and clean:
+        return run.text
+    data = json.loads(run.text or "") if rec is None else rec.model_dump(mode="json")
+    data = redact_tree(data, secrets)
+    validate_record(data, run.run_id)  # the one check, as write_run makes it
+    return dumps_strict(data, indent=1)
+
+
+def _file_rows(name: str, table: pa.Table, secrets: list[str]) -> pa.Table:
+    """A per-sample file's rows as write_run writes them: cast to the file's schema, with their
+    free text redacted."""
+    schema = _BULK_SCHEMAS[name]
+    t = table.select(schema.names)
+    if t.schema != schema:
+        t = t.cast(schema)
+    for c in _FREE_TEXT:  # a column of nulls has nothing to redact
+        if c in t.column_names and t[c].null_count < len(t):
+            at = t.schema.get_field_index(c)
+            t = t.set_column(at, c, _redact_arrow(t[c], secrets))
+    return t
 
 
 _BULK_ERRORS = (FactBoardError, ValueError, KeyError, pa.ArrowException)
 
 
+def _bulk_tables(
+    runs: list[BulkRun], secrets: list[str]
+) -> tuple[dict[str, pa.Table], dict[str, str]]:
+    """Each kind of file of these runs as _file_rows makes it, the rows of all the runs in one
+    table (in the runs' order: a pull's runs are slices of one shard, and a pass per run cost
+    more than its rows), and {run id: why} for the runs that cannot be written, whose rows are
+    left out. A pass that fails is made again run by run, so that the error names the run."""
+    failed: dict[str, str] = {}
+    for run in runs:
+        other = sorted(set(run.files) - set(_BULK_SCHEMAS))
+        if other:
+            failed[run.run_id] = f"{other[0]} is not a file a run is written with here"
+    while True:  # again without the runs that failed (their rows are in the kinds before)
+        out: dict[str, pa.Table] = {}
+        again = False
+        for name in _BULK_SCHEMAS:
+            have = [r.files[name] for r in runs if name in r.files and r.run_id not in failed]
+            if not have:
+                continue
+            try:
+                out[name] = _file_rows(name, pa.concat_tables(have), secrets)
+                continue
+            except _BULK_ERRORS:  # which run: one by one
+                pass
+            parts = []
+            for r in runs:
+                if name in r.files and r.run_id not in failed:
+                    try:
+                        parts.append(_file_rows(name, r.files[name], secrets))
+                    except _BULK_ERRORS as e:
+                        failed[r.run_id], again = str(e), True
+            if again:
+                break
+            out[name] = pa.concat_tables(parts)
+        if not again:
+            return out, failed
+
+
 def write_runs(
-    items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]],
-    root: Path | None = None,
-    workers: int = 4,
+    items: list[BulkRun], root: Path | None = None, workers: int = 4
 ) -> tuple[list[str], dict[str, str]]:
     """Many complete run folders at once (a pull of the results repo, where runs arrive as
-    tables), each as write_run writes one: the record checked and redacted, the Parquet files
-    cast to their schemas with their free text redacted, staged and renamed into runs/. What
-    differs is the cost: no pandas, the folders written by `workers` threads, and the data
-    flushed to disk once for all of them (before any is renamed) instead of once per file.
-
-    items: (record, text, {file name: its rows as an Arrow table}); text, when given, is the
-    strict JSON the record was validated from (validate_record), written as is when redaction
-    has nothing to change in it. The predictions file is required; evidence.parquet is not
-    written here (write_run checks evidence row by row). Returns the run ids written and
-    {run id: why} for those that failed a check; a run whose folder exists already is left as
-    it is (runs are immutable)."""
+    tables; packed runs written as folders), each as write_run writes one: the record checked
+    and redacted, the Parquet files cast to their schemas with their free text redacted,
+    staged and renamed into runs/. What differs is the cost: no pandas, the files of all the
+    runs cast and redacted together (_bulk_tables), the folders written by `workers` threads,
+    and the data flushed to disk once for all of them (before any is renamed) instead of once
+    per file. The predictions file is required; evidence.parquet is not written here
+    (write_run checks evidence row by row). Returns the run ids written and {run id: why} for
+    those that failed a check; a run whose folder exists already is left as it is (runs are
+    immutable)."""
     from concurrent.futures import ThreadPoolExecutor
 
     runs_dir = layout.runs_dir(root)
     runs_dir.mkdir(parents=True, exist_ok=True)
     secrets = secrets_in_env()
+    failed: dict[str, str] = {}
+    todo: list[BulkRun] = []
+    texts: dict[str, str] = {}
+    for run, clean in zip(items, _clean_texts([r.text for r in items], secrets), strict=True):
+        if run.run_id in texts or os.path.exists(os.path.join(runs_dir, run.run_id)):
+            continue
+        try:
+            texts[run.run_id] = _run_text(run, secrets, clean)
+        except _BULK_ERRORS as e:
+            failed[run.run_id] = str(e)
+            continue
+        todo.append(run)
+    tables, bad = _bulk_tables(todo, secrets)
+    failed.update(bad)
+    prepared: list[tuple[str, dict[str, pa.Table]]] = []
+    at = dict.fromkeys(tables, 0)
+    for run in todo:
+        if run.run_id not in bad:  # its rows: the next ones of each file it has
+            n = {name: len(run.files[name]) for name in tables if name in run.files}
+            prepared.append((run.run_id, {k: tables[k].slice(at[k], c) for k, c in n.items()}))
+            for k, c in n.items():
+                at[k] += c
     batch = staging_path("bulk", root)
     batch.mkdir()
-    failed: dict[str, str] = {}
-    texts: dict[str, str] = {}
     times: dict[str, tuple[int, list[int | None]]] = {}
 
-    def stage(item: tuple[RunRecord, str | None, dict[str, pa.Table]]) -> str | None:
-        rec = item[0]
-        if (runs_dir / rec.run_id).exists():
-            return None
+    def stage(item: tuple[str, dict[str, pa.Table]]) -> str | None:
+        rid, files = item
+        d = os.path.join(batch, rid)
+        os.mkdir(d)
         try:
-            text, files = _bulk_item(*item, secrets)
-            d = batch / rec.run_id
-            d.mkdir()
             for name, t in files.items():
                 sink = pa.BufferOutputStream()
                 pq.write_table(t, sink)
-                (d / name).write_bytes(sink.getvalue().to_pybytes())
-            (d / RUN_FILE).write_text(text, encoding="utf-8")
-            texts[rec.run_id] = text
-            noted = pulled.folder_times(d)  # as staged: a rename keeps them
-            if noted is not None:
-                times[rec.run_id] = noted
+                with open(os.path.join(d, name), "wb") as fh:
+                    fh.write(sink.getvalue())
         except _BULK_ERRORS as e:
-            failed[rec.run_id] = str(e)
+            failed[rid] = str(e)
             return None
-        return rec.run_id
+        with open(os.path.join(d, RUN_FILE), "w", encoding="utf-8") as fh:
+            fh.write(texts[rid])
+        noted = pulled.folder_times(d)  # as staged: a rename keeps them
+        if noted is not None:
+            times[rid] = noted
+        return rid
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            staged = [r for r in pool.map(stage, items) if r is not None]
+            staged = [r for r in pool.map(stage, prepared) if r]
         atomic.flush(batch)
         done = []
         for rid in staged:
             try:
-                os.rename(batch / rid, runs_dir / rid)
+                os.rename(os.path.join(batch, rid), os.path.join(runs_dir, rid))
                 done.append(rid)
             except OSError:
                 pass  # another process wrote it meanwhile
@@ -312,106 +400,9 @@ def write_runs(
         shutil.rmtree(batch, ignore_errors=True)
 
 
-def pack_runs(
-    items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]], root: Path | None = None
-) -> tuple[list[str], dict[str, str]]:
-    """write_runs' runs kept as one pack instead of a folder each (evaluator/store/pulled.py):
-    the same checks and redaction, a few files for all of them; `materialize` writes them as
-    folders later. Returns the run ids packed and {run id: why} for those that failed a check
-    (a run that has a folder already is left out)."""
-    runs_dir = layout.runs_dir(root)
-    secrets = secrets_in_env()
-    failed: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    parts: dict[str, list[tuple[str, pa.Table]]] = {}
-    for item in items:
-        rid = item[0].run_id
-        if rid in texts or (runs_dir / rid).exists():
-            continue
-        try:
-            text, files = _bulk_item(*item, secrets)
-        except _BULK_ERRORS as e:
-            failed[rid] = str(e)
-            continue
-        texts[rid] = text
-        for name, t in files.items():
-            parts.setdefault(name, []).append((rid, t))
-    if texts:
-        links = {item[0].run_id: item[0].supersedes for item in items if item[0].run_id in texts}
-        pulled.write_pack(root, texts, {n: _with_run_ids(ts) for n, ts in parts.items()}, links)
-    return list(texts), failed
-
-
-def _with_run_ids(tables: list[tuple[str, pa.Table]]) -> pa.Table:
-    """The runs' rows in one table, each run's together in run id order, run_id first."""
-    tables = sorted(tables, key=lambda x: x[0])
-    ids = pa.array([r for r, _ in tables], pa.string())
-    at = np.repeat(np.arange(len(tables), dtype=np.int32), [len(t) for _, t in tables])
-    body = pa.concat_tables([t for _, t in tables])  # run_id as a dictionary: no copy per row
-    return body.add_column(0, "run_id", pa.DictionaryArray.from_arrays(pa.array(at), ids))
-
-
-MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
-
-
-def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
-    """Write pulled runs kept in packs (evaluator/store/pulled.py) as run folders, through
-    write_runs: those named (the board's store, before it reads their per-sample files; the
-    engine's find_run), or all, after which a pack whose runs are all written (or refused by
-    write_runs' checks) is removed. MATERIALIZE_CHUNK runs at a time, each chunk and each
-    removal under pulled.locked, so a writer of a few runs waits a chunk at most, and a run
-    deleted once its pack is gone is never written back. The engine calls it before it lists
-    runs, so it only ever reads folders. Returns how many folders it wrote."""
-    found = pulled.packs(root)
-    if not found:
-        return 0
-    wanted = None if run_ids is None else set(run_ids)
-    runs_dir = layout.runs_dir(root)
-    n = 0
-    for pack in found:
-        try:
-            ids = pulled.pack_ids(pack)
-        except (OSError, pa.ArrowException):
-            if wanted is None and pack.exists():  # unreadable: its runs are pulled again
-                with pulled.locked(root):
-                    pulled.remove_pack(pack, root)
-            continue
-        todo = [r for r in ids if (wanted is None or r in wanted)]
-        todo = [r for r in todo if not (runs_dir / r).exists()]
-        refused: set[str] = set()
-        for i in range(0, len(todo), MATERIALIZE_CHUNK):
-            with pulled.locked(root):
-                if not pack.exists():
-                    break  # written and removed by another writer meanwhile
-                done, no = _materialize_chunk(root, pack, set(todo[i : i + MATERIALIZE_CHUNK]))
-            n += done
-            refused |= no
-        if wanted is None:
-            with pulled.locked(root):
-                if all(r in refused or (runs_dir / r).exists() for r in ids):
-                    pulled.remove_pack(pack, root)  # else kept: tried again next time
-    return n
-
-
-def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> tuple[int, set[str]]:
-    """Write these packed runs; returns how many were written and those refused by a check
-    (never to be written: their pack may go). A pack that cannot be read now (a file taken
-    away, too many open files) refuses nothing: it is tried again."""
-    try:
-        got = pulled.pack_items(pack, run_ids)
-    except (OSError, pa.ArrowException):
-        return 0, set()
-    items: list[tuple[RunRecord, str | None, dict[str, pa.Table]]] = []
-    refused = run_ids - {rid for rid, _, _ in got}  # not in the pack at all
-    for rid, text, files in got:
-        try:
-            items.append((validate_record_text(text, rid), text, files))
-        except CorruptRunError:
-            refused.add(rid)  # not what pack_runs wrote
-    if not items:
-        return 0, refused
-    done, failed = write_runs(items, root)
-    return len(done), refused | set(failed)
+# pulled runs kept in packs, and written as folders from them (evaluator/store/pulled.py)
+pack_runs = pulled.pack_runs
+materialize = pulled.materialize
 
 
 # What _staging/ may hold: a run, a benchmark or a pull being written, or a deleted run being
@@ -703,7 +694,7 @@ def list_runs(
 
     Hidden runs (moderation) and runs superseded by another stored run are left out unless
     asked for."""
-    materialize(root)
+    pulled.materialize(root)
     recs: list[RunRecord] = []
     problems: list[CorruptRunError] = []
     for rec in _folder_records(root):
@@ -774,7 +765,7 @@ def find_run(run_id: str, root: Path | None = None) -> Path:
         raise FactBoardError(f"invalid run id {run_id!r}")
     d = layout.runs_dir(root) / run_id
     if not d.is_dir():
-        materialize(root, [run_id])  # a pulled run still in a pack becomes a folder first
+        pulled.materialize(root, [run_id])  # a pulled run still in a pack becomes a folder first
     if not d.is_dir():
         raise FactBoardError(f"no run {run_id!r} in {layout.runs_dir(root)}")
     return d
@@ -785,7 +776,7 @@ def existing_run(run_id: str, root: Path | None = None) -> Path | None:
     written first), else None: what a job asks before it writes a run of a known id."""
     d = layout.runs_dir(root) / run_id
     if not (d / RUN_FILE).is_file() and _RUN_ID.match(run_id):
-        materialize(root, [run_id])
+        pulled.materialize(root, [run_id])
     return d if (d / RUN_FILE).is_file() else None
 
 
@@ -809,7 +800,7 @@ def set_hidden(run_id: str, hidden: bool, root: Path | None = None) -> RunRecord
 def delete_run(run_id: str, root: Path | None = None) -> None:
     """Moderation: remove a run from the board by moving it out of the runs/ glob, then delete.
     Every packed run is written first, so no pack holds it any more to write it back."""
-    materialize(root)
+    pulled.materialize(root)
     d = find_run(run_id, root)
     trash = staging_path(f"deleted-{run_id}", root)
     os.rename(d, trash)

@@ -423,7 +423,7 @@ def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written
 
     token = store.token("demo")
     sync.pull(HubClient.from_env(), c.data, c.subs)  # a plain pull, for comparison
-    monkeypatch.setattr(runs, "MATERIALIZE_CHUNK", 2)  # a few runs at a time, as at scale
+    monkeypatch.setattr(pulled, "MATERIALIZE_CHUNK", 2)  # a few runs at a time, as at scale
     assert runs.materialize(b.data) == len(ids - written)
     assert not pulled.packs(b.data) and not pack.exists()
     for rid in ids:
