@@ -28,7 +28,8 @@ from explorer.board_types import BoardQuery, LabelReader
 SCORE_METRICS: frozenset[str] = frozenset({"roc_auc"})
 PAIRED_TOP = 20  # best runs compared by the paired test (their predictions are loaded)
 
-Memo = MutableMapping[object, object]  # derived arrays kept between boards (explorer.store.Memo)
+# derived arrays kept between boards (explorer.store_files.Memo)
+Memo = MutableMapping[object, object]
 T = TypeVar("T")
 
 

@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import threading
 import time
 import uuid
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +42,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from evaluator.core import scoring
@@ -69,107 +65,20 @@ from explorer.snapshot import (
     snapshot_file,
     sweep,
 )
-
-
-# a state is never changed in place (a new one replaces it); not frozen: a frozen dataclass's
-# construction costs twice as much, and a snapshot's read makes one per run (10,000 at once)
-@dataclass(slots=True)
-class _RunFiles:
-    mtime: int
-    grades: bool
-    labels: bool  # the scorer's final labels are stored (runs written before that have none)
-    files: tuple[int | None, ...] = ()  # mtimes of predictions, labels and grades
-    pack: str | None = None  # a pulled run kept in a pack (evaluator/store/pulled.py): its file
-    # the run folder's own mtime, read before its files': every write the engine makes in a
-    # run folder renames a file into it and so moves it. Not a part of the state compared: a
-    # start-up scan takes a run whose folder has not moved as the snapshot has it (Store.refresh)
-    folder: int | None = field(default=None, compare=False)
-
-
-def _number(v: object) -> float | None:
-    """A DOUBLE read back through pandas: NULL comes back as NaN."""
-    if v is None:
-        return None
-    f = float(v)  # type: ignore[arg-type]
-    return f if math.isfinite(f) else None
-
-
-def _mtime(p: Path) -> int | None:
-    try:
-        return p.stat().st_mtime_ns
-    except OSError:
-        return None
-
-
-def _mtime_of(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
+from explorer.store_files import (
+    Memo,
+    RunFiles,
+    db_number,
+    file_mtime,
+    label_vector,
+    parquet_problem,
+    path_mtime,
+)
 
 _RUN_DATA_FILES = pulled.CHECKED_FILES  # predictions, labels, grades
 _NEVER = -1e9  # Store._scanned_at before its first scan
 CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs is looked up
 LOAD_CHUNK = 1000  # run folders read and inserted at a time
-
-
-_MAGIC = b"PAR1"
-
-
-def parquet_problem(path: Path) -> str | None:
-    """Why a run's Parquet file cannot be read, from its first and last bytes alone (a
-    truncated or non-Parquet file lacks the closing magic bytes); None when it looks whole.
-    Cheap enough for every run at start-up; a file whole but with rows the explorer cannot
-    read (a column of the wrong type) is found when its rows are loaded (Store._load_each)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-            size = fh.seek(0, os.SEEK_END)
-            if size < 12:
-                return f"{path.name} is unreadable (truncated: {size} bytes)"
-            fh.seek(-4, os.SEEK_END)
-            tail = fh.read(4)
-    except OSError as e:
-        return f"{path.name} is unreadable ({e.strerror or e})"
-    if head != _MAGIC or tail != _MAGIC:
-        return f"{path.name} is unreadable (truncated or not a Parquet file)"
-    return None
-
-
-def _label_vector(path: Path, unit: str, sample_ids: pa.Array) -> np.ndarray:
-    """One run's final labels at `unit` on `sample_ids` (int8, -1 where none), from its
-    labels.parquet (evaluator.core.types.LABEL_SCHEMA), read by Parquet's file reader on this
-    thread (pq.read_table's dataset machinery costs more than the read of a small file)."""
-    with pq.ParquetFile(path) as f:
-        t = f.read(columns=["sample_id", "unit", "final_label"], use_threads=False)
-    t = t.filter(pc.and_(pc.equal(t["unit"], unit), pc.is_valid(t["final_label"])))
-    at = pc.index_in(t["sample_id"], value_set=sample_ids).fill_null(-1).to_numpy()
-    labels = t["final_label"].to_numpy()
-    out = np.full(len(sample_ids), -1, dtype=np.int8)
-    ok = at >= 0
-    out[at[ok]] = labels[ok].astype(np.int8)
-    return out
-
-
-class Memo(OrderedDict[object, object]):
-    """Derived arrays (label matrices, bootstrap weights, slice masks) keyed on what they are
-    made of (benchmark version, run ids), so that a new run does not throw them away; the
-    least recently used go first beyond `size` entries."""
-
-    def __init__(self, size: int = 64) -> None:
-        super().__init__()
-        self.size = size
-
-    def __getitem__(self, key: object) -> object:
-        self.move_to_end(key)
-        return super().__getitem__(key)
-
-    def __setitem__(self, key: object, value: object) -> None:
-        super().__setitem__(key, value)
-        self.move_to_end(key)
-        while len(self) > self.size:
-            self.popitem(last=False)
 
 
 class Store:
@@ -194,15 +103,15 @@ class Store:
         self._bench_files: dict[str, tuple[int, int]] = {}
         self._samples_loaded: dict[str, tuple[int, int]] = {}
         self.meta: dict[str, dict[str, Any]] = {}
-        self._runs: dict[str, _RunFiles] = {}  # run folder -> files state
+        self._runs: dict[str, RunFiles] = {}  # run folder -> files state
         self._run_benchmark: dict[str, str] = {}
         self._predictions_loaded: set[str] = set()
         self._labelled: set[str] = set()
         self._reported_files: tuple[tuple[str, int], ...] = ()
         self._gen: dict[str, int] = {}
         self.problems: dict[str, str] = {}  # run folder -> why it is not shown
-        self._broken: dict[str, _RunFiles] = {}  # run folders left off, as they were seen
-        self._seen_state: dict[str, _RunFiles] = {}
+        self._broken: dict[str, RunFiles] = {}  # run folders left off, as they were seen
+        self._seen_state: dict[str, RunFiles] = {}
         self.memo: Memo = Memo()  # derived arrays, keyed on their inputs (see Memo)
         self._stats_token: dict[str, str] = {}  # benchmark -> token its sample_stats are of
         self._explained: dict[str, tuple[str, list[str]]] = {}  # files with explanations
@@ -232,7 +141,10 @@ class Store:
             now = time.monotonic()
             # a run added, deleted or rewritten moves the runs folder; a pack added or
             # removed moves the packs folder
-            rdir_mtime = (_mtime(layout.runs_dir(self.root)), _mtime(pulled.packs_dir(self.root)))
+            rdir_mtime = (
+                path_mtime(layout.runs_dir(self.root)),
+                path_mtime(pulled.packs_dir(self.root)),
+            )
             if not self._snapshot_read:
                 self._snapshot_read = True
                 as_of = self._read_snapshot()
@@ -282,7 +194,7 @@ class Store:
                 self._dims_kept = False
                 return None
             for folder, benchmark, mtime, grades, labels, files, folder_mtime, pack in states:
-                self._runs[folder] = _RunFiles(
+                self._runs[folder] = RunFiles(
                     mtime, grades, labels, tuple(files), pack, folder_mtime
                 )
                 self._run_benchmark[folder] = benchmark
@@ -340,7 +252,7 @@ class Store:
             for d in sorted(bdir.iterdir()):
                 if not d.is_dir() or d.name.startswith((".", "_")):
                     continue
-                ms, mj = _mtime(d / SAMPLES_FILE), _mtime(d / META_FILE)
+                ms, mj = path_mtime(d / SAMPLES_FILE), path_mtime(d / META_FILE)
                 if ms is None or mj is None:
                     continue
                 seen[d.name] = (ms, mj)
@@ -381,9 +293,9 @@ class Store:
     def _refresh_runs(self, quick: bool = False) -> None:
         """Compare the run folders (and packs) with the loaded runs; read the new and changed,
         drop the gone. quick: a run whose folder's own mtime is the one noted is taken as it
-        was, without looking at its files (_RunFiles.folder)."""
+        was, without looking at its files (RunFiles.folder)."""
         rdir = layout.runs_dir(self.root)
-        seen: dict[str, _RunFiles] = {}
+        seen: dict[str, RunFiles] = {}
         present: set[str] = set()
         # the packs before the folders: a pack is removed only once its runs are folders, so
         # a run written and its pack removed between the two looks is still seen
@@ -403,21 +315,21 @@ class Store:
                         seen[e.name] = was
                         continue
                     d = e.path + os.sep
-                    m = _mtime_of(d + RUN_FILE)
+                    m = file_mtime(d + RUN_FILE)
                     if m is None:
                         self.problems[e.name] = f"{RUN_FILE} is missing"
                         continue
-                    mt = tuple(_mtime_of(d + f) for f in _RUN_DATA_FILES)
+                    mt = tuple(file_mtime(d + f) for f in _RUN_DATA_FILES)
                     if mt[0] is None:
                         self.problems[e.name] = f"{PREDICTIONS_FILE} is missing"
                         continue
-                    seen[e.name] = _RunFiles(
+                    seen[e.name] = RunFiles(
                         m, mt[2] is not None, mt[1] is not None, mt, None, folder
                     )
         for rid, pk in packed.items():
             if rid not in present:  # not written as a folder yet: read from its pack
                 present.add(rid)
-                seen[rid] = _RunFiles(pulled.PACKED_MTIME, pk.grades, pk.labels, (), pk.ledger)
+                seen[rid] = RunFiles(pulled.PACKED_MTIME, pk.grades, pk.labels, (), pk.ledger)
         for f in self._run_problems():
             if f not in present:
                 del self.problems[f]
@@ -450,7 +362,7 @@ class Store:
         Q.apply_supersession(self.con, sorted(runs.superseded(Q.supersession_rows(self.con))))
         self._write_snapshot()
 
-    def _written_from_packs(self, changed: list[str], seen: dict[str, _RunFiles]) -> set[str]:
+    def _written_from_packs(self, changed: list[str], seen: dict[str, RunFiles]) -> set[str]:
         """The runs loaded from a pack that are folders now, written from it with the same
         run.json text (evaluator.store.runs.materialize: their folders' files have the times
         the engine's ledger noted as it wrote them): kept as loaded, with their folders' state
@@ -467,7 +379,7 @@ class Store:
                 out.add(f)
         return out
 
-    def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles]) -> None:
+    def _load_runs(self, rdir: Path, folders: list[str], seen: dict[str, RunFiles]) -> None:
         """Read, check and insert the runs of these folders, LOAD_CHUNK at a time (their
         run.json texts are staged whole: a bounded batch bounds the memory it takes)."""
         self._seen_state = seen
@@ -477,7 +389,7 @@ class Store:
             self._load_chunk(rdir, folders[i : i + LOAD_CHUNK], seen, checked)
 
     def _load_chunk(
-        self, rdir: Path, folders: list[str], seen: dict[str, _RunFiles], ledger: dict[str, str]
+        self, rdir: Path, folders: list[str], seen: dict[str, RunFiles], ledger: dict[str, str]
     ) -> None:
         checked = {f: ledger[f] for f in folders if f in ledger}
         files = [str(rdir / f / RUN_FILE) for f in folders if f not in checked]
@@ -513,7 +425,7 @@ class Store:
             self.problems.pop(f, None)
             self._bump(benchmark)
 
-    def _checked(self, folders: list[str], seen: dict[str, _RunFiles]) -> dict[str, str]:
+    def _checked(self, folders: list[str], seen: dict[str, RunFiles]) -> dict[str, str]:
         """The folders the engine wrote and checked in bulk (a pull: evaluator.store.runs
         .write_runs) and that have not changed since, by the times of their files: folder ->
         the ledger file holding its run.json text. These need neither their run.json read nor
@@ -528,13 +440,13 @@ class Store:
                 out[f] = entry[2]
         return out
 
-    def _set_broken(self, folder: str, why: str, state: _RunFiles | None) -> None:
+    def _set_broken(self, folder: str, why: str, state: RunFiles | None) -> None:
         self.problems[folder] = why
         if state is not None:
             self._broken[folder] = state
 
     @staticmethod
-    def _engine_check(run_dir: Path, state: _RunFiles) -> str | None:
+    def _engine_check(run_dir: Path, state: RunFiles) -> str | None:
         """What the engine rejects in a run folder: run.json by its pydantic RunRecord, the
         Parquet files by their footers."""
         try:
@@ -567,7 +479,7 @@ class Store:
         return good
 
     def _refresh_reported(self) -> None:
-        files = tuple((str(f), _mtime(f) or 0) for f in layout.reported_files(self.root))
+        files = tuple((str(f), path_mtime(f) or 0) for f in layout.reported_files(self.root))
         if files == self._reported_files:
             return
         try:
@@ -668,7 +580,7 @@ class Store:
                     rest.append(f)
                     continue
                 try:
-                    out[f] = _label_vector(rdir / f / LABELS_FILE, unit, ids)
+                    out[f] = label_vector(rdir / f / LABELS_FILE, unit, ids)
                 except (OSError, pa.ArrowException, KeyError, ValueError):
                     rest.append(f)
             if rest:
@@ -843,7 +755,7 @@ class Store:
                 per_domain = row["per_domain"]
                 threshold = ThresholdInfo(
                     policy=str(row["policy"]),
-                    threshold=_number(row["threshold"]),
+                    threshold=db_number(row["threshold"]),
                     per_domain=json.loads(per_domain) if isinstance(per_domain, str) else None,
                 )
             except (ValueError, ValidationError) as e:

@@ -156,8 +156,8 @@ def test_a_pages_first_refresh_looks_at_the_files_of_moved_run_folders_only(
         fh.truncate()
     assert path.parent.stat().st_mtime_ns == before
     looked: list[str] = []
-    mtime_of = S._mtime_of
-    monkeypatch.setattr(S, "_mtime_of", lambda p: (looked.append(p), mtime_of(p))[1])
+    mtime_of = S.file_mtime
+    monkeypatch.setattr(S, "file_mtime", lambda p: (looked.append(p), mtime_of(p))[1])
     s = _from_snapshot_page(root)
     assert sorted({Path(p).parent.name for p in looked}) == sorted([hidden, new.name])
     shown = set(Q.runs_frame(s.cursor(), "demo")["run_id"])
@@ -187,8 +187,8 @@ def test_a_pages_first_refresh_looks_at_no_run_folder_when_neither_folder_moved(
     assert (root / "runs").stat().st_mtime_ns == runs_mtime
     looked: list[str] = []
     scans: list[bool] = []
-    mtime_of = S._mtime_of
-    monkeypatch.setattr(S, "_mtime_of", lambda p: (looked.append(p), mtime_of(p))[1])
+    mtime_of = S.file_mtime
+    monkeypatch.setattr(S, "file_mtime", lambda p: (looked.append(p), mtime_of(p))[1])
     refresh_runs = Store._refresh_runs
     monkeypatch.setattr(
         Store,
