@@ -520,7 +520,8 @@ def validate_record_text(text: str, run_dir: Path | str) -> RunRecord:
         except (ValidationError, ValueError, RecursionError):
             pass
         else:
-            if rec.run_id == Path(str(run_dir)).name and _RUN_ID.match(rec.run_id):
+            named = rec.run_id == run_dir or rec.run_id == Path(str(run_dir)).name
+            if named and _RUN_ID.match(rec.run_id):
                 return rec
     return validate_record(json.loads(text, parse_constant=_not_json), run_dir)
 
