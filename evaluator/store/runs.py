@@ -207,6 +207,9 @@ def re2_literal(text: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
 
 
+CLEAN_CHUNK = 1000  # texts searched at a time (each chunk is copied into Arrow)
+
+
 def _clean_texts(texts: list[str | None], secrets: list[str]) -> list[bool]:
     """For each run.json text, whether redaction has nothing to change in it: none of `secrets`
     and none of the words a key is written with (sk-, hf_, bearer, key, authorization, in any
@@ -215,11 +218,12 @@ def _clean_texts(texts: list[str | None], secrets: list[str]) -> list[bool]:
     lowercase would not."""
     import pyarrow.compute as pc
 
-    if not texts:
-        return []
     words = [re2_literal(x) for x in secrets] + ["(?i:sk-|hf_|bearer|key|authorization)"]
-    hit = pc.match_substring_regex(pa.array(texts, pa.string()), "|".join(words))
-    return [h is False for h in hit.to_pylist()]
+    out: list[bool] = []
+    for i in range(0, len(texts), CLEAN_CHUNK):  # a copy of a chunk of texts at a time
+        part = pa.array(texts[i : i + CLEAN_CHUNK], pa.string())
+        out += [h is False for h in pc.match_substring_regex(part, "|".join(words)).to_pylist()]
+    return out
 
 
 _BULK_SCHEMAS = {
