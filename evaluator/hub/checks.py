@@ -244,7 +244,7 @@ def _rows_containing(tabs: RemoteTables, needles: set[str]) -> set[str]:
     """Run ids whose run.json text contains one of `needles` (in Arrow: no text is parsed)."""
     import pyarrow.compute as pc
 
-    from evaluator.store.runs import re2_literal
+    from evaluator.store.pulled import re2_literal
 
     table = tabs.runs_table
     if table is None or not needles or not len(table):

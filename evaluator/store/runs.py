@@ -201,27 +201,6 @@ def _redact_arrow(col: pa.ChunkedArray | pa.Array, secrets: list[str]) -> pa.Arr
     )
 
 
-def re2_literal(text: str) -> str:
-    """`text` as an RE2 pattern (Arrow's regexes) that matches it literally: each character
-    that is not a plain letter or digit by its code."""
-    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
-
-
-def _clean_texts(texts: list[str | None], secrets: list[str]) -> list[bool]:
-    """For each run.json text, whether redaction has nothing to change in it: none of `secrets`
-    and none of the words a key is written with (sk-, hf_, bearer, key, authorization, in any
-    case), every text searched in one pass (RE2, in C). RE2 folds case at least as widely as
-    str.lower does (a Kelvin sign is a k), so no text is taken for clean that a search of its
-    lowercase would not."""
-    import pyarrow.compute as pc
-
-    if not texts:
-        return []
-    words = [re2_literal(x) for x in secrets] + ["(?i:sk-|hf_|bearer|key|authorization)"]
-    hit = pc.match_substring_regex(pa.array(texts, pa.string()), "|".join(words))
-    return [h is False for h in hit.to_pylist()]
-
-
 _BULK_SCHEMAS = {
     PREDICTIONS_FILE: PREDICTION_SCHEMA,
     LABELS_FILE: LABEL_SCHEMA,
@@ -245,7 +224,7 @@ class BulkRun(NamedTuple):
 
 def _run_text(run: BulkRun, secrets: list[str], clean: bool) -> str:
     """A run's run.json text as write_runs writes it: checked and redacted (`clean`: its text
-    has nothing to redact, _clean_texts). A text given without its record is validated here
+    has nothing to redact, pulled.clean_texts). A text given without its record is validated here
     unless this process validated that very text already (pulled.proven)."""
     if not _RUN_ID.match(run.run_id) or PREDICTIONS_FILE not in run.files:
         raise FactBoardError("not a valid run id, or no predictions")
@@ -339,7 +318,7 @@ def write_runs(
     failed: dict[str, str] = {}
     todo: list[BulkRun] = []
     texts: dict[str, str] = {}
-    for run, clean in zip(items, _clean_texts([r.text for r in items], secrets), strict=True):
+    for run, clean in zip(items, pulled.clean_texts([r.text for r in items], secrets), strict=True):
         if run.run_id in texts or os.path.exists(os.path.join(runs_dir, run.run_id)):
             continue
         try:
@@ -520,7 +499,8 @@ def validate_record_text(text: str, run_dir: Path | str) -> RunRecord:
         except (ValidationError, ValueError, RecursionError):
             pass
         else:
-            if rec.run_id == Path(str(run_dir)).name and _RUN_ID.match(rec.run_id):
+            named = rec.run_id == run_dir or rec.run_id == Path(str(run_dir)).name
+            if named and _RUN_ID.match(rec.run_id):
                 return rec
     return validate_record(json.loads(text, parse_constant=_not_json), run_dir)
 

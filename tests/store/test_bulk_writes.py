@@ -169,7 +169,7 @@ def test_a_text_is_taken_for_clean_only_where_neither_a_secret_nor_a_key_word_is
     want = [
         t is not None and secret not in t and not any(w in t.lower() for w in words) for t in texts
     ]
-    assert runs._clean_texts(texts, [secret]) == want
+    assert pulled.clean_texts(texts, [secret]) == want
     assert want == [True, False, False, False, False, False, False, True, True, False]
 
 
