@@ -247,7 +247,7 @@ def _write_group(
     if bulk:
         try:
             if defer:
-                done, failed = pulled.pack_runs(bulk, local.data_root)
+                done, failed = runs.pack_runs(bulk, local.data_root)
             else:
                 done, failed = runs.write_runs(bulk, local.data_root, workers=WRITERS)
         except OSError as e:

@@ -28,7 +28,6 @@ import contextlib
 import fcntl
 import gc
 import hashlib
-import json
 import os
 import secrets
 import shutil
@@ -37,19 +36,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evaluator.core.sanitize import secrets_in_env
 from evaluator.store import atomic, layout
 from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE, RUN_FILE
-
-if TYPE_CHECKING:
-    from evaluator.store.runs import BulkRun
 
 # The runs write_runs wrote, as checked (<data root>/_checked/*.parquet, one file per batch,
 # merged beyond CHECKED_KEEP files): run id, the modification times of its run.json and of its
@@ -395,58 +389,10 @@ def remove_pack(pack: Path, root: Path | None = None) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# packing pulled runs, and writing them as folders
+# what packing pulled runs shares with the bulk writer (evaluator.store.runs.pack_runs)
 
 
-def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str], dict[str, str]]:
-    """write_runs' runs kept as one pack instead of a folder each: the same checks and
-    redaction (evaluator.store.runs: _run_text, _bulk_tables), a few files for all of them;
-    `materialize` writes them as folders later. Returns the run ids packed and {run id: why}
-    for those that failed a check (a run that has a folder already is left out). The texts
-    packed are noted as validated in this process (`proven`)."""
-    from evaluator.store import runs
-
-    runs_dir = layout.runs_dir(root)
-    secrets = secrets_in_env()
-    failed: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    keep: list[BulkRun] = []
-    items = sorted(items, key=lambda r: r.run_id)  # stable: the first of an id is kept
-    for run, clean in zip(items, clean_texts([r.text for r in items], secrets), strict=True):
-        if run.run_id in texts or run.run_id in failed or os.path.exists(runs_dir / run.run_id):
-            continue
-        try:
-            texts[run.run_id] = runs._run_text(run, secrets, clean)
-        except runs._BULK_ERRORS as e:
-            failed[run.run_id] = str(e)
-            continue
-        keep.append(run)
-    tables, bad = runs._bulk_tables(keep, secrets)
-    for rid, why in bad.items():
-        failed[rid] = why
-        del texts[rid]
-    keep = [r for r in keep if r.run_id not in bad]
-    if texts:
-        links = {r.run_id: _supersedes(r) for r in keep}
-        files = {  # each kind's rows in run id order, as the runs are
-            name: _with_run_ids(
-                whole, [(r.run_id, len(r.files[name])) for r in keep if name in r.files]
-            )
-            for name, whole in tables.items()
-        }
-        write_pack(root, texts, files, links)
-        _note_proven(texts)
-    return list(texts), failed
-
-
-def _supersedes(run: BulkRun) -> str | None:
-    if run.record is not None:
-        return run.record.supersedes
-    body = json.loads(run.text or "{}")
-    return str(body["supersedes"]) if isinstance(body, dict) and body.get("supersedes") else None
-
-
-def _with_run_ids(table: pa.Table, counts: list[tuple[str, int]]) -> pa.Table:
+def with_run_ids(table: pa.Table, counts: list[tuple[str, int]]) -> pa.Table:
     """`table` (runs' rows, each run's together) with run_id first: `counts` says whose rows
     they are, in order. run_id as a dictionary: no string per row."""
     ids = pa.array([r for r, _ in counts], pa.string())
@@ -490,7 +436,7 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def _note_proven(texts: dict[str, str]) -> None:
+def note_proven(texts: dict[str, str]) -> None:
     with _LOCK:
         if len(_PROVEN) + len(texts) > PROVEN_KEEP:
             _PROVEN.clear()
@@ -502,67 +448,9 @@ def proven(run_id: str, text: str) -> bool:
     return (run_id, _digest(text)) in _PROVEN
 
 
-def _forget_proven(run_ids: Iterable[str], texts: dict[str, str]) -> None:
+def forget_proven(run_ids: Iterable[str], texts: dict[str, str]) -> None:
     with _LOCK:
         _PROVEN.difference_update((r, _digest(texts[r])) for r in run_ids if r in texts)
 
 
 MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
-
-
-def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
-    """Write pulled runs kept in packs as run folders, through write_runs: those named (the
-    board's store, before it reads their per-sample files; the engine's find_run), or all,
-    after which a pack whose runs are all written (or refused by write_runs' checks) is
-    removed. MATERIALIZE_CHUNK runs at a time, each chunk and each removal under `locked`, so
-    a writer of a few runs waits a chunk at most, and a run deleted once its pack is gone is
-    never written back. The engine calls it before it lists runs, so it only ever reads
-    folders. Returns how many folders it wrote."""
-    found = packs(root)
-    if not found:
-        return 0
-    wanted = None if run_ids is None else set(run_ids)
-    runs_dir = layout.runs_dir(root)
-    n = 0
-    for pack in found:
-        try:
-            ids = pack_ids(pack)
-        except (OSError, pa.ArrowException):
-            if wanted is None and pack.exists():  # unreadable: its runs are pulled again
-                with locked(root):
-                    remove_pack(pack, root)
-            continue
-        todo = [r for r in ids if (wanted is None or r in wanted)]
-        todo = [r for r in todo if not (runs_dir / r).exists()]
-        refused: set[str] = set()
-        for i in range(0, len(todo), MATERIALIZE_CHUNK):
-            with locked(root):
-                if not pack.exists():
-                    break  # written and removed by another writer meanwhile
-                done, no = _materialize_chunk(root, pack, set(todo[i : i + MATERIALIZE_CHUNK]))
-            n += done
-            refused |= no
-        if wanted is None:
-            with locked(root):
-                if all(r in refused or (runs_dir / r).exists() for r in ids):
-                    remove_pack(pack, root)  # else kept: tried again next time
-    return n
-
-
-def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> tuple[int, set[str]]:
-    """Write these packed runs; returns how many were written and those refused by a check
-    (never to be written: their pack may go). A pack that cannot be read now (a file taken
-    away, too many open files) refuses nothing: it is tried again. Each text is validated as
-    it is written (write_runs), but for one this process packed itself (`proven`)."""
-    from evaluator.store import runs
-
-    try:
-        got = pack_items(pack, run_ids)
-    except (OSError, pa.ArrowException):
-        return 0, set()
-    refused = run_ids - {rid for rid, _, _ in got}  # not in the pack at all
-    if not got:
-        return 0, refused
-    done, failed = runs.write_runs([runs.BulkRun(r, None, t, f) for r, t, f in got], root)
-    _forget_proven([*done, *failed], {rid: text for rid, text, _ in got})
-    return len(done), refused | set(failed)

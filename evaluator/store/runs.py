@@ -379,9 +379,111 @@ def write_runs(
         shutil.rmtree(batch, ignore_errors=True)
 
 
-# pulled runs kept in packs, and written as folders from them (evaluator/store/pulled.py)
-pack_runs = pulled.pack_runs
-materialize = pulled.materialize
+# pulled runs kept in packs (evaluator/store/pulled.py), and written as folders from them
+
+
+def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str], dict[str, str]]:
+    """write_runs' runs kept as one pack instead of a folder each: the same checks and
+    redaction (evaluator.store.runs: _run_text, _bulk_tables), a few files for all of them;
+    `materialize` writes them as folders later. Returns the run ids packed and {run id: why}
+    for those that failed a check (a run that has a folder already is left out). The texts
+    packed are noted as validated in this process (`proven`)."""
+    runs_dir = layout.runs_dir(root)
+    secrets = secrets_in_env()
+    failed: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    keep: list[BulkRun] = []
+    items = sorted(items, key=lambda r: r.run_id)  # stable: the first of an id is kept
+    for run, clean in zip(items, pulled.clean_texts([r.text for r in items], secrets), strict=True):
+        if run.run_id in texts or run.run_id in failed or os.path.exists(runs_dir / run.run_id):
+            continue
+        try:
+            texts[run.run_id] = _run_text(run, secrets, clean)
+        except _BULK_ERRORS as e:
+            failed[run.run_id] = str(e)
+            continue
+        keep.append(run)
+    tables, bad = _bulk_tables(keep, secrets)
+    for rid, why in bad.items():
+        failed[rid] = why
+        del texts[rid]
+    keep = [r for r in keep if r.run_id not in bad]
+    if texts:
+        links = {r.run_id: _supersedes(r) for r in keep}
+        files = {  # each kind's rows in run id order, as the runs are
+            name: pulled.with_run_ids(
+                whole, [(r.run_id, len(r.files[name])) for r in keep if name in r.files]
+            )
+            for name, whole in tables.items()
+        }
+        pulled.write_pack(root, texts, files, links)
+        pulled.note_proven(texts)
+    return list(texts), failed
+
+
+def _supersedes(run: BulkRun) -> str | None:
+    if run.record is not None:
+        return run.record.supersedes
+    body = json.loads(run.text or "{}")
+    return str(body["supersedes"]) if isinstance(body, dict) and body.get("supersedes") else None
+
+
+def materialize(root: Path | None = None, run_ids: Iterable[str] | None = None) -> int:
+    """Write pulled runs kept in packs as run folders, through write_runs: those named (the
+    board's store, before it reads their per-sample files; the engine's find_run), or all,
+    after which a pack whose runs are all written (or refused by write_runs' checks) is
+    removed. MATERIALIZE_CHUNK runs at a time (evaluator/store/pulled.py), each chunk and each
+    removal under `pulled.locked`, so a writer of a few runs waits a chunk at most, and a run
+    deleted once its pack is gone is never written back. The engine calls it before it lists
+    runs, so it only ever reads folders. Returns how many folders it wrote."""
+    found = pulled.packs(root)
+    if not found:
+        return 0
+    wanted = None if run_ids is None else set(run_ids)
+    runs_dir = layout.runs_dir(root)
+    n = 0
+    for pack in found:
+        try:
+            ids = pulled.pack_ids(pack)
+        except (OSError, pa.ArrowException):
+            if wanted is None and pack.exists():  # unreadable: its runs are pulled again
+                with pulled.locked(root):
+                    pulled.remove_pack(pack, root)
+            continue
+        todo = [r for r in ids if (wanted is None or r in wanted)]
+        todo = [r for r in todo if not (runs_dir / r).exists()]
+        refused: set[str] = set()
+        for i in range(0, len(todo), pulled.MATERIALIZE_CHUNK):
+            with pulled.locked(root):
+                if not pack.exists():
+                    break  # written and removed by another writer meanwhile
+                done, no = _materialize_chunk(
+                    root, pack, set(todo[i : i + pulled.MATERIALIZE_CHUNK])
+                )
+            n += done
+            refused |= no
+        if wanted is None:
+            with pulled.locked(root):
+                if all(r in refused or (runs_dir / r).exists() for r in ids):
+                    pulled.remove_pack(pack, root)  # else kept: tried again next time
+    return n
+
+
+def _materialize_chunk(root: Path | None, pack: Path, run_ids: set[str]) -> tuple[int, set[str]]:
+    """Write these packed runs; returns how many were written and those refused by a check
+    (never to be written: their pack may go). A pack that cannot be read now (a file taken
+    away, too many open files) refuses nothing: it is tried again. Each text is validated as
+    it is written (write_runs), but for one this process packed itself (`proven`)."""
+    try:
+        got = pulled.pack_items(pack, run_ids)
+    except (OSError, pa.ArrowException):
+        return 0, set()
+    refused = run_ids - {rid for rid, _, _ in got}  # not in the pack at all
+    if not got:
+        return 0, refused
+    done, failed = write_runs([BulkRun(r, None, t, f) for r, t, f in got], root)
+    pulled.forget_proven([*done, *failed], {rid: text for rid, text, _ in got})
+    return len(done), refused | set(failed)
 
 
 # What _staging/ may hold: a run, a benchmark or a pull being written, or a deleted run being
@@ -674,7 +776,7 @@ def list_runs(
 
     Hidden runs (moderation) and runs superseded by another stored run are left out unless
     asked for."""
-    pulled.materialize(root)
+    materialize(root)
     recs: list[RunRecord] = []
     problems: list[CorruptRunError] = []
     for rec in _folder_records(root):
@@ -745,7 +847,7 @@ def find_run(run_id: str, root: Path | None = None) -> Path:
         raise FactBoardError(f"invalid run id {run_id!r}")
     d = layout.runs_dir(root) / run_id
     if not d.is_dir():
-        pulled.materialize(root, [run_id])  # a pulled run still in a pack becomes a folder first
+        materialize(root, [run_id])  # a pulled run still in a pack becomes a folder first
     if not d.is_dir():
         raise FactBoardError(f"no run {run_id!r} in {layout.runs_dir(root)}")
     return d
@@ -756,7 +858,7 @@ def existing_run(run_id: str, root: Path | None = None) -> Path | None:
     written first), else None: what a job asks before it writes a run of a known id."""
     d = layout.runs_dir(root) / run_id
     if not (d / RUN_FILE).is_file() and _RUN_ID.match(run_id):
-        pulled.materialize(root, [run_id])
+        materialize(root, [run_id])
     return d if (d / RUN_FILE).is_file() else None
 
 
@@ -780,7 +882,7 @@ def set_hidden(run_id: str, hidden: bool, root: Path | None = None) -> RunRecord
 def delete_run(run_id: str, root: Path | None = None) -> None:
     """Moderation: remove a run from the board by moving it out of the runs/ glob, then delete.
     Every packed run is written first, so no pack holds it any more to write it back."""
-    pulled.materialize(root)
+    materialize(root)
     d = find_run(run_id, root)
     trash = staging_path(f"deleted-{run_id}", root)
     os.rename(d, trash)

@@ -1,5 +1,5 @@
 """Many runs written at once (evaluator.store.runs.write_runs) or kept in a pack
-(evaluator.store.pulled.pack_runs) and written from it (materialize): the files of all the runs
+(evaluator.store.runs.pack_runs) and written from it (materialize): the files of all the runs
 are cast and redacted in one pass, and a packed text this process validated is not validated
 again; a run that fails is refused alone, and the others keep their own rows."""
 
@@ -65,7 +65,7 @@ def test_a_pack_holds_each_runs_own_rows_when_one_run_is_refused(
     bad = items[2].run_id
     items[2] = _spoiled(items[2])
     root = tmp_path / "leaderboard_data"
-    done, failed = pulled.pack_runs(items[::-1], root)  # any order: the pack is by run id
+    done, failed = runs.pack_runs(items[::-1], root)  # any order: the pack is by run id
     assert set(done) == {i.run_id for i in items} - {bad} and list(failed) == [bad]
     (pack,) = pulled.packs(root)
     got = {rid: files for rid, _, files in pulled.pack_items(pack)}
@@ -106,7 +106,7 @@ def test_packed_texts_are_written_without_a_second_validation_unless_changed_on_
     writer, a damaged disk) is validated as it is read, and its broken run refused."""
     items = _items(source)
     root = tmp_path / "leaderboard_data"
-    done, _ = pulled.pack_runs(items, root)
+    done, _ = runs.pack_runs(items, root)
     (pack,) = pulled.packs(root)
     changed = sorted(done)[0]
     t = pq.read_table(pack / pulled.PACK_RUNS)
@@ -135,7 +135,7 @@ def test_a_pack_of_another_process_is_validated_as_it_is_written(
 ) -> None:
     items = _items(source)
     root = tmp_path / "leaderboard_data"
-    done, _ = pulled.pack_runs(items, root)
+    done, _ = runs.pack_runs(items, root)
     monkeypatch.setattr(pulled, "_PROVEN", set())  # what a new process knows
     validated: list[str] = []
     real = runs.validate_record_text
@@ -182,5 +182,5 @@ def test_a_text_given_without_its_record_is_validated_unless_this_process_valida
     bare[0] = bare[0]._replace(text=broken)
     done, failed = runs.write_runs(bare, tmp_path / "a")
     assert list(failed) == [items[0].run_id] and "benchmark" in failed[items[0].run_id]
-    done, failed = pulled.pack_runs(bare, tmp_path / "b")
+    done, failed = runs.pack_runs(bare, tmp_path / "b")
     assert list(failed) == [items[0].run_id] and len(done) == len(items) - 1
