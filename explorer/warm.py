@@ -8,9 +8,11 @@ checked, what fails listed), and writes the store's snapshot in the cache folder
 (explorer/snapshot.py): the server's first page then reads one file and looks at the run folders
 only by their mtimes, as on a replica that has been up for a while.
 
-Runs a pull kept in packs (evaluator/store/pulled.py: `hub pull --packed`) are read in place and
-noted in the snapshot with their packs; the app writes them as run folders a tick after its first
-sync, and its store takes each folder as loaded when the engine wrote it from its pack.
+Runs a pull kept in packs (evaluator/store/pulled.py: `hub pull --packed`) are written as run
+folders here when they are few (under pulled.WRITE_AT_ONCE_BELOW: well under a second), so the
+first visitors' pages do not meet that write. Many are read in place and noted in the snapshot
+with their packs; the app writes them as run folders in the background after its first sync, and
+its store takes each folder as loaded when the engine wrote it from its pack.
 With --demo-when-empty, a data root with no benchmark and no run gets the built-in demo first
 (evaluator/ingest/demo.py): a board with nothing to show shows the demo. A cache otherwise: when
 it fails, the first page reads the files itself, so the caller goes on.
@@ -23,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from evaluator.store import ingested, layout, runs
+from evaluator.store import ingested, layout, pulled, runs
 from explorer.store import Store
 
 
@@ -39,9 +41,12 @@ def demo_when_empty(root: Path) -> bool:
 
 
 def warm(root: Path | None = None) -> Store:
-    """Read every run of `root` (default: $FACTBOARD_DATA) into a store, which writes its
-    snapshot; returns the store."""
-    s = Store(root or layout.data_root())
+    """Write the packed runs of `root` (default: $FACTBOARD_DATA) as folders when they are
+    few, then read every run into a store, which writes its snapshot; returns the store."""
+    root = root or layout.data_root()
+    if 0 < len(pulled.packed_runs(root)) < pulled.WRITE_AT_ONCE_BELOW:
+        runs.materialize(root)
+    s = Store(root)
     s.refresh()
     return s
 

@@ -14,10 +14,10 @@ backoff, and `notice()` says what is wrong in one line for the page, without the
 nothing and says that the board runs on its shipped and local data only; with one it calls
 `start()`. Its pulls keep the checked runs in packs (evaluator/store/pulled.py: the board
 reads them in place) and write them as run folders at the next tick (FACTBOARD_HUB_PUSH_EVERY),
-once the first pages are drawn; many of them (CHILD_WRITES_FROM runs) in a child process at a
-lower priority (`python -m evaluator.hub.background write-packed ROOT`): thousands of run
-folders are seconds of Python that would otherwise hold this server's interpreter lock while
-its first visitors' pages wait on it.
+once the first pages are drawn; many of them (pulled.WRITE_AT_ONCE_BELOW and more) in a child
+process at a lower priority (`python -m evaluator.hub.background write-packed ROOT`): thousands
+of run folders are seconds of Python that would otherwise hold this server's interpreter lock
+while its first visitors' pages wait on it.
 The first call waits for the first sync, up to $FACTBOARD_HUB_BOOT_WAIT seconds (default
 30) on an empty disk and 3 s otherwise, so a fresh Space shows the whole board on its first page;
 a sync still going when that wait ends is said on that first page (the repo has not answered), not
@@ -202,8 +202,6 @@ class Syncer:
         )
 
 
-# from this many packed runs on, they are written as folders by a child process
-CHILD_WRITES_FROM = 500
 CHILD_NICENESS = 10
 
 
@@ -214,7 +212,7 @@ def write_packed(data_root: Path) -> None:
     the child's last line."""
     from evaluator.store import pulled, runs
 
-    if len(pulled.packed_runs(data_root)) < CHILD_WRITES_FROM:
+    if len(pulled.packed_runs(data_root)) < pulled.WRITE_AT_ONCE_BELOW:
         runs.materialize(data_root)
         return
     code = Path(__file__).resolve().parents[2]  # where `evaluator` is imported from

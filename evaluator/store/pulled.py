@@ -454,3 +454,7 @@ def forget_proven(run_ids: Iterable[str], texts: dict[str, str]) -> None:
 
 
 MATERIALIZE_CHUNK = 1000  # packed runs read and written at a time (bounds memory)
+# Fewer packed runs than this are written as folders at once, where they are found (the Space's
+# start-up, the app's sync thread: well under a second); more, by a child process of the app at
+# a lower priority, in the background (evaluator/hub/background.py)
+WRITE_AT_ONCE_BELOW = 500

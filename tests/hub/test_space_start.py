@@ -78,10 +78,16 @@ def test_the_start_up_pulls_the_repo_and_prepares_the_board_s_first_page(
 def test_a_packed_replica_s_first_page_reads_the_snapshot_before_and_after_the_folders(
     fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Warming a replica whose runs are still in packs notes them with their packs; once the
-    app has written them as folders, a new process's first page still reads no run, and a
-    run.json changed by hand since is read again and listed when broken."""
+    """Warming a replica whose many runs are still in packs notes them with their packs; once
+    the app has written them as folders, a new process's first page still reads no run, and a
+    run.json changed by hand since is read again and listed when broken. A few packed runs are
+    written as folders by the warming itself."""
     ids = _published(replica)
+    few = replica("few")
+    sync.sync(HubClient.from_env(), few.data, few.subs, defer=True)
+    assert warm.warm(few.data).benchmarks() == ["demo"]
+    assert not pulled.packs(few.data) and {p.name for p in (few.data / "runs").iterdir()} == ids
+    monkeypatch.setattr(pulled, "WRITE_AT_ONCE_BELOW", 2)  # 4 runs are many
     b = replica("b")
     sync.sync(HubClient.from_env(), b.data, b.subs, defer=True)  # the app's pull: packs
     assert pulled.packs(b.data)
@@ -174,7 +180,7 @@ def test_the_app_writes_many_packed_runs_as_folders_in_a_child_process(
         return real(cmd, **kw)
 
     monkeypatch.setattr(background.subprocess, "run", spy)
-    monkeypatch.setattr(background, "CHILD_WRITES_FROM", 2)
+    monkeypatch.setattr(pulled, "WRITE_AT_ONCE_BELOW", 2)
     syncer = background.Syncer(HubClient.from_env(), b.data, b.subs)
     syncer.once(force_pull=True)
     syncer.once()  # the next tick
