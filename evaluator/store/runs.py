@@ -297,6 +297,28 @@ def _bulk_tables(
             return out, failed
 
 
+def _batch_texts(
+    items: list[BulkRun], runs_dir: Path, secrets: list[str]
+) -> tuple[dict[str, str], list[BulkRun], dict[str, str]]:
+    """The run.json texts of a batch as write_runs and pack_runs write them (_run_text: each
+    checked and redacted; whether a text needs redacting asked of all of them at once): returns
+    {run id: text}, the runs kept, and {run id: why} for those that failed a check. The first
+    of an id decides; a run whose folder exists already is left out (runs are immutable)."""
+    failed: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    keep: list[BulkRun] = []
+    for run, clean in zip(items, pulled.clean_texts([r.text for r in items], secrets), strict=True):
+        if run.run_id in texts or run.run_id in failed or os.path.exists(runs_dir / run.run_id):
+            continue
+        try:
+            texts[run.run_id] = _run_text(run, secrets, clean)
+        except _BULK_ERRORS as e:
+            failed[run.run_id] = str(e)
+            continue
+        keep.append(run)
+    return texts, keep, failed
+
+
 def write_runs(
     items: list[BulkRun], root: Path | None = None, workers: int = 4
 ) -> tuple[list[str], dict[str, str]]:
@@ -315,18 +337,7 @@ def write_runs(
     runs_dir = layout.runs_dir(root)
     runs_dir.mkdir(parents=True, exist_ok=True)
     secrets = secrets_in_env()
-    failed: dict[str, str] = {}
-    todo: list[BulkRun] = []
-    texts: dict[str, str] = {}
-    for run, clean in zip(items, pulled.clean_texts([r.text for r in items], secrets), strict=True):
-        if run.run_id in texts or os.path.exists(os.path.join(runs_dir, run.run_id)):
-            continue
-        try:
-            texts[run.run_id] = _run_text(run, secrets, clean)
-        except _BULK_ERRORS as e:
-            failed[run.run_id] = str(e)
-            continue
-        todo.append(run)
+    texts, todo, failed = _batch_texts(items, runs_dir, secrets)
     tables, bad = _bulk_tables(todo, secrets)
     failed.update(bad)
     prepared: list[tuple[str, dict[str, pa.Table]]] = []
@@ -390,19 +401,8 @@ def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str]
     packed are noted as validated in this process (`proven`)."""
     runs_dir = layout.runs_dir(root)
     secrets = secrets_in_env()
-    failed: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    keep: list[BulkRun] = []
     items = sorted(items, key=lambda r: r.run_id)  # stable: the first of an id is kept
-    for run, clean in zip(items, pulled.clean_texts([r.text for r in items], secrets), strict=True):
-        if run.run_id in texts or run.run_id in failed or os.path.exists(runs_dir / run.run_id):
-            continue
-        try:
-            texts[run.run_id] = _run_text(run, secrets, clean)
-        except _BULK_ERRORS as e:
-            failed[run.run_id] = str(e)
-            continue
-        keep.append(run)
+    texts, keep, failed = _batch_texts(items, runs_dir, secrets)
     tables, bad = _bulk_tables(keep, secrets)
     for rid, why in bad.items():
         failed[rid] = why
