@@ -30,8 +30,9 @@ from explorer.store import Store
 
 
 def demo_when_empty(root: Path) -> bool:
-    """Build the demo in `root` when it holds no benchmark and no run; True if it did."""
-    if ingested.names(root) or runs.list_runs(root).runs:
+    """Build the demo in `root` when it holds no benchmark and no run; True if it did. Packed
+    runs are asked of first: listing the runs would write them all as folders."""
+    if ingested.names(root) or pulled.packed_runs(root) or runs.list_runs(root).runs:
         return False
     from evaluator.ingest.demo import build_demo
 

@@ -13,9 +13,9 @@ kind of per-sample rows (predictions.parquet, labels.parquet, grades.parquet: a 
 columns after `run_id`, cast and redacted as a run folder's files are). A pack is written in
 _staging/ and renamed into place, so it is never half there. It costs a few files per shard
 instead of three per run, so a replica shows every number seconds after it starts, however
-many runs the board holds. The runs become folders afterwards (`materialize`, below, which
-evaluator.store.runs also names: in the background on the Space, and before the engine lists
-or looks up runs, so the engine only ever reads folders); the board's store reads a pack's
+many runs the board holds. The runs become folders afterwards (evaluator.store.runs
+.materialize: in the background on the Space, and before the engine lists or looks up runs,
+so the engine only ever reads folders); the board's store reads a pack's
 runs in place (their texts, as it reads the ledger) and has the runs whose per-sample rows a
 page reads written first. A pack whose runs all have folders is removed. A run.json text this
 process packed is not validated again when its run is written (`proven`).

@@ -395,7 +395,7 @@ def write_runs(
 
 def pack_runs(items: list[BulkRun], root: Path | None = None) -> tuple[list[str], dict[str, str]]:
     """write_runs' runs kept as one pack instead of a folder each: the same checks and
-    redaction (evaluator.store.runs: _run_text, _bulk_tables), a few files for all of them;
+    redaction (_batch_texts, _bulk_tables), a few files for all of them;
     `materialize` writes them as folders later. Returns the run ids packed and {run id: why}
     for those that failed a check (a run that has a folder already is left out). The texts
     packed are noted as validated in this process (`proven`)."""
