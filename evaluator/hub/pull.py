@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 WRITERS = 4  # threads writing pulled run folders
 MANY_RUNS = 500  # from this many pulled runs, the cycle collector waits until they are written
+# a shard's runs are checked and written this many at a time: their validated records are held
+# for one chunk, not for the whole shard (about 54 MB per 1,000 runs against 540 MB per 10,000)
+CHUNK = 1000
 
 
 def pull_plan(
@@ -160,7 +163,8 @@ def _pull_runs(
     defer: bool = False,
 ) -> int:
     """Write the runs as local run folders (or packs: defer) from their rows and shards (one
-    shard at a time: each file downloaded once, in one request). Returns how many were
+    shard at a time: each file downloaded once, in one request; its runs CHUNK at a time,
+    so a shard's validated records are not all held at once). Returns how many were
     written. Thousands of records and tables at once: the cycle collector, which would rescan
     them all again and again, waits until they are written."""
     with pulled.collector_paused(len(run_ids) >= MANY_RUNS):
@@ -196,7 +200,8 @@ def _pull_runs(
                 rep.skipped.append(f"{broken}; its runs skipped: {len(rids)}")
                 continue
 
-            n += _write_group(local, tabs, rids, parts, rep, defer)
+            for at in range(0, len(rids), CHUNK):
+                n += _write_group(local, tabs, rids[at : at + CHUNK], parts, rep, defer)
         return n
 
 

@@ -419,6 +419,35 @@ def test_a_run_whose_numbers_do_not_follow_from_its_predictions_is_not_pulled(
     assert "'../evil'" in out, out
 
 
+@pytest.mark.parametrize("defer", [False, True])
+def test_a_shards_runs_are_checked_a_chunk_at_a_time_and_a_lie_in_a_later_chunk_is_named(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch, defer: bool
+) -> None:
+    """A shard's runs are validated and written CHUNK at a time (so its records are not all
+    held at once): every chunk lands, and a run whose numbers lie, in the last chunk, is
+    skipped and named as it is when the shard is one chunk."""
+    from evaluator.hub import pull
+    from evaluator.store import pulled
+
+    monkeypatch.setattr(pull, "CHUNK", 2)
+    a, b = replica("a"), replica("b")
+    client = seed(a, extra=3)
+    rows = sorted(repo_runs(fake_hub).values(), key=lambda r: r["run_id"])
+    assert len(rows) > 4  # more than two chunks
+    target = rows[-1]
+    body = json.loads(target["run_json"])
+    for res in body["results"]:
+        res.update(value=0.99, ci_low=0.98, ci_high=0.995)
+    put_runs(fake_hub, [*rows[:-1], {**target, "run_json": json.dumps(body)}])
+
+    rep = sync.pull(client, b.data, b.subs, defer=defer)
+    if defer:  # one pack per chunk
+        assert len(pulled.packs(b.data)) == -(-(len(rows) - 1) // 2), pulled.packs(b.data)
+    assert run_ids(b.data) == {r["run_id"] for r in rows[:-1]}
+    said = "\n".join(rep.skipped)
+    assert f"run {target['run_id']} skipped" in said, said
+
+
 def test_a_run_claiming_a_benchmark_version_this_replica_lacks_is_held_back(
     fake_hub: FakeHub, replica
 ) -> None:
