@@ -39,22 +39,16 @@ PAIRWISE_TOP = 10  # runs in the pairwise significance matrix
 PAIRED_COLUMNS = ("run_id", "version", "missing", "unparsable", "split", "value")
 
 
-# the columns a published row leaves empty (None): with published rows they hold objects
-_EMPTY_IN_PUBLISHED = ("run_id", "version", "created", "org", "params")
-
-
 def _with_published(runs: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
     """The runs' rows, then the published rows. Without published rows the runs' text columns
-    keep their text type, as they do beside published rows (a concatenation with an empty
-    frame makes them objects: a Python string per cell, to copy and to pickle for the
-    page's cache), and the columns published rows leave empty are objects, as beside them."""
+    keep their text type (a concatenation with an empty frame makes them objects: a Python
+    string per cell, to copy, and at 10,000 runs some 6 ms a view), and the published rows'
+    own columns are added empty, of their type."""
     if len(pub) or not len(runs):
         return pd.concat([runs, pub], ignore_index=True)
     rows = runs.reset_index(drop=True)
-    for c in _EMPTY_IN_PUBLISHED:
-        rows[c] = rows[c].astype(object)
     for c in pub.columns.difference(rows.columns, sort=False):
-        rows[c] = pd.Series(np.nan, index=rows.index).astype(pub[c].dtype)
+        rows[c] = pd.Series(index=rows.index, dtype=pub[c].dtype)
     return rows
 
 
@@ -152,7 +146,10 @@ def build_board(
     rows["params_value"] = rows["params_value"].astype(float)
     rows["paired"] = False
     rows["label"] = row_labels(rows)
-    rows["rank"] = pd.array([pd.NA] * len(rows), dtype="Int64")
+    # no rank yet: every cell missing (an Int64 array made from its mask, not from a list)
+    rows["rank"] = pd.arrays.IntegerArray(
+        np.zeros(len(rows), dtype=np.int64), np.ones(len(rows), dtype=bool)
+    )
     for c in ("delta", "delta_low", "delta_high", "delta_p"):
         rows[c] = np.nan
     board = Board(rows=rows, other_metrics=others)
