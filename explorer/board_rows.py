@@ -281,19 +281,22 @@ def run_source(origin: str, submission: object) -> str:
 
 
 def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:
-    out = []
-    for m, u in zip(
-        missing.fillna(0).astype(int).tolist(),
-        unparsable.fillna(0).astype(int).tolist(),
-        strict=True,
-    ):
-        parts = []
-        if m:
-            parts.append(f"{plural(m, 'sample')} without a prediction")
-        if u:
-            parts.append(f"{plural(u, 'unusable prediction')}")
-        out.append("; ".join(parts))
-    return out
+    """Each run's note on its samples without a usable prediction, worked out once per
+    distinct pair of counts (most runs share one: none)."""
+    return each_distinct(
+        _run_note,
+        missing.fillna(0).astype(int).reset_index(drop=True),
+        unparsable.fillna(0).astype(int).reset_index(drop=True),
+    )
+
+
+def _run_note(missing: int, unparsable: int) -> str:
+    parts = []
+    if missing:
+        parts.append(f"{plural(missing, 'sample')} without a prediction")
+    if unparsable:
+        parts.append(f"{plural(unparsable, 'unusable prediction')}")
+    return "; ".join(parts)
 
 
 def row_labels(rows: pd.DataFrame) -> list[str]:
