@@ -1,6 +1,6 @@
 """What each run's detector said about one sample, beside its score (the Samples page): the
-evidence a detector stored (evaluator.store.runs.read_evidence, one sample's rows only) turned
-into tables. Pure functions, no streamlit (explorer.sections renders them).
+evidence a detector stored (evaluator.store.evidence_file.read_evidence, one sample's rows
+only) turned into tables. Pure functions, no streamlit (explorer.sections renders them).
 
 - sentence / claim / chunk / snippet: one row per part of the summary, in summary order, with
   its score, the source text that supports it best, and whether it is flagged: below the run's
@@ -22,7 +22,7 @@ import pandas as pd
 
 from evaluator.core.errors import CorruptRunError
 from evaluator.core.evidence import Evidence, EvidenceItem
-from evaluator.store import layout, runs
+from evaluator.store import evidence_file, layout
 from explorer import queries as Q
 
 PART_UNITS = ("sentence", "claim", "chunk", "snippet")
@@ -97,7 +97,7 @@ def evidence_for_sample(
         stored = (folder / layout.EVIDENCE_FILE).is_file()
         if stored:
             try:
-                got = runs.read_evidence(folder, [sample_id])
+                got = evidence_file.read_evidence(folder, [sample_id])
             except CorruptRunError as e:
                 problem = e.problem
             else:

@@ -1,7 +1,7 @@
 """A pair's evidence, typed once: why a detector scored a (document, summary) pair as it did.
 Built by the detectors (evaluator.detectors.base re-exports the builders), carried by blocks,
 checkpoints and Ray actors as JSON, stored in a run's evidence.parquet and checked where it is
-read (evaluator.store.runs.check_evidence); the Samples page shows it."""
+read (evaluator.store.evidence_file.check_evidence); the Samples page shows it."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from evaluator.hub.client import HubClient, HubError, StaleHead, blob_oid
 from evaluator.hub.local import Local
 from evaluator.hub.plan import Plan, Report, plan
 from evaluator.hub.remote import MAX_RACES, Remote, RemoteTables
-from evaluator.store import atomic, layout, runs
+from evaluator.store import atomic, evidence_file, layout, runs
 
 COMPACT_AT = 64  # a push that leaves a benchmark more shards than this compacts the repo
 
@@ -288,7 +288,7 @@ def build_runs(data_root: Path, run_ids: Iterable[str], notes: list[str]) -> Bui
                 table = T.shard_table(kind, parts)
             except (pa.ArrowException, KeyError) as e:
                 raise HubError(f"cannot build the {kind} shard of {bench}: {e}") from None
-            size = runs.EVIDENCE_ROW_GROUP if kind == "evidence" else None
+            size = evidence_file.EVIDENCE_ROW_GROUP if kind == "evidence" else None
             out.files[H.shard_file(bench, kind, sid)] = T.parquet_bytes(table, size)
             kinds_here.append(kind)
         out.shards[bench] = {sid: kinds_here}

@@ -123,7 +123,7 @@ SUBMISSIONS_SCHEMA = pa.schema(
 
 
 def _evidence_schema() -> pa.Schema:
-    from evaluator.store.runs import EVIDENCE_SCHEMA
+    from evaluator.store.evidence_file import EVIDENCE_SCHEMA
 
     return EVIDENCE_SCHEMA
 

@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import GRADE_SCHEMA, LABEL_SCHEMA, PREDICTION_SCHEMA, SAMPLE_SCHEMA
-from evaluator.store import ingested, layout, runs
+from evaluator.store import evidence_file, ingested, layout, runs
 
 KINDS: tuple[str, ...] = (
     "run",
@@ -124,7 +124,7 @@ def run_problems(root: Path | None = None) -> list[StoreProblem]:
             (layout.PREDICTIONS_FILE, PREDICTION_SCHEMA, True),
             (layout.LABELS_FILE, LABEL_SCHEMA, False),
             (layout.GRADES_FILE, GRADE_SCHEMA, False),
-            (layout.EVIDENCE_FILE, runs.EVIDENCE_SCHEMA, False),
+            (layout.EVIDENCE_FILE, evidence_file.EVIDENCE_SCHEMA, False),
         ):
             why = check_parquet(run_dir / name, schema, required)
             if why:

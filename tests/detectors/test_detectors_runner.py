@@ -13,7 +13,7 @@ from evaluator.detectors.base import DetectorError
 from evaluator.detectors.runner import run_detector
 from evaluator.ingest import pipeline
 from evaluator.ingest.demo import build_demo
-from evaluator.store import ingested, runs
+from evaluator.store import evidence_file, ingested, runs
 from tests.support.detectors import build_tiny_models, require_model_libraries
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -62,7 +62,7 @@ def test_summac_zs_run_on_the_demo_is_on_the_board(demo: Path, tiny: dict[str, s
     # document sentence that supports it best; the mean of the sentences is the stored score
     samples = ingested.load_samples("demo").set_index("sample_id")
     first = sorted(preds["sample_id"])[:3]
-    ev = runs.read_evidence(path, first)
+    ev = evidence_file.read_evidence(path, first)
     assert ev is not None and sorted(ev["sample_id"]) == first
     by_id = preds.set_index("sample_id")["score"]
     for row in ev.to_dict("records"):

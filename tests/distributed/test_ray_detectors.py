@@ -17,7 +17,7 @@ from evaluator.core.errors import FactBoardError
 from evaluator.detectors import blocks as B
 from evaluator.detectors.runner import build_detector, run_detector
 from evaluator.runner import Engine
-from evaluator.store import runs
+from evaluator.store import evidence_file, runs
 
 LIMIT = 12  # per split: 24 demo summaries, 3 blocks of 8
 RAY = Engine("ray", workers=2, block_size=8)
@@ -86,7 +86,7 @@ def test_ray_stores_the_same_evidence_as_local(ray_local: Any, demo: Path) -> No
     kw: dict[str, Any] = {"limit": LIMIT, "factory": EvidenceFactory()}
     local = run_detector("lexical-overlap", "demo", engine=LOCAL, **kw)
     on_ray = run_detector("lexical-overlap", "demo", engine=RAY, **kw)
-    a, b = runs.read_evidence(local), runs.read_evidence(on_ray)
+    a, b = evidence_file.read_evidence(local), evidence_file.read_evidence(on_ray)
     assert a is not None and b is not None
     assert 0 < len(a) < 2 * LIMIT  # some pairs have evidence, some none
     pd.testing.assert_frame_equal(a, b)

@@ -13,7 +13,7 @@ import pytest
 from evaluator.detectors.runner import run_detector
 from evaluator.hub import sync
 from evaluator.hub.client import HubClient
-from evaluator.store import layout, runs
+from evaluator.store import evidence_file, layout
 from tests.support.evidence import EvidenceFactory
 from tests.support.fake_hub import FakeHub
 from tests.support.testdata import build_demo_root
@@ -36,14 +36,14 @@ def test_evidence_travels_with_its_run(fake_hub: FakeHub, replica) -> None:
     assert list(manifest["shards"]["demo"].values()) == [["predictions", "labels", "evidence"]]
     rows = pq.read_table(io.BytesIO(files[shard])).to_pandas()
     assert set(rows["run_id"]) == {rid}
-    want = runs.read_evidence(path)
+    want = evidence_file.read_evidence(path)
     assert want is not None
     assert [json.loads(e) for e in rows["evidence"]] == list(want["evidence"])
 
     shutil.rmtree(b.data)
     sync.pull(client, b.data, b.subs)
     pulled = layout.run_dir(rid, b.data)
-    got = runs.read_evidence(pulled)
+    got = evidence_file.read_evidence(pulled)
     assert got is not None and got.equals(want) and len(got) > 0
 
 

@@ -16,7 +16,7 @@ from evaluator.core.errors import CorruptRunError, FactBoardError
 from evaluator.detectors import blocks as B
 from evaluator.detectors.runner import run_detector
 from evaluator.runner import Engine
-from evaluator.store import doctor, ingested, layout, runs
+from evaluator.store import doctor, evidence_file, ingested, layout, runs
 from tests.support.evidence import EvidenceFactory, sentence_evidence
 
 LIMIT = 12
@@ -48,7 +48,7 @@ def test_a_detector_run_with_evidence_stores_it_and_one_sample_reads_back(demo: 
     meta = pq.ParquetFile(f).metadata
     assert meta.row_group(0).column(0).compression == "ZSTD"
     samples = ingested.load_samples("demo").set_index("sample_id")
-    stored = runs.read_evidence(path)
+    stored = evidence_file.read_evidence(path)
     assert stored is not None and list(stored.columns) == ["sample_id", "split", "evidence"]
     assert stored["sample_id"].is_monotonic_increasing and stored["sample_id"].is_unique
     # every pair the detector gave evidence for, and only those; dev pairs (threshold) too
@@ -67,11 +67,11 @@ def test_a_detector_run_with_evidence_stores_it_and_one_sample_reads_back(demo: 
         assert stored.set_index("sample_id").loc[sid, "split"] == samples.loc[sid, "split"]
     # one sample (or a few) without the others
     one = str(stored["sample_id"].iloc[3])
-    got = runs.read_evidence(path, [one])
+    got = evidence_file.read_evidence(path, [one])
     assert got is not None and got["sample_id"].tolist() == [one]
     assert got["evidence"].iloc[0]["unit"] == "sentence"
     assert got["evidence"].iloc[0]["items"][0]["support"]
-    two = runs.read_evidence(path, [one, "no-such-sample"])
+    two = evidence_file.read_evidence(path, [one, "no-such-sample"])
     assert two is not None and two["sample_id"].tolist() == [one]
     assert doctor.run_problems() == []
 
@@ -79,13 +79,13 @@ def test_a_detector_run_with_evidence_stores_it_and_one_sample_reads_back(demo: 
 def test_a_run_without_evidence_has_no_evidence_file(demo: Path) -> None:
     path = run_detector("lexical-overlap", "demo", limit=LIMIT)
     assert not (path / layout.EVIDENCE_FILE).exists()
-    assert runs.read_evidence(path) is None
-    assert runs.read_evidence(path, ["x"]) is None
+    assert evidence_file.read_evidence(path) is None
+    assert evidence_file.read_evidence(path, ["x"]) is None
 
 
 def test_a_sample_is_read_from_its_row_group_only(tmp_path: Path) -> None:
     """Written in row groups sorted by sample id: a filtered read touches one group."""
-    n = runs.EVIDENCE_ROW_GROUP * 3
+    n = evidence_file.EVIDENCE_ROW_GROUP * 3
     ev = {"unit": "claim", "aggregate": "max", "items": [{"text": "c", "score": 0.5}]}
     frame = pd.DataFrame(
         {
@@ -94,10 +94,10 @@ def test_a_sample_is_read_from_its_row_group_only(tmp_path: Path) -> None:
             "evidence": [ev] * n,
         }
     )
-    table = runs.evidence_table(frame)
+    table = evidence_file.evidence_table(frame)
     assert table is not None
     f = tmp_path / "evidence.parquet"
-    pq.write_table(table, f, row_group_size=runs.EVIDENCE_ROW_GROUP)
+    pq.write_table(table, f, row_group_size=evidence_file.EVIDENCE_ROW_GROUP)
     meta = pq.ParquetFile(f).metadata
     assert meta.num_row_groups == 3
     stats = [meta.row_group(g).column(0).statistics for g in range(3)]
@@ -106,7 +106,7 @@ def test_a_sample_is_read_from_its_row_group_only(tmp_path: Path) -> None:
         ("s00512", "s01023"),
         ("s01024", "s01535"),
     ]
-    got = runs.read_evidence(tmp_path, ["s00700"])
+    got = evidence_file.read_evidence(tmp_path, ["s00700"])
     assert got is not None and got["sample_id"].tolist() == ["s00700"]
 
 
@@ -127,25 +127,25 @@ def test_bad_evidence_is_refused_naming_the_sample(value: object, problem: str) 
     frame = pd.DataFrame({"sample_id": ["a", "b"], "split": ["test", "test"]})
     frame["evidence"] = pd.Series([None, value], dtype=object)
     with pytest.raises(FactBoardError, match=f"evidence of sample 'b'.*{problem}"):
-        runs.evidence_table(frame)
+        evidence_file.evidence_table(frame)
 
 
 def test_no_evidence_at_all_makes_no_table_and_duplicates_are_refused() -> None:
     none = pd.DataFrame({"sample_id": ["a"], "split": ["test"], "evidence": [None]})
-    assert runs.evidence_table(none) is None
+    assert evidence_file.evidence_table(none) is None
     ev = {"unit": "claim", "aggregate": "max", "items": []}
     dup = pd.DataFrame({"sample_id": ["a", "a"], "split": ["test"] * 2, "evidence": [ev, ev]})
     with pytest.raises(FactBoardError, match="two rows for sample 'a'"):
-        runs.evidence_table(dup)
+        evidence_file.evidence_table(dup)
     with pytest.raises(FactBoardError, match="no column"):
-        runs.evidence_table(pd.DataFrame({"sample_id": ["a"]}))
+        evidence_file.evidence_table(pd.DataFrame({"sample_id": ["a"]}))
 
 
 def test_evidence_text_is_redacted(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-test-" + "x" * 24
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     ev = {"unit": "claim", "aggregate": "max", "items": [{"text": f"key {secret}", "score": 1.0}]}
-    table = runs.evidence_table(
+    table = evidence_file.evidence_table(
         pd.DataFrame({"sample_id": ["a"], "split": ["test"], "evidence": [ev]})
     )
     assert table is not None
@@ -162,18 +162,19 @@ def test_a_damaged_evidence_file_is_an_error_naming_run_file_and_sample(demo: Pa
     bad_rows.loc[0, "evidence"] = json.dumps({"unit": "sentence", "items": []})
     pq.write_table(pa.Table.from_pandas(bad_rows, preserve_index=False), f)
     with pytest.raises(CorruptRunError, match=f"evidence.parquet, sample '{first}'.*aggregate"):
-        runs.read_evidence(path, [first])
-    assert runs.read_evidence(path, [bad_rows.loc[1, "sample_id"]]) is not None  # others read
+        evidence_file.read_evidence(path, [first])
+    others = [bad_rows.loc[1, "sample_id"]]
+    assert evidence_file.read_evidence(path, others) is not None  # the other samples are read
 
     pq.write_table(pa.table({"sample_id": ["a"], "evidence": [1]}), f)
     with pytest.raises(CorruptRunError, match=r"evidence.parquet has no column\(s\) split"):
-        runs.read_evidence(path)
+        evidence_file.read_evidence(path)
     problems = doctor.run_problems()
     assert [p.path for p in problems] == [str(path)] and "evidence.parquet" in problems[0].problem
 
     f.write_bytes(b"PAR1 truncated")
     with pytest.raises(CorruptRunError, match="evidence.parquet unreadable"):
-        runs.read_evidence(path)
+        evidence_file.read_evidence(path)
 
 
 def test_evidence_survives_a_block_checkpoint(tmp_path: Path) -> None:
