@@ -45,7 +45,6 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from evaluator.core import scoring
-from evaluator.core.errors import CorruptRunError
 from evaluator.core.types import LABEL_SCHEMA, ThresholdInfo
 from evaluator.store import layout, pulled, runs
 from evaluator.store.layout import (
@@ -69,9 +68,9 @@ from explorer.store_files import (
     Memo,
     RunFiles,
     db_number,
+    engine_problem,
     file_mtime,
     label_vector,
-    parquet_problem,
     path_mtime,
 )
 
@@ -412,7 +411,7 @@ class Store:
             self._set_broken(f, f"{RUN_FILE} is not valid JSON", seen[f])
         good = []
         for f, benchmark in self._check_runs(meta):
-            why = None if f in checked else self._engine_check(rdir / f, seen[f])
+            why = None if f in checked else engine_problem(rdir / f, seen[f])
             if why:
                 self._set_broken(f, why, seen[f])
             else:
@@ -444,24 +443,6 @@ class Store:
         self.problems[folder] = why
         if state is not None:
             self._broken[folder] = state
-
-    @staticmethod
-    def _engine_check(run_dir: Path, state: RunFiles) -> str | None:
-        """What the engine rejects in a run folder: run.json by its pydantic RunRecord, the
-        Parquet files by their footers."""
-        try:
-            runs.read_record(run_dir)
-        except CorruptRunError as e:
-            return e.problem
-        for name, present in (
-            (PREDICTIONS_FILE, True),
-            (LABELS_FILE, state.labels),
-            (GRADES_FILE, state.grades),
-        ):
-            why = parquet_problem(run_dir / name) if present else None
-            if why:
-                return why
-        return None
 
     def _check_runs(self, meta: pd.DataFrame) -> list[tuple[str, str]]:
         good = []

@@ -1,6 +1,6 @@
 """The store's look at the files (explorer/store.py): the state a run folder is noted in, file
-times, a Parquet file's quick check, one run's final labels as a vector, and the memo of derived
-arrays kept between boards."""
+times, a Parquet file's quick check, what the engine rejects in a run folder, one run's final
+labels as a vector, and the memo of derived arrays kept between boards."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from evaluator.core.errors import CorruptRunError
+from evaluator.store import runs
+from evaluator.store.layout import GRADES_FILE, LABELS_FILE, PREDICTIONS_FILE
 
 
 # a state is never changed in place (a new one replaces it); not frozen: a frozen dataclass's
@@ -73,6 +77,25 @@ def parquet_problem(path: Path) -> str | None:
         return f"{path.name} is unreadable ({e.strerror or e})"
     if head != MAGIC or tail != MAGIC:
         return f"{path.name} is unreadable (truncated or not a Parquet file)"
+    return None
+
+
+def engine_problem(run_dir: Path, state: RunFiles) -> str | None:
+    """What the engine rejects in a run folder (None: nothing): run.json by its pydantic
+    RunRecord (evaluator.store.runs.read_record), the Parquet files the state notes by their
+    footers."""
+    try:
+        runs.read_record(run_dir)
+    except CorruptRunError as e:
+        return e.problem
+    for name, present in (
+        (PREDICTIONS_FILE, True),
+        (LABELS_FILE, state.labels),
+        (GRADES_FILE, state.grades),
+    ):
+        why = parquet_problem(run_dir / name) if present else None
+        if why:
+            return why
     return None
 
 
