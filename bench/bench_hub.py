@@ -12,8 +12,9 @@ All in this one run (a temporary folder; the real huggingface_hub client through
 - boot of an empty replica from each: the Space's start-up sync into an empty data root (every
   pulled run checked and kept in packs, evaluator/store/pulled.py: the board has every number),
   requests and seconds (goals: at most 50 requests and under 10 s at 10,000 runs; growth 200 ->
-  10,000 under 1.5x); then the packed runs written as run folders, as the Space does next in
-  the background (seconds, no goal);
+  10,000 under 1.5x); the same boot in a process of its own, for its peak memory (goal: under
+  1 GB at 10,000 runs, as a push's); then the packed runs written as run folders, as the Space
+  does next in the background (seconds, no goal);
 - a pull with nothing new (goal: at most 5 requests);
 - publishing one new submission from a booted replica of each size: requests, commits, seconds
   (goal: one commit, a few requests, seconds whatever the size);
@@ -247,6 +248,23 @@ def push_child(root: str, subs: str) -> int:
     return 0
 
 
+def boot_child(data: str, subs: str) -> int:
+    """Run in a child process: an empty replica's boot (the Space's start-up sync: pulled runs
+    checked and kept in packs); print its seconds and this process's peak memory, before and
+    after (the modules imported first, no request made before the measure)."""
+    from evaluator.hub import sync
+    from evaluator.hub.client import HubClient
+
+    client = HubClient.from_env()
+    before = _hwm_mb()
+    t = time.perf_counter()
+    rep, _ = sync.sync(client, Path(data), Path(subs), defer=True)
+    out = {"seconds": time.perf_counter() - t, "peak": _hwm_mb(), "before": before}
+    out["skipped"] = len(rep.skipped)
+    print(json.dumps(out))
+    return 0
+
+
 def board_child(data: str, cache: str) -> int:
     """Run in a child process: the leaderboard of the demo benchmark on a pulled replica, as
     bench_app measures it (AppTest, server-side script time): the first render of a server
@@ -347,10 +365,13 @@ def main() -> int:
     ap.add_argument("--poll", type=float, default=2.0)
     ap.add_argument("--no-board", action="store_true", help="skip the board's figures")
     ap.add_argument("--push-child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--boot-child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--board-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.push_child:
         return push_child(*args.push_child)
+    if args.boot_child:
+        return boot_child(*args.boot_child)
     if args.board_child:
         return board_child(*args.board_child)
 
@@ -399,6 +420,18 @@ def main() -> int:
         assert got == n and not rep.skipped, (got, rep.skipped[:3])
         boot[n] = (boot_req, boot_s)
         start_s = space_start(work / f"space-{n}")
+        # the boot again in a process of its own, for its peak memory
+        other = work / f"boot-{n}"
+        mem = subprocess.run(
+            [sys.executable, __file__, "--boot-child", str(other / "data"), str(other / "subs")],
+            capture_output=True,
+            text=True,
+            env=os.environ.copy(),
+            check=True,
+        )
+        boot_mem = json.loads(mem.stdout.strip().splitlines()[-1])
+        assert not boot_mem["skipped"], boot_mem
+        shutil.rmtree(other, ignore_errors=True)
         before = len(hub.requests)
         again = sync.pull(client, data, subs)
         idle_req = len(hub.requests) - before
@@ -450,6 +483,12 @@ def main() -> int:
                 boot_s,
                 10.0 if n >= 10_000 else None,
                 f"{n / boot_s:.0f} runs/s checked and kept in packs",
+            ),
+            (
+                f"{n:>6} runs: boot in a process of its own, peak MB",
+                boot_mem["peak"],
+                1024.0 if n >= 10_000 else None,
+                f"{boot_mem['before']:.0f} MB before; {boot_mem['seconds']:.1f} s",
             ),
             (
                 f"{n:>6} runs: then written as folders, in the background (s)",

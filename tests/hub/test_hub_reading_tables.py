@@ -49,15 +49,21 @@ def test_a_shard_reads_run_by_run_whatever_its_order() -> None:
     orphan = grouped.slice(0, 1).set_column(0, "run_id", pa.array([None], pa.string()))
     with_orphan = pa.concat_tables([interleaved, orphan])
     want = {r: t.select(["sample_id", "label"]).to_pylist() for r, t in parts if r != "c"}
-    for shard in (grouped, interleaved, with_orphan):
-        got = T.read_shard(T.parquet_bytes(shard), "predictions", {"a", "b"}, "shard")
+    # small row groups: each has a dictionary of run ids of its own, and a run's rows span two
+    for shard, groups in [(grouped, None), (grouped, 2), (interleaved, 2), (with_orphan, 1)]:
+        got = T.read_shard(T.parquet_bytes(shard, groups), "predictions", {"a", "b"}, "shard")
         assert set(got) == {"a", "b"}
         for rid, rows in want.items():
+            assert got[rid].schema == T.kind_schema("predictions")
             mine = got[rid].select(["sample_id", "label"]).to_pylist()
             if shard is grouped:
                 assert mine == rows  # in their stored order
             else:
                 assert sorted(mine, key=str) == sorted(rows, key=str)
+    # run ids written as numbers are read as their text
+    numbered = grouped.set_column(0, "run_id", pa.array([7, 7, 7, 8, 9], pa.int64()))
+    got = T.read_shard(T.parquet_bytes(numbered), "predictions", {"7", "8"}, "shard")
+    assert {r: len(t) for r, t in got.items()} == {"7": 3, "8": 1}
     assert set(T.read_shard(T.parquet_bytes(grouped), "predictions", set(), "shard")) == {
         "a",
         "b",
