@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import (
@@ -191,15 +192,35 @@ def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
     return made[key].tolist()  # type: ignore[no-any-return]
 
 
+# a text the size pattern (_SIZE) can match holds a digit (Python's \d: Unicode decimal digits,
+# all within RE2's \pN) with a b or m somewhere after it: one vectorised RE2 pass over every
+# text finds those, a superset of the matches, and only they are searched by _SIZE itself
+_MAY_HOLD_SIZE = r"(?s)\pN.*[bBmM]"
+
+
 def sizes_of(params: Sequence[object], names: Sequence[object]) -> tuple[np.ndarray, list[str]]:
     """params_to_float of many (params, name) pairs: (the counts, NaN for none; where each
-    came from)."""
-    got = [
-        params_to_float(p if isinstance(p, str) else None, n if isinstance(n, str) else None)
-        for p, n in zip(params, names, strict=True)
-    ]
-    value = np.array([np.nan if v is None else v for v, _ in got], dtype=float)
-    return value, [w for _, w in got]
+    came from). Only the pairs whose params or name may hold a size are looked at one by one
+    (most names hold none: 'Synthetic model 00042')."""
+    import pyarrow.compute as pc
+
+    n = len(params)
+    value = np.full(n, np.nan)
+    where = [""] * n
+    texts = [[t if isinstance(t, str) else None for t in col] for col in (params, names)]
+    maybe = np.zeros(n, dtype=bool)
+    for col in texts:
+        try:
+            hit = pc.match_substring_regex(pa.array(col, pa.string()), _MAY_HOLD_SIZE)
+        except (pa.ArrowException, UnicodeError):  # a text Arrow cannot hold: look at each
+            maybe[:] = True
+            break
+        maybe |= pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(maybe).tolist():
+        v, w = params_to_float(texts[0][i], texts[1][i])
+        if v is not None:
+            value[i], where[i] = v, w
+    return value, where
 
 
 _RUN_TEXT: tuple[str, ...] = ("model", "kind_code", "origin_code", "source", "note", "org")

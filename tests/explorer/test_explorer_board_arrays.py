@@ -44,6 +44,25 @@ def test_sizes_of_many_runs_agree_with_params_to_float_run_by_run() -> None:
     assert w2 == where[:9]
 
 
+def test_sizes_of_random_names_agree_with_params_to_float_run_by_run() -> None:
+    """Names built from the characters the size pattern turns on (digits of several scripts,
+    spaces of several kinds, units, letters, dots, a lone surrogate): the pass that picks the
+    names to look at one by one never leaves out one that holds a size."""
+    rng = np.random.default_rng(7)
+    parts = ["7", "13", "0.5", "١٣", "٧", "²", " ", "\u2009", "\u00a0", "\x1f", "\n", "b", "B"]
+    parts += ["m", "M", "bn", "x", "-", ".", "v", "Llama", "\ud800", ""]
+    names = ["".join(rng.choice(parts, size=rng.integers(0, 6))) for _ in range(3000)]
+    # with a lone surrogate (Arrow cannot hold it: every pair looked at), then without
+    for some in (names[:1500], [n for n in names if "\ud800" not in n]):
+        ps = [None if i % 3 else some[-i] for i in range(len(some))]
+        value, where = board_rows.sizes_of(ps, some)
+        one = [board_rows.params_to_float(p, n) for p, n in zip(ps, some, strict=True)]
+        assert where == [w for _, w in one]
+        expect = np.array([np.nan if v is None else v for v, _ in one], dtype=float)
+        np.testing.assert_array_equal(value, expect)
+        assert where.count("from name") > 50 and where.count("") > 50
+
+
 def test_each_distinct_calls_once_per_value_a_function_can_tell_apart() -> None:
     calls: list[tuple[object, ...]] = []
 
