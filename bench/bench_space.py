@@ -24,37 +24,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(port: int, proc: subprocess.Popen[bytes], log: Path, limit: float = 600.0) -> None:
-    end = time.monotonic() + limit
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > end:
-                raise RuntimeError(log.read_text(errors="replace")[-3000:]) from None
-            time.sleep(0.1)
 
 
 def _visit(browser: Any, url: str) -> float:
@@ -80,12 +58,13 @@ def one_size(hub: Any, synth: Any, n: int, work: Path, after: float) -> dict[str
     from playwright.sync_api import sync_playwright
 
     from tests.app.test_browser_app import ARGS, CHROMIUM
+    from tests.support.server import free_port, running_entrypoint
 
     hub.repos.clear()
     hub.create(B.REPO_ID)
     hub.put(B.REPO_ID, synth.repo_files(n))
     home = work / f"space-{n}"
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PORT": str(port),
@@ -97,18 +76,8 @@ def one_size(hub: Any, synth: Any, n: int, work: Path, after: float) -> dict[str
     }
     home.mkdir(parents=True)
     log = home / "entry.log"
-    with open(log, "wb") as fh:
-        t = time.perf_counter()
-        proc = subprocess.Popen(
-            ["bash", str(REPO / "scripts" / "space_entrypoint.sh")],
-            cwd=REPO,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        _healthy(port, proc, log)
+    t = time.perf_counter()
+    with running_entrypoint(env, log, start_timeout=600):
         out = {"start-up": time.perf_counter() - t}
         url = f"http://127.0.0.1:{port}"
         with sync_playwright() as pw:
@@ -120,15 +89,9 @@ def one_size(hub: Any, synth: Any, n: int, work: Path, after: float) -> dict[str
                 out[f"a new visitor {after:g} s later"] = _visit(browser, url)
             finally:
                 browser.close()
-        if "entrypoint:" in log.read_text(errors="replace"):
-            raise RuntimeError(log.read_text(errors="replace")[-3000:])
-        return out
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+    if "entrypoint:" in log.read_text(errors="replace"):
+        raise RuntimeError(log.read_text(errors="replace")[-3000:])
+    return out
 
 
 def main() -> int:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evaluator.core.formatting import plural
 from evaluator.core.vocabulary import (
@@ -202,8 +203,6 @@ def sizes_of(params: Sequence[object], names: Sequence[object]) -> tuple[np.ndar
     """params_to_float of many (params, name) pairs: (the counts, NaN for none; where each
     came from). Only the pairs whose params or name may hold a size are looked at one by one
     (most names hold none: 'Synthetic model 00042')."""
-    import pyarrow.compute as pc
-
     n = len(params)
     value = np.full(n, np.nan)
     where = [""] * n

@@ -69,12 +69,13 @@ from explorer.store_files import (
     RunFiles,
     db_number,
     engine_problem,
-    file_mtime,
     label_vector,
-    path_mtime,
 )
 
 _RUN_DATA_FILES = pulled.CHECKED_FILES  # predictions, labels, grades
+# a run file's mtime in the scan of the run folders (a name of its own: a test counts the
+# files that scan looks at)
+file_mtime = layout.mtime_ns
 _NEVER = -1e9  # Store._scanned_at before its first scan
 CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs is looked up
 LOAD_CHUNK = 1000  # run folders read and inserted at a time
@@ -141,8 +142,8 @@ class Store:
             # a run added, deleted or rewritten moves the runs folder; a pack added or
             # removed moves the packs folder
             rdir_mtime = (
-                path_mtime(layout.runs_dir(self.root)),
-                path_mtime(pulled.packs_dir(self.root)),
+                layout.mtime_ns(layout.runs_dir(self.root)),
+                layout.mtime_ns(pulled.packs_dir(self.root)),
             )
             if not self._snapshot_read:
                 self._snapshot_read = True
@@ -251,7 +252,7 @@ class Store:
             for d in sorted(bdir.iterdir()):
                 if not d.is_dir() or d.name.startswith((".", "_")):
                     continue
-                ms, mj = path_mtime(d / SAMPLES_FILE), path_mtime(d / META_FILE)
+                ms, mj = layout.mtime_ns(d / SAMPLES_FILE), layout.mtime_ns(d / META_FILE)
                 if ms is None or mj is None:
                     continue
                 seen[d.name] = (ms, mj)
@@ -460,7 +461,7 @@ class Store:
         return good
 
     def _refresh_reported(self) -> None:
-        files = tuple((str(f), path_mtime(f) or 0) for f in layout.reported_files(self.root))
+        files = tuple((str(f), layout.mtime_ns(f) or 0) for f in layout.reported_files(self.root))
         if files == self._reported_files:
             return
         try:

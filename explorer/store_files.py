@@ -1,6 +1,7 @@
-"""The store's look at the files (explorer/store.py): the state a run folder is noted in, file
-times, a Parquet file's quick check, what the engine rejects in a run folder, one run's final
-labels as a vector, and the memo of derived arrays kept between boards."""
+"""The store's look at the files (explorer/store.py): the state a run folder is noted in, a
+Parquet file's quick check, what the engine rejects in a run folder, one run's final labels as
+a vector, and the memo of derived arrays kept between boards (file times: the engine's
+evaluator.store.layout.mtime_ns)."""
 
 from __future__ import annotations
 
@@ -41,20 +42,6 @@ def db_number(v: object) -> float | None:
         return None
     f = float(v)  # type: ignore[arg-type]
     return f if math.isfinite(f) else None
-
-
-def path_mtime(p: Path) -> int | None:
-    try:
-        return p.stat().st_mtime_ns
-    except OSError:
-        return None
-
-
-def file_mtime(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
 
 
 MAGIC = b"PAR1"

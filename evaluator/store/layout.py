@@ -19,6 +19,15 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+
+def mtime_ns(path: str | os.PathLike[str]) -> int | None:
+    """A file's or folder's modification time in nanoseconds; None where there is none."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
 RUN_FILE = "run.json"
 PREDICTIONS_FILE = "predictions.parquet"
 GRADES_FILE = "grades.parquet"

@@ -75,21 +75,14 @@ def checked_dir(root: Path | None = None) -> Path:
     return layout.runs_dir(root).parent / CHECKED_DIR
 
 
-def _stat_ns(p: str) -> int | None:
-    try:
-        return os.stat(p).st_mtime_ns
-    except OSError:
-        return None
-
-
 def folder_times(run_dir: Path | str) -> tuple[int, list[int | None]] | None:
     """The modification times of a run folder's run.json and CHECKED_FILES (None where one is
     absent), as the ledger notes them; None without a run.json. Taken while the folder is
     still staged (a rename keeps them), so that a rewrite landing after the rename (a hide)
     never gets noted with the text from before it."""
     d = os.fspath(run_dir)
-    m = _stat_ns(os.path.join(d, RUN_FILE))
-    return None if m is None else (m, [_stat_ns(os.path.join(d, f)) for f in CHECKED_FILES])
+    m = layout.mtime_ns(os.path.join(d, RUN_FILE))
+    return None if m is None else (m, [layout.mtime_ns(os.path.join(d, f)) for f in CHECKED_FILES])
 
 
 def note_checked(

@@ -6,10 +6,7 @@ cross-benchmark table with dashes, not None) and the first page's notice."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +14,7 @@ import pytest
 
 from tests.app.test_browser_app import ARGS, CHROMIUM, settle, table
 from tests.hub.test_dockerfile import healthcheck_command
-from tests.support.server import free_port
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.server import free_port, running_entrypoint
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,34 +37,8 @@ def container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, i
     )
     log = home.parent / "entry.log"
     home.mkdir(parents=True)
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(
-            ["bash", "scripts/space_entrypoint.sh"],
-            cwd=REPO,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-                assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
-                time.sleep(0.5)
-        yield url, port, Path(env["FACTBOARD_DATA"])
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(20)
+    with running_entrypoint(env, log, start_timeout=180):
+        yield f"http://127.0.0.1:{port}", port, Path(env["FACTBOARD_DATA"])
 
 
 @pytest.fixture(scope="module")

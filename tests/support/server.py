@@ -1,8 +1,10 @@
-"""`streamlit run app.py` as a real server, for the browser tests, the soak test and bench/."""
+"""`streamlit run app.py` and the container's entry point as real servers, for the browser tests,
+the soak test and bench/."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -69,18 +71,54 @@ def running_app(env: Mapping[str, str], log: Path, start_timeout: float = 60.0) 
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + start_timeout
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                tail = log.read_text(errors="replace")[-2000:]
-                if proc.poll() is not None:
-                    raise RuntimeError(f"streamlit exited: {tail}") from None
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start: {tail}") from None
-                time.sleep(0.2)
+        wait_healthy(url, proc, log, start_timeout)
         yield App(url, port, proc, log)
     finally:
         stop(proc)
+
+
+def wait_healthy(
+    url: str, proc: subprocess.Popen[bytes], log: Path, limit: float, every: float = 0.2
+) -> None:
+    """Until the server at `url` answers Streamlit's /_stcore/health; RuntimeError with the
+    log's tail if its process exits first or `limit` seconds pass."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+            return
+        except OSError:
+            tail = log.read_text(errors="replace")[-3000:]
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {tail}") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start: {tail}") from None
+            time.sleep(every)
+
+
+@contextmanager
+def running_entrypoint(
+    env: Mapping[str, str], log: Path, start_timeout: float
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The container's entry point (scripts/space_entrypoint.sh) with exactly `env` (its
+    $PORT among it), in a session of its own; yields once its server answers its health check
+    (wait_healthy), and stops the whole session afterwards (the server and any worker)."""
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            ["bash", str(REPO / "scripts" / "space_entrypoint.sh")],
+            cwd=REPO,
+            env=dict(env),
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_healthy(f"http://127.0.0.1:{env['PORT']}", proc, log, start_timeout, every=0.1)
+        yield proc
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(20)
