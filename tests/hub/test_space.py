@@ -4,9 +4,7 @@ or the token is wrong, the container entry script serves the app against the fak
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import time
 import urllib.request
@@ -21,6 +19,7 @@ from tests.hub.conftest import READ_TOKEN, WRITE_TOKEN, Replica, hub_env
 from tests.support.apptest import open_app_page
 from tests.support.fake_hub import FakeHub
 from tests.support.server import free_port
+from tests.support.server import stop_session as stop
 from tests.support.testdata import add_run, build_demo_root
 
 PAGE = "views/leaderboard.py"
@@ -134,15 +133,6 @@ def serve(app_dir: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Pop
             stop(p)
             raise AssertionError(log.read_text())
         time.sleep(0.2)
-
-
-def stop(p: subprocess.Popen[bytes]) -> None:
-    os.killpg(p.pid, signal.SIGTERM)
-    try:
-        p.wait(20)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait(20)
 
 
 def test_the_container_entry_script_serves_the_app_against_the_fake_hub(

@@ -116,9 +116,15 @@ def running_entrypoint(
         wait_healthy(f"http://127.0.0.1:{env['PORT']}", proc, log, start_timeout, every=0.1)
         yield proc
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(20)
+        stop_session(proc)
+
+
+def stop_session(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a child started in a session of its own, with every process of that session
+    (killed if they do not exit within 20 s)."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(20)
