@@ -33,7 +33,6 @@ import os
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import ValidationError
 
 from evaluator.core import scoring
@@ -103,8 +103,10 @@ class Store:
         self._bench_files: dict[str, tuple[int, int]] = {}
         self._samples_loaded: dict[str, tuple[int, int]] = {}
         self.meta: dict[str, dict[str, Any]] = {}
-        self._runs: dict[str, RunFiles] = {}  # run folder -> files state
-        self._run_benchmark: dict[str, str] = {}
+        self._run_files: dict[str, RunFiles] = {}  # run folder -> files state (see _runs)
+        self._benchmark_of: dict[str, str] = {}  # run folder -> its benchmark
+        self._unmade: pa.Table | None = None  # the snapshot's states not made objects yet
+        self._unmade_at: dict[str, int] | None = None  # run folder -> its row in _unmade
         self._predictions_loaded: set[str] = set()
         self._labelled: set[str] = set()
         self._reported_files: tuple[tuple[str, int], ...] = ()
@@ -193,14 +195,62 @@ class Store:
                 self._results.drop()
                 self._dims_kept = False
                 return None
-            for folder, benchmark, mtime, grades, labels, files, folder_mtime, pack in states:
-                self._runs[folder] = RunFiles(
-                    mtime, grades, labels, tuple(files), pack, folder_mtime
-                )
-                self._run_benchmark[folder] = benchmark
-            for benchmark, n in Counter(s[1] for s in states).items():
+            # made objects when first asked for (_runs): a page that asks for none of them
+            # (a leaderboard's first render) does not make 10,000
+            self._unmade = states
+            for count in pc.value_counts(states["benchmark"]).to_pylist():
+                benchmark, n = count["values"], int(count["counts"])
                 self._gen[benchmark] = self._gen.get(benchmark, 0) + n  # a _bump per run
         return as_of
+
+    @property
+    def _runs(self) -> dict[str, RunFiles]:
+        """Run folder -> its files' state: the snapshot's states, made on first use, then
+        what the scans found."""
+        if self._unmade is not None:
+            self._make_states()
+        return self._run_files
+
+    @property
+    def _run_benchmark(self) -> dict[str, str]:
+        """Run folder -> its benchmark (the runs of _runs)."""
+        if self._unmade is not None:
+            self._make_states()
+        return self._benchmark_of
+
+    def _state(self, folder: str) -> tuple[str, RunFiles] | None:
+        """A run folder's benchmark and files' state (None: not a run on the board), read
+        without making every snapshot state an object: what a view asks of the few runs it
+        compares (the paired tests' best runs). Read only; a change goes through _runs."""
+        with self._lock:
+            states = self._unmade
+            if states is None:
+                files = self._run_files.get(folder)
+                return None if files is None else (self._benchmark_of[folder], files)
+            if self._unmade_at is None:
+                self._unmade_at = {f: i for i, f in enumerate(states["folder"].to_pylist())}
+            at = self._unmade_at.get(folder)
+            if at is None:
+                return None
+            for _, benchmark, mtime, grades, labels, files_at, folder_at, pack in Q.snapshot_states(
+                states.slice(at, 1)
+            ):
+                return benchmark, RunFiles(mtime, grades, labels, tuple(files_at), pack, folder_at)
+            return None
+
+    def _make_states(self) -> None:
+        with self._lock:
+            states, self._unmade, self._unmade_at = self._unmade, None, None
+            if states is None:
+                return
+            with pulled.collector_paused():  # a state per run: thousands of objects
+                for folder, benchmark, mtime, grades, labels, files, at, pack in Q.snapshot_states(
+                    states
+                ):
+                    self._run_files[folder] = RunFiles(
+                        mtime, grades, labels, tuple(files), pack, at
+                    )
+                    self._benchmark_of[folder] = benchmark
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from
@@ -505,14 +555,17 @@ class Store:
             if run_ids is None:
                 folders = [f for f, b in self._run_benchmark.items() if b == benchmark]
             else:
-                mine = self._run_benchmark
-                folders = [f for f in dict.fromkeys(run_ids) if mine.get(f) == benchmark]
+                folders = [
+                    f
+                    for f in dict.fromkeys(run_ids)
+                    if (st := self._state(f)) is not None and st[0] == benchmark
+                ]
             self._unpack(folders)
             new = [
                 f
                 for f in folders
                 if f not in self._predictions_loaded
-                and (predictions or (f not in self._labelled and not self._runs[f].labels))
+                and (predictions or (f not in self._labelled and not self._stored_labels(f)))
             ]
             rdir = layout.runs_dir(self.root)
             if new:
@@ -520,12 +573,12 @@ class Store:
                     new, self._load_run_rows, lambda fs: Q.delete_predictions(self.con, fs)
                 )
                 self._predictions_loaded.update(loaded)
-                folders = [f for f in folders if f in self._runs]
+                folders = [f for f in folders if self._state(f) is not None]
             todo = [f for f in folders if f not in self._labelled]
             if not todo or not has_samples:
                 return
             Q.delete_labels(self.con, todo)
-            stored = [f for f in todo if self._runs[f].labels]
+            stored = [f for f in todo if self._stored_labels(f)]
             self._load_each(
                 stored,
                 lambda fs: Q.load_labels(
@@ -533,8 +586,8 @@ class Store:
                 ),
                 lambda fs: Q.delete_labels(self.con, fs),
             )
-            todo = [f for f in todo if f in self._runs]
-            older = [f for f in todo if not self._runs[f].labels]
+            todo = [f for f in todo if self._state(f) is not None]
+            older = [f for f in todo if not self._stored_labels(f)]
             if older:
                 self._make_labels(older, benchmark)
             self._labelled.update(todo)
@@ -557,8 +610,8 @@ class Store:
             out: dict[str, np.ndarray] = {}
             rest: list[str] = []
             for f in dict.fromkeys(run_ids):
-                state = self._runs.get(f)
-                if state is None or not state.labels or self._run_benchmark.get(f) != benchmark:
+                state = self._state(f)
+                if state is None or not state[1].labels or state[0] != benchmark:
                     rest.append(f)
                     continue
                 try:
@@ -682,17 +735,23 @@ class Store:
         packed = [
             f
             for f in folders
-            if (s := self._runs.get(f)) is not None and s.pack and not (rdir / f).is_dir()
+            if (s := self._state(f)) is not None and s[1].pack and not (rdir / f).is_dir()
         ]
         if packed:  # on a full disk their files stay missing, and reading them says so
             with contextlib.suppress(OSError):
                 runs.materialize(self.root, packed)
 
+    def _stored_labels(self, folder: str) -> bool:
+        """The run's final labels are stored in its folder (a run on the board)."""
+        state = self._state(folder)
+        return state is not None and state[1].labels
+
     def _load_run_rows(self, folders: list[str]) -> None:
         rdir = layout.runs_dir(self.root)
         Q.load_predictions(self.con, [str(rdir / f / PREDICTIONS_FILE) for f in folders])
         Q.load_grades(
-            self.con, [str(rdir / f / GRADES_FILE) for f in folders if self._runs[f].grades]
+            self.con,
+            [str(rdir / f / GRADES_FILE) for f in folders if (s := self._state(f)) and s[1].grades],
         )
 
     def _load_each(self, folders: list[str], load: Any, clear: Any) -> list[str]:

@@ -156,6 +156,16 @@ def insert_staged_runs(con: Con, folders: Sequence[str]) -> None:
 
 
 SnapshotState = tuple[str, str, int, bool, bool, list[int | None], int | None, str | None]
+SNAPSHOT_STATE_COLUMNS = (
+    "folder",
+    "benchmark",
+    "s_mtime",
+    "s_grades",
+    "s_labels",
+    "s_files",
+    "s_folder",
+    "s_pack",
+)  # a SnapshotState's fields as the snapshot's runs file names them
 
 
 def write_snapshot(
@@ -246,11 +256,12 @@ def _own_path(path: str) -> None:
 
 def load_snapshot(
     con: Con, runs_path: str, results_path: Callable[[str], str], dims_path: Callable[[str], str]
-) -> tuple[list[SnapshotState], tuple[int | None, int | None], bool]:
+) -> tuple[pa.Table, tuple[int | None, int | None], bool]:
     """Fill the runs table from a snapshot (write_snapshot; runs_path: a file no other
     process replaces while it is read, since it is read more than once) and point the results
     at its results file (results_path: where the results file of a generation is); returns
-    each run folder's state as written, the runs and packs folders' mtimes the states are
+    each run folder's state as written (a table of SNAPSHOT_STATE_COLUMNS: snapshot_states
+    makes them tuples), the runs and packs folders' mtimes the states are
     of, and whether the run_dimensions table was filled from the snapshot's dimensions file
     (dims_path: where it is; one missing or unreadable leaves the table to be made again).
     Each read takes the columns it needs from the file, none copied twice."""
@@ -270,11 +281,13 @@ def load_snapshot(
     with _one_thread(con):  # the runs file is one row group: more threads only wait
         con.execute(f"INSERT INTO runs BY NAME SELECT {run_cols} FROM {snap}")
     use_snapshot_results(con, results_path(generation))
-    columns = ("folder", "benchmark", "s_mtime", "s_grades", "s_labels", "s_files", "s_folder")
-    states: list[SnapshotState] = list(
-        zip(*(got[c].to_pylist() for c in (*columns, "s_pack")), strict=True)
-    )
+    states = got.select(list(SNAPSHOT_STATE_COLUMNS))
     return states, (dirs[0], dirs[1]), _load_dimensions(con, dims_path(generation))
+
+
+def snapshot_states(table: pa.Table) -> Iterator[SnapshotState]:
+    """The states of load_snapshot's table, a tuple per run (SnapshotState's order)."""
+    return zip(*(table[c].to_pylist() for c in SNAPSHOT_STATE_COLUMNS), strict=True)
 
 
 def _load_dimensions(con: Con, path: str) -> bool:

@@ -225,6 +225,31 @@ def _from_snapshot_page(root: Path) -> Store:
     return s
 
 
+def test_a_pages_first_board_reads_the_states_of_the_runs_it_compares_only(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process's first board asks about a few runs (the paired tests' best): their
+    states are read from the snapshot one by one, no object is made for every run, and they
+    are the states made of every run later."""
+    Store(root).refresh()
+    made: list[int] = []
+    make = Store._make_states
+    monkeypatch.setattr(Store, "_make_states", lambda self: (made.append(1), make(self))[1])
+    s = _from_snapshot_page(root)
+    folders = sorted(p.name for p in (root / "runs").iterdir())[:3]
+    s.ensure_labels("demo", [*folders, "not-a-run"], predictions=False)
+    states = {f: s._state(f) for f in folders}
+    assert made == [] and s._state("not-a-run") is None
+    assert {b for b, _ in states.values()} == {"demo"}
+    other = _from_snapshot_page(root)
+    other.ensure_labels("demo", folders, predictions=False)
+    assert other._runs  # every state made
+    assert made == [1]
+    assert states == {f: (other._run_benchmark[f], other._runs[f]) for f in folders}
+    assert Q.table_sizes(s.cursor()) == Q.table_sizes(other.cursor())
+    assert s._runs == other._runs and s._run_benchmark == other._run_benchmark
+
+
 def test_the_memo_survives_a_new_run_and_forgets_on_a_deleted_one(root: Path) -> None:
     s = Store(root)
     s.refresh()
