@@ -137,27 +137,27 @@ def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
     origin, submission = f["origin"], f["submission"]
     value, where = sizes_of(f["model_params"].tolist(), f["model_name"].tolist())
     # has FactBoard re-run it? (evaluator.submissions.verification)
-    checked = each_distinct(verification.label_and_status, origin, f["recipe_config"], submission)
+    checked, key = _distinct(verification.label_and_status, origin, f["recipe_config"], submission)
     return pd.DataFrame(
         {
             "model": f["model_name"],
             "kind_code": f["model_kind"],
             "origin_code": f["origin"],
-            "source": each_distinct(run_source, origin, submission),
+            "source": each_distinct_text(run_source, origin, submission),
             "note": _run_notes(f["missing"], f["unparsable"]),
             "org": f["model_org"],
             "params": f["model_params"],
-            "threshold": each_distinct(_threshold_text, f["policy"], f["threshold"]),
+            "threshold": each_distinct_text(_threshold_text, f["policy"], f["threshold"]),
             "version": f["benchmark_version"],
             "created": f["created_at"],
             "missing": f["missing"].astype(int),
             "unparsable": f["unparsable"].astype(int),
-            "kind": each_distinct(kind_label, f["model_kind"]),
-            "origin": each_distinct(lambda o: ORIGIN_BADGES.get(o, o), origin),
+            "kind": each_distinct_text(kind_label, f["model_kind"]),
+            "origin": each_distinct_text(lambda o: ORIGIN_BADGES.get(o, o), origin),
             "params_value": value,
             "params_from": where,
-            "verified": [label for label, _ in checked],
-            "verified_code": [status for _, status in checked],
+            "verified": _texts([label for label, _ in checked], key),
+            "verified_code": _texts([code for _, code in checked], key),
         },
         index=f.index,
     ).astype({c: "str" for c in _RUN_TEXT})  # one dtype, however many runs are kept
@@ -179,9 +179,9 @@ def _codes(values: pd.Series) -> np.ndarray:
     return codes
 
 
-def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
-    """[fn(*args) for args in zip(*columns)] for a pure fn, called once per distinct args
-    (the runs of a board share most of their kinds, origins and thresholds)."""
+def _distinct(fn: Callable[..., T], *columns: pd.Series) -> tuple[list[T], np.ndarray]:
+    """fn of each distinct args of the columns, in order of first sight, and each row's
+    index into them."""
     key = np.zeros(len(columns[0]), dtype=np.int64)
     for col in columns:
         c = _codes(col)
@@ -189,8 +189,27 @@ def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
     # (factorize numbers the keys in order of first sight: first[k] is key k's first row)
     first = np.unique(key, return_index=True)[1]
     args = zip(*(col.iloc[first].tolist() for col in columns), strict=True)
-    made = np.array([None] + [fn(*a) for a in args], dtype=object)[1:]
-    return made[key].tolist()  # type: ignore[no-any-return]
+    return [fn(*a) for a in args], key
+
+
+def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
+    """[fn(*args) for args in zip(*columns)] for a pure fn, called once per distinct args
+    (the runs of a board share most of their kinds, origins and thresholds)."""
+    made, key = _distinct(fn, *columns)
+    return np.array([None, *made], dtype=object)[1:][key].tolist()  # type: ignore[no-any-return]
+
+
+def _texts(made: Sequence[str | None], key: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """A text column of each row's text (made[key]), taken from the distinct texts: no text
+    is converted once per row."""
+    return pd.array(list(made), dtype="str").take(key)
+
+
+def each_distinct_text(
+    fn: Callable[..., str | None], *columns: pd.Series
+) -> pd.api.extensions.ExtensionArray:
+    """each_distinct of a function that gives a text, as a text array."""
+    return _texts(*_distinct(fn, *columns))
 
 
 # a text the size pattern (_SIZE) can match holds a digit (Python's \d: Unicode decimal digits,
@@ -300,13 +319,11 @@ def run_source(origin: str, submission: object) -> str:
     return f"{who} (via Every Eval Ever)"
 
 
-def _run_notes(missing: pd.Series, unparsable: pd.Series) -> list[str]:
+def _run_notes(missing: pd.Series, unparsable: pd.Series) -> pd.api.extensions.ExtensionArray:
     """Each run's note on its samples without a usable prediction, worked out once per
     distinct pair of counts (most runs share one: none)."""
-    return each_distinct(
-        _run_note,
-        missing.fillna(0).astype(int).reset_index(drop=True),
-        unparsable.fillna(0).astype(int).reset_index(drop=True),
+    return each_distinct_text(
+        _run_note, missing.fillna(0).astype(int), unparsable.fillna(0).astype(int)
     )
 
 

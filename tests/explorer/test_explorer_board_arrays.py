@@ -78,10 +78,15 @@ def test_each_distinct_calls_once_per_value_a_function_can_tell_apart() -> None:
         calls.clear()
         got = board_rows.each_distinct(show, *cols)
         assert got == [show(*a) for a in zip(*(c.tolist() for c in cols), strict=True)]
+        texts = board_rows.each_distinct_text(show, *cols)
+        assert str(texts.dtype) == "str" and list(texts) == got
     assert len(board_rows.each_distinct(show, floats)) == 7
     calls.clear()
     board_rows.each_distinct(show, pd.Series(["x"] * 50, dtype="str"), floats.iloc[[3] * 50])
     assert len(calls) == 1
+    # a text function that gives no text for some: missing there, as a text column has it
+    none_for_b = board_rows.each_distinct_text(lambda t: None if t == "b" else t, text)
+    assert none_for_b.isna().tolist() == [False, False, True, True, False, True, False]
 
 
 def test_verification_labels_once_per_distinct_submission_agree() -> None:

@@ -179,7 +179,7 @@ def test_one_formatter_for_p_values_counts_and_notes(store: Store) -> None:
     assert "run(s)" not in b.method
     one = b.rows.head(1)
     assert L.count_line(one, b.rows).startswith("**1** row shown")
-    assert board_rows._run_notes(pd.Series([1, 2]), pd.Series([0, 1])) == [
+    assert list(board_rows._run_notes(pd.Series([1, 2]), pd.Series([0, 1]))) == [
         "1 sample without a prediction",
         "2 samples without a prediction; 1 unusable prediction",
     ]
