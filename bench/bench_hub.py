@@ -28,7 +28,8 @@ All in this one run (a temporary folder; the real huggingface_hub client through
   snapshot yet), the first render of a new session, slice changes and the process's peak
   memory (goals at 10,000 runs: under 1 s, 0.3 s and 1 GB, each growing under 1.5x from 200);
   measured once every size is booted, BOARD_ROUNDS times, the sizes in turn, each figure the
-  median of its rounds (a change in the machine's load falls on every size alike);
+  median of its rounds and each growth the median of the rounds' own ratios (a change in the
+  machine's load falls on every size alike);
 - a Space's start-up before it serves from an empty data root (scripts/space_prepare.sh, as the
   container runs it: the pull into packs, the board's store read once and its snapshot
   written), seconds, no goal;
@@ -294,11 +295,10 @@ def board_child(data: str, cache: str) -> int:
 BOARD_ROUNDS = 5  # each size's board measured this many times, the sizes in turn
 
 
-def board_figures(roots: dict[int, Path]) -> dict[int, dict[str, float]]:
+def board_figures(roots: dict[int, Path]) -> dict[int, list[dict[str, float]]]:
     """The board's figures of each booted root (board_child, in a child process, with a cache
     folder of its own each time: no snapshot yet), BOARD_ROUNDS times, the sizes in turn, so
-    that a change in the machine's load falls on every size alike; each figure the median of
-    its rounds."""
+    that a change in the machine's load falls on every size alike: each round's figures."""
     got: dict[int, list[dict[str, float]]] = {n: [] for n in roots}
     for r in range(BOARD_ROUNDS):
         for n, data in sorted(roots.items()):
@@ -311,13 +311,19 @@ def board_figures(roots: dict[int, Path]) -> dict[int, dict[str, float]]:
             if out.returncode:
                 raise RuntimeError(f"the board's child failed: {out.stderr[-3000:]}")
             got[n].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return {
-        n: {k: statistics.median(b[k] for b in runs) for k in runs[0]} for n, runs in got.items()
+    return got
+
+
+def board_rows(
+    rounds: dict[int, list[dict[str, float]]],
+) -> list[tuple[str, float, float | None, str]]:
+    """The board's figures per size (each the median of its rounds), against the goals at the
+    largest, and their growth: the median of the rounds' own ratios (a round measures the
+    sizes within a minute of each other, so a slow minute on this shared machine moves both
+    sides of its ratio), each round's ratio noted."""
+    boards = {
+        n: {k: statistics.median(b[k] for b in runs) for k in runs[0]} for n, runs in rounds.items()
     }
-
-
-def board_rows(boards: dict[int, dict[str, float]]) -> list[tuple[str, float, float | None, str]]:
-    """The board's figures per size, against the goals at the largest, and their growth."""
     rows: list[tuple[str, float, float | None, str]] = []
     hi, lo = max(boards), min(boards)
     for n, b in sorted(boards.items()):
@@ -341,7 +347,9 @@ def board_rows(boards: dict[int, dict[str, float]]) -> list[tuple[str, float, fl
             ("peak", "process peak"),
         ):
             goal = None if key == "fresh" else 1.5
-            rows.append((f"board {what} {hi} / {lo}", boards[hi][key] / boards[lo][key], goal, ""))
+            each = [a[key] / b[key] for a, b in zip(rounds[hi], rounds[lo], strict=True)]
+            note = "rounds: " + ", ".join(f"{x:.2f}" for x in each)
+            rows.append((f"board {what} {hi} / {lo}", statistics.median(each), goal, note))
     return rows
 
 
