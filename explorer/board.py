@@ -53,32 +53,24 @@ def _with_published(runs: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
 
 
 def _other_metrics(
-    values: OtherValues | None, rep: pd.DataFrame, q: BoardQuery, rows: pd.DataFrame
+    values: OtherValues | None,
+    rep: pd.DataFrame,
+    q: BoardQuery,
+    rows: pd.DataFrame,
+    unread: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every other metric of the same slice as extra columns (value only). values: the runs'
-    other ungraded metrics (BoardSlice.others, explorer.queries.results), None without runs."""
+    other ungraded metrics (BoardSlice.others, explorer.queries.results), None without runs.
+    unread: other metrics the runs have whose values were not read (with_other_values reads
+    them): each a column, its runs' cells missing until then."""
     if q.grader is not None:
         return rows, []
     names_of = [] if values is None else values.metric.dictionary.to_pylist()
-    metrics = sorted((set(names_of) | set(rep["metric"])) - {q.metric})
+    metrics = sorted((set(names_of) | set(rep["metric"]) | set(unread)) - {q.metric})
     is_rep = (rows["origin_code"] == "reported").to_numpy()
     both = np.full((len(rows), len(metrics)), np.nan)
-    if values is not None and len(values.value) and metrics:
-        # the runs' values in one (runs, metrics) array, the first value of a (run, metric)
-        # kept; then one lookup of the rows' run ids (Arrow's: no Python text per row)
-        in_metrics = np.array([metrics.index(m) if m in metrics else -1 for m in names_of])
-        m_at = in_metrics[values.metric.indices.to_numpy(zero_copy_only=False)]
-        ids = pc.unique(values.run_id)
-        r_at = pc.index_in(values.run_id, value_set=ids).to_numpy(zero_copy_only=False)
-        ok = m_at >= 0
-        cell = r_at[ok] * len(metrics) + m_at[ok]
-        _, first = np.unique(cell, return_index=True)
-        wide = np.full((len(ids), len(metrics)), np.nan)
-        wide[r_at[ok][first], m_at[ok][first]] = values.value[ok][first]
-        row_ids = pa.array(rows["run_id"].to_numpy(dtype=object), pa.string(), from_pandas=True)
-        at = pc.index_in(row_ids, value_set=ids).fill_null(-1).to_numpy(zero_copy_only=False)
-        have = (at >= 0) & ~is_rep
-        both[have] = wide[at[have]]
+    if values is not None:
+        _spread_run_values(values, metrics, rows, is_rep, both)
     if is_rep.any() and metrics:  # published rows by their key
         r = rep.assign(key=report_key(rep["model"], rep["source"], rep["note"]))
         rep_wide = r.drop_duplicates(["key", "metric"]).pivot(
@@ -92,12 +84,57 @@ def _other_metrics(
     extra = {}
     for j, m in enumerate(metrics):
         vals = both[:, j]
-        if not np.isnan(vals).all():
+        if m in unread or not np.isnan(vals).all():
             extra[f"m:{m}"] = vals
             names.append(f"m:{m}")
     if extra:
         rows = pd.concat([rows, pd.DataFrame(extra, index=rows.index)], axis=1)
     return rows, names
+
+
+def _spread_run_values(
+    values: OtherValues,
+    metrics: Sequence[str],
+    rows: pd.DataFrame,
+    is_rep: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """The runs' values of `metrics` written into out (rows x metrics) at the runs' rows (not
+    the published ones, is_rep), the first value of a (run, metric) kept."""
+    if not len(values.value) or not len(metrics):
+        return
+    # the runs' values in one (runs, metrics) array; then one lookup of the rows' run ids
+    # (Arrow's: no Python text per row)
+    names_of = values.metric.dictionary.to_pylist()
+    in_metrics = np.array([metrics.index(m) if m in metrics else -1 for m in names_of])
+    m_at = in_metrics[values.metric.indices.to_numpy(zero_copy_only=False)]
+    ids = pc.unique(values.run_id)
+    r_at = pc.index_in(values.run_id, value_set=ids).to_numpy(zero_copy_only=False)
+    ok = m_at >= 0
+    cell = r_at[ok] * len(metrics) + m_at[ok]
+    _, first = np.unique(cell, return_index=True)
+    wide = np.full((len(ids), len(metrics)), np.nan)
+    wide[r_at[ok][first], m_at[ok][first]] = values.value[ok][first]
+    row_ids = pa.array(rows["run_id"].to_numpy(dtype=object), pa.string(), from_pandas=True)
+    at = pc.index_in(row_ids, value_set=ids).fill_null(-1).to_numpy(zero_copy_only=False)
+    have = (at >= 0) & ~is_rep
+    out[have] = wide[at[have]]
+
+
+def with_other_values(con: Q.Con, q: BoardQuery, rows: pd.DataFrame) -> pd.DataFrame:
+    """A board's rows (built with its runs' other metrics unread: build_board's
+    `run_metrics`) with the runs' values of those metrics read into their columns."""
+    cols = [c for c in rows.columns if c.startswith("m:")]
+    if q.grader is not None or not cols or not len(rows):
+        return rows
+    values = Q.slice_other_values(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric)
+    is_rep = (rows["origin_code"] == "reported").to_numpy()
+    both = rows[cols].to_numpy(dtype=float, na_value=np.nan, copy=True)
+    _spread_run_values(values, [c[2:] for c in cols], rows, is_rep, both)
+    out = rows.copy(deep=False)
+    for j, c in enumerate(cols):
+        out[c] = both[:, j]
+    return out
 
 
 def build_board(
@@ -110,10 +147,14 @@ def build_board(
     memo: MutableMapping[object, object] | None = None,
     ensure: Callable[[list[str]], None] | None = None,
     labels: LabelReader | None = None,
+    run_metrics: Sequence[str] | None = None,
 ) -> Board:
     """The board for one view. memo: a dict that may keep per-sample label matrices and the
     runs' own columns between calls (the caller clears it when a run or the samples change;
-    a new run needs no clearing). ensure(run_ids): loads the
+    a new run needs no clearing). run_metrics: the other ungraded metrics the view's runs
+    have (from the view's dimensions): each is a column whose runs' values are not read here
+    (with_other_values reads them when one is shown); None: they are read with the view's
+    numbers. ensure(run_ids): loads the
     per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
     PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
     (read from run.json), so a board never loads every run's predictions. labels(run_ids,
@@ -123,11 +164,21 @@ def build_board(
     memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []
-    view = Q.board_slice(con, q.benchmark, q.unit, q.slice_kind, q.slice_value, q.metric, q.grader)
+    view = Q.board_slice(
+        con,
+        q.benchmark,
+        q.unit,
+        q.slice_kind,
+        q.slice_value,
+        q.metric,
+        q.grader,
+        others=run_metrics is None,
+    )
     runs = run_rows(con, q, declared, memo, view.results)
     rows = _with_published(runs, reported_rows(rep, q, declared))
-    values = view.others if q.grader is None and len(runs) else None
-    rows, others = _other_metrics(values, rep, q, rows)
+    read = q.grader is None and len(runs) and run_metrics is None
+    unread = list(run_metrics or ()) if len(runs) else []
+    rows, others = _other_metrics(view.others if read else None, rep, q, rows, unread)
     rows = fold_published(rows)
     # the runs' kind, origin and size come with their fields (run_fields); the published
     # rows' here, after folding (a folded row takes the canonical model name)

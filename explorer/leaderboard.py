@@ -2,7 +2,8 @@
 that make and show a board.
 
 - explorer.board_types: what a board is asked for (BoardQuery) and returns (Board);
-- explorer.board: `build_board` (rows, other metrics, rank, differences, notes);
+- explorer.board: `build_board` (rows, other metrics, rank, differences, notes) and
+  `with_other_values` (the runs' other metrics read when a column shows one);
 - explorer.board_rows: the FactBoard runs' rows (their own columns kept per run);
 - explorer.published: published numbers (their rows, folding, a paper's per-slice table);
 - explorer.paired: the paired bootstrap of the best complete runs;
@@ -16,7 +17,7 @@ evaluator.core.vocabulary; the page only reads widgets and renders (docs/ARCHITE
 
 from __future__ import annotations
 
-from explorer.board import PAIRWISE_TOP, build_board
+from explorer.board import PAIRWISE_TOP, build_board, with_other_values
 from explorer.board_charts import chart_kinds, slice_long
 from explorer.board_options import (
     Options,
@@ -79,6 +80,7 @@ __all__ = [
     "as_list",
     "benchmark_order",
     "build_board",
+    "with_other_values",
     "chart_kinds",
     "ci_images",
     "column_help",

@@ -427,15 +427,20 @@ def board(
     metric: str,
     grader: str | None,
     resamples: int = 1000,
+    *,
+    metrics: bool = False,
 ) -> L.Board:
     """The view's board (L.build_board), built once per data version (token) and view and
     shared by every session; each call gets its own copy of the board's frames and lists
     (pandas' copy on write: a caller that changes its copy leaves the kept board as it was),
-    not a copy of every cell."""
-    b = _board(root, token, benchmark, unit, slice_kind, slice_value, metric, grader, resamples)
+    not a copy of every cell. The runs' other metrics are columns whose values are read only
+    for a caller that shows one (metrics=True)."""
+    view = (root, token, benchmark, unit, slice_kind, slice_value, metric, grader, resamples)
+    b = _board(*view)
+    rows = _board_with_metrics(*view) if metrics else b.rows
     return dataclasses.replace(
         b,
-        rows=b.rows.copy(deep=False),
+        rows=rows.copy(deep=False),
         notes=list(b.notes),
         paired_runs=list(b.paired_runs),
         other_metrics=list(b.other_metrics),
@@ -462,6 +467,14 @@ def _board(
 ) -> L.Board:
     s = _store(root)
     q = L.BoardQuery(benchmark, unit, slice_kind, slice_value, metric, grader)
+    dims = dimensions(root, token, benchmark)
+    ran = dims[
+        (dims["source"] == "run")
+        & (dims["unit"] == unit)
+        & (dims["slice_kind"] == slice_kind)
+        & (dims["slice_value"] == slice_value)
+        & dims["grader"].isna()
+    ]
     return L.build_board(
         s.cursor(),
         q,
@@ -471,7 +484,27 @@ def _board(
         memo=s.memo,
         ensure=lambda ids: s.ensure_labels(benchmark, ids, predictions=False),
         labels=lambda ids, frame: s.label_vectors(benchmark, unit, frame, ids),
+        run_metrics=sorted(set(ran["metric"].astype(str))),
     )
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _board_with_metrics(
+    root: str,
+    token: str,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str,
+    metric: str,
+    grader: str | None,
+    resamples: int,
+) -> pd.DataFrame:
+    """The kept board's rows with its runs' other metrics read (L.with_other_values), kept
+    as _board is, for a view that shows a column of one."""
+    b = _board(root, token, benchmark, unit, slice_kind, slice_value, metric, grader, resamples)
+    q = L.BoardQuery(benchmark, unit, slice_kind, slice_value, metric, grader)
+    return L.with_other_values(_store(root).cursor(), q, b.rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

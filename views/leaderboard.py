@@ -51,7 +51,8 @@ def table_of(
     """The board as shown (L.display_table) and as the grid gets it (L.screen_table: the
     screen's table and its columns made text), for this view and look (its row set too):
     every row, or the first ones (L.first_rows)."""
-    b = ui.board(root, token, *dataclasses.astuple(view))
+    metrics = any(c.startswith("m:") for c in look.columns)
+    b = ui.board(root, token, *dataclasses.astuple(view), metrics=metrics)
     shown = L.filter_rows(L.rows_of(b.rows, look.rows), view.metric, look)
     table = L.display_table(L.first_rows(shown, every), look.columns, mlabel, board=b)
     return table, *L.screen_table(table)

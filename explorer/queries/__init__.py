@@ -96,6 +96,7 @@ from explorer.queries.results import (
     run_results,
     run_row,
     runs_frame,
+    slice_other_values,
 )
 from explorer.queries.samples import (
     SORTS,
@@ -137,6 +138,7 @@ __all__ = [
     "apply_supersession",
     "board_run_fields",
     "board_slice",
+    "slice_other_values",
     "build_sample_stats",
     "check_label_files",
     "connect",

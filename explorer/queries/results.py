@@ -169,28 +169,13 @@ def board_slice(
     slice_value: str,
     metric: str,
     grader: str | None,
+    others: bool = True,
 ) -> BoardSlice:
-    """The view's numbers (BoardSlice) in one query, read through Arrow."""
-    got = con.sql(
-        """
-        SELECT x.run_id, x.metric, x.grader, x.split, x.value, x.ci_low, x.ci_high, x.n,
-               CASE WHEN x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader
-                    THEN array_to_string(x.coverage, chr(31)) END AS coverage
-        FROM results x JOIN runs r USING (run_id)
-        WHERE r.benchmark = $benchmark AND NOT r.hidden AND x.unit = $unit
-              AND x.slice_kind = $kind AND x.slice_value = $value
-              AND ((x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader)
-                   OR x.grader IS NULL)
-        """,
-        params={
-            "benchmark": benchmark,
-            "unit": unit,
-            "kind": slice_kind,
-            "value": slice_value,
-            "metric": metric,
-            "grader": grader,
-        },
-    ).to_arrow_table()
+    """The view's numbers (BoardSlice) in one query, read through Arrow. others=False: the
+    view's metric alone (`others` empty; slice_other_values reads them when they are shown)."""
+    got = _slice_rows(
+        con, benchmark, unit, slice_kind, slice_value, metric, grader, "all" if others else "view"
+    )
     same = pc.fill_null(pc.equal(got["metric"], metric), False)
     ungraded = pc.is_null(got["grader"])
     this = ungraded if grader is None else pc.fill_null(pc.equal(got["grader"], grader), False)
@@ -201,15 +186,67 @@ def board_slice(
     results = got.select(cols).filter(pc.and_(same, this)).sort_by("run_id").to_pandas()
     if results.empty:  # text columns as DuckDB gives them without rows: objects
         results = results.astype({c: object for c in ("run_id", "split", "coverage")})
-    rest = got.select(["run_id", "metric", "value"]).filter(pc.and_(pc.invert(same), ungraded))
-    return BoardSlice(
-        results,
-        OtherValues(
-            run_id=rest["run_id"].combine_chunks(),
-            metric=pc.dictionary_encode(rest["metric"].combine_chunks()),
-            value=rest["value"].combine_chunks().to_numpy(zero_copy_only=False).astype(float),
-        ),
+    return BoardSlice(results, _other_values(got, pc.and_(pc.invert(same), ungraded)))
+
+
+def slice_other_values(
+    con: Con, benchmark: str, unit: str, slice_kind: str, slice_value: str, metric: str
+) -> OtherValues:
+    """BoardSlice.others alone: every ungraded metric but `metric` of the slice's visible
+    runs."""
+    got = _slice_rows(con, benchmark, unit, slice_kind, slice_value, metric, None, "others")
+    return _other_values(got, None)
+
+
+def _other_values(got: pa.Table, keep: pa.ChunkedArray | None) -> OtherValues:
+    rest = got.select(["run_id", "metric", "value"])
+    rest = rest if keep is None else rest.filter(keep)
+    return OtherValues(
+        run_id=rest["run_id"].combine_chunks(),
+        metric=pc.dictionary_encode(rest["metric"].combine_chunks()),
+        value=rest["value"].combine_chunks().to_numpy(zero_copy_only=False).astype(float),
     )
+
+
+# which of a slice's rows _slice_rows reads: the view's metric and every other ungraded one,
+# the view's metric alone, or the other ungraded ones alone
+_SLICE_METRICS = {
+    "all": "((x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader) OR x.grader IS NULL)",
+    "view": "x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader",
+    "others": "x.metric <> $metric AND x.grader IS NULL",
+}
+
+
+def _slice_rows(
+    con: Con,
+    benchmark: str,
+    unit: str,
+    slice_kind: str,
+    slice_value: str,
+    metric: str,
+    grader: str | None,
+    which: str,
+) -> pa.Table:
+    """The slice's results of the benchmark's visible runs (_SLICE_METRICS[which]), as Arrow."""
+    return con.sql(
+        f"""
+        SELECT x.run_id, x.metric, x.grader, x.split, x.value, x.ci_low, x.ci_high, x.n,
+               CASE WHEN x.metric = $metric AND x.grader IS NOT DISTINCT FROM $grader
+                    THEN array_to_string(x.coverage, chr(31)) END AS coverage
+        FROM results x JOIN runs r USING (run_id)
+        WHERE r.benchmark = $benchmark AND NOT r.hidden AND x.unit = $unit
+              AND x.slice_kind = $kind AND x.slice_value = $value
+              AND {_SLICE_METRICS[which]}
+        """,
+        params={
+            "benchmark": benchmark,
+            "unit": unit,
+            "kind": slice_kind,
+            "value": slice_value,
+            "metric": metric,
+            "grader": grader,
+        },
+    ).to_arrow_table()
 
 
 def board_run_fields(

@@ -176,6 +176,11 @@ def test_filters_sort_and_columns(data: Path) -> None:
     at.multiselect(key="lb.cols").set_value(["run_id", "m:fpr"]).run()
     cols = list(table(at).columns)
     assert cols == ["Rank", "Model", "BAcc", "Run", "FPR"]
+    # the runs' FPR, read when its column is shown: each run's own number
+    for run_id, fpr in zip(table(at)["Run"], table(at)["FPR"], strict=True):
+        if run_id:
+            got = runs.read_record(data / "runs" / run_id).result("fpr")
+            assert got is not None and float(fpr) == pytest.approx(got.value, abs=5e-4)
     assert at.query_params["cols"] == ["run_id", "m:fpr"]
     at.text_input(key="lb.q").set_value("TOKEN").run()
     assert list(table(at)["Model"]) == ["Summary-token precision"]

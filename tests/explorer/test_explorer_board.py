@@ -109,6 +109,43 @@ def test_narrow_run_queries_agree_with_the_wide_one(store: Store) -> None:
         assert runs_rows.loc[got.index, f"m:{metric}"].tolist() == got.tolist()
 
 
+@pytest.mark.parametrize(
+    "view", [{}, {"slice_kind": "domain", "slice_value": "news"}], ids=["overall", "news"]
+)
+def test_a_board_with_its_other_metrics_unread_reads_them_to_the_same_rows(
+    store: Store, view: dict[str, str]
+) -> None:
+    """The pages build a board with the runs' other metrics unread (named from the view's
+    dimensions) and read them only when a column shows one: the same columns, the published
+    rows' values at once, and with them read, the same rows as a board that read them."""
+    full = _board(store, **view)
+    q = L.BoardQuery("demo", "summary", **view)
+    dims = Q.result_dimensions(store.cursor(), "demo")
+    ran = dims[
+        (dims["source"] == "run")
+        & (dims["slice_kind"] == q.slice_kind)
+        & (dims["slice_value"] == q.slice_value)
+        & dims["grader"].isna()
+    ]
+    lazy = L.build_board(
+        store.cursor(),
+        q,
+        SPEC,
+        store.version("demo"),
+        memo={},
+        run_metrics=sorted(set(ran["metric"])),
+    )
+    assert lazy.other_metrics == full.other_metrics and "m:accuracy" in full.other_metrics
+    is_run = (lazy.rows["origin_code"] != "reported").to_numpy()
+    assert lazy.rows.loc[is_run, full.other_metrics].isna().all().all()
+    pd.testing.assert_frame_equal(
+        lazy.rows.loc[~is_run, full.other_metrics], full.rows.loc[~is_run, full.other_metrics]
+    )
+    read = L.with_other_values(store.cursor(), q, lazy.rows)
+    pd.testing.assert_frame_equal(read, full.rows)
+    assert lazy.rows.loc[is_run, full.other_metrics].isna().all().all()  # left as it was
+
+
 def test_board_rows_values_and_paired_ranks(store: Store, demo_root: Path) -> None:
     b = _board(store)
     rows = b.rows
