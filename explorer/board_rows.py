@@ -97,30 +97,36 @@ RUN_FIELDS_KEY = "board-run-fields"  # memo key (with the benchmark) of the runs
 
 
 def run_fields(
-    con: Q.Con, benchmark: str, run_ids: Sequence[str], memo: MutableMapping[object, object]
+    con: Q.Con,
+    benchmark: str,
+    run_ids: pd.Series | Sequence[str],
+    memo: MutableMapping[object, object],
 ) -> pd.DataFrame:
     """The board columns of each run that no slice changes (name, kind and origin with their
     labels, source, note, threshold in words, size, ...), one row per run id asked for, in
     that order. Made once per run and kept in `memo` per benchmark: a slice change computes
     them only for runs not seen yet. Valid because a run's fields change only when its
     run.json does, and the store then clears the memo (explorer.store.Store._refresh_runs);
-    which runs are shown (hidden, superseded) is decided per slice by the query, not here."""
+    which runs are shown (hidden, superseded) is decided per slice by the query, not here.
+    The ids are looked up in the kept ones by Arrow (no Python text per run)."""
     key = (RUN_FIELDS_KEY, benchmark)
     got = memo.get(key)
-    have = got if isinstance(got, pd.DataFrame) else None
-    ids = pd.unique(pd.Series(run_ids, dtype=object))
-    # the ids not kept yet (a lookup in the kept index: Index.isin of an object index against
-    # a text one costs 50 ms at 10,000 runs)
-    at = None if have is None else have.index.get_indexer(pd.Index(ids, dtype=object))
-    new = list(ids) if at is None else list(ids[at < 0])
-    if have is None:  # the first board of the benchmark: every run of it at once
+    have, kept = got if isinstance(got, tuple) else (None, None)
+    ids = pa.array(run_ids, pa.string(), from_pandas=True)
+    if have is None or kept is None:  # the first board of the benchmark: every run at once
         have = _make_run_fields(Q.board_run_fields(con, None, benchmark))
-        new = list(ids[have.index.get_indexer(pd.Index(ids, dtype=object)) < 0])
-    if new:
+        kept = pa.array(have.index, pa.string(), from_pandas=True)
+    at = pc.index_in(ids, value_set=kept)
+    if at.null_count:  # runs not seen yet
+        new = pc.unique(ids.filter(pc.is_null(at))).drop_null().to_pylist()
         made = _make_run_fields(Q.board_run_fields(con, new))
         have = made if have.empty else pd.concat([have, made])
-    memo[key] = have  # (again: the most recently used)
-    return have.reindex(pd.Index(list(run_ids), dtype=object)).reset_index(drop=True)
+        kept = pa.array(have.index, pa.string(), from_pandas=True)
+        at = pc.index_in(ids, value_set=kept)
+    memo[key] = (have, kept)  # (again: the most recently used)
+    if at.null_count:  # a run gone since: a row of missing fields, as reindex makes
+        return have.reindex(pd.Index(ids.to_pylist(), dtype=object)).reset_index(drop=True)
+    return have.take(at.to_numpy(zero_copy_only=False)).reset_index(drop=True)
 
 
 def _make_run_fields(f: pd.DataFrame | None) -> pd.DataFrame:
@@ -270,7 +276,7 @@ def run_rows(
 ) -> pd.DataFrame:
     """One row per visible run with a number for the view: the slice's columns (sl:
     BoardSlice.results, explorer.queries.results), the run's own columns from run_fields."""
-    fx = run_fields(con, q.benchmark, sl["run_id"].tolist(), memo)
+    fx = run_fields(con, q.benchmark, sl["run_id"], memo)
     coverage, coverage_set = _coverage_cells(sl["coverage"], declared, q)
     return pd.DataFrame(
         {

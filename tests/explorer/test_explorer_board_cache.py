@@ -13,6 +13,7 @@ import pytest
 from evaluator.benchmarks import registry
 from evaluator.core.vocabulary import kind_label
 from evaluator.store import runs
+from explorer import board_rows
 from explorer import leaderboard as L
 from explorer import queries as Q
 from explorer import ranking as R
@@ -117,6 +118,23 @@ def test_a_slice_change_reads_the_fields_of_new_runs_only(
     assert row["model"] == "Newcomer 13B" and row["params_value"] == 13e9
     assert row["kind"] == kind_label("open-llm") and row["rank"] == 1
     _same_as_fresh(s, b, slice_kind="domain", slice_value="news")
+
+
+def test_the_runs_fields_come_in_the_order_asked_and_an_unknown_run_gets_none(
+    root: Path,
+) -> None:
+    s = Store(root)
+    s.refresh(max_age=3600)
+    memo: dict[object, object] = {}
+    every = Q.board_run_fields(s.cursor(), None, "demo")
+    ids = list(every["run_id"])[::-1][:3]
+    asked = [ids[1], ids[0], ids[1], ids[2]]
+    got = board_rows.run_fields(s.cursor(), "demo", pd.Series(asked, dtype="str"), memo)
+    names = every.set_index("run_id")["model_name"]
+    assert got["model"].tolist() == [names[i] for i in asked]
+    with_gone = board_rows.run_fields(s.cursor(), "demo", [ids[2], "no-such-run"], memo)
+    assert with_gone["model"].iloc[0] == names[ids[2]] and pd.isna(with_gone["model"].iloc[1])
+    assert len(with_gone) == 2
 
 
 def test_deleted_hidden_and_rewritten_runs_leave_the_kept_board(root: Path) -> None:
