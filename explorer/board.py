@@ -176,9 +176,9 @@ def build_board(
     )
     runs = run_rows(con, q, declared, memo, view.results)
     rows = _with_published(runs, reported_rows(rep, q, declared))
-    read = q.grader is None and len(runs) and run_metrics is None
-    unread = list(run_metrics or ()) if len(runs) else []
-    rows, others = _other_metrics(view.others if read else None, rep, q, rows, unread)
+    values = view.others if len(runs) and run_metrics is None else None
+    unread = run_metrics if len(runs) and run_metrics is not None else ()
+    rows, others = _other_metrics(values, rep, q, rows, unread)
     rows = fold_published(rows)
     # the runs' kind, origin and size come with their fields (run_fields); the published
     # rows' here, after folding (a folded row takes the canonical model name)

@@ -48,6 +48,20 @@ def options(
     return Options(units, kinds, values, pairs)
 
 
+def run_metrics(dims: pd.DataFrame, unit: str, kind: str, value: str) -> list[str]:
+    """The ungraded metrics the runs have on one view (from result_dimensions): the other
+    metrics a board names as columns without reading their values (build_board's
+    run_metrics)."""
+    d = dims[
+        (dims["source"] == "run")
+        & (dims["unit"] == unit)
+        & (dims["slice_kind"] == kind)
+        & (dims["slice_value"] == value)
+        & dims["grader"].isna()
+    ]
+    return sorted(set(d["metric"].astype(str)))
+
+
 def default_slice_value(dims: pd.DataFrame, unit: str, kind: str, values: Sequence[str]) -> str:
     """The value a view opens on: the first (in the picker's order) that a FactBoard run has a
     number for, so SummEdits "By domain" does not open on a domain only a paper reports

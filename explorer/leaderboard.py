@@ -28,6 +28,7 @@ from explorer.board_options import (
     metric_notice,
     options,
     parse_metric_key,
+    run_metrics,
     slice_noun,
 )
 from explorer.board_rows import as_list, coverage_text, params_to_float, row_labels, run_source
@@ -100,6 +101,7 @@ __all__ = [
     "metric_keys",
     "metric_notice",
     "options",
+    "run_metrics",
     "origins_present",
     "verified_present",
     "pairwise_table",

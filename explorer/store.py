@@ -81,6 +81,12 @@ CHECKED_MIN = 50  # new folders from which the engine's ledger of checked runs i
 LOAD_CHUNK = 1000  # run folders read and inserted at a time
 
 
+def _files_of(state: Q.SnapshotState) -> RunFiles:
+    """A run folder's files state as the snapshot notes it."""
+    _, _, mtime, grades, labels, files, folder_mtime, pack = state
+    return RunFiles(mtime, grades, labels, tuple(files), pack, folder_mtime)
+
+
 class Store:
     def __init__(self, root: Path, snapshot: bool = True):
         """snapshot: keep the runs and their per-slice results in a snapshot file
@@ -232,11 +238,8 @@ class Store:
             at = self._unmade_at.get(folder)
             if at is None:
                 return None
-            for _, benchmark, mtime, grades, labels, files_at, folder_at, pack in Q.snapshot_states(
-                states.slice(at, 1)
-            ):
-                return benchmark, RunFiles(mtime, grades, labels, tuple(files_at), pack, folder_at)
-            return None
+            state = next(Q.snapshot_states(states.slice(at, 1)))
+            return state[1], _files_of(state)
 
     def _make_states(self) -> None:
         with self._lock:
@@ -244,13 +247,9 @@ class Store:
             if states is None:
                 return
             with pulled.collector_paused():  # a state per run: thousands of objects
-                for folder, benchmark, mtime, grades, labels, files, at, pack in Q.snapshot_states(
-                    states
-                ):
-                    self._run_files[folder] = RunFiles(
-                        mtime, grades, labels, tuple(files), pack, at
-                    )
-                    self._benchmark_of[folder] = benchmark
+                for state in Q.snapshot_states(states):
+                    self._run_files[state[0]] = _files_of(state)
+                    self._benchmark_of[state[0]] = state[1]
 
     def _write_snapshot(self) -> None:
         """Write the snapshot (every loaded run and its results), then read the results from

@@ -468,13 +468,6 @@ def _board(
     s = _store(root)
     q = L.BoardQuery(benchmark, unit, slice_kind, slice_value, metric, grader)
     dims = dimensions(root, token, benchmark)
-    ran = dims[
-        (dims["source"] == "run")
-        & (dims["unit"] == unit)
-        & (dims["slice_kind"] == slice_kind)
-        & (dims["slice_value"] == slice_value)
-        & dims["grader"].isna()
-    ]
     return L.build_board(
         s.cursor(),
         q,
@@ -484,7 +477,7 @@ def _board(
         memo=s.memo,
         ensure=lambda ids: s.ensure_labels(benchmark, ids, predictions=False),
         labels=lambda ids, frame: s.label_vectors(benchmark, unit, frame, ids),
-        run_metrics=sorted(set(ran["metric"].astype(str))),
+        run_metrics=L.run_metrics(dims, unit, slice_kind, slice_value),
     )
 
 

@@ -121,19 +121,13 @@ def test_a_board_with_its_other_metrics_unread_reads_them_to_the_same_rows(
     full = _board(store, **view)
     q = L.BoardQuery("demo", "summary", **view)
     dims = Q.result_dimensions(store.cursor(), "demo")
-    ran = dims[
-        (dims["source"] == "run")
-        & (dims["slice_kind"] == q.slice_kind)
-        & (dims["slice_value"] == q.slice_value)
-        & dims["grader"].isna()
-    ]
     lazy = L.build_board(
         store.cursor(),
         q,
         SPEC,
         store.version("demo"),
         memo={},
-        run_metrics=sorted(set(ran["metric"])),
+        run_metrics=L.run_metrics(dims, q.unit, q.slice_kind, q.slice_value),
     )
     assert lazy.other_metrics == full.other_metrics and "m:accuracy" in full.other_metrics
     is_run = (lazy.rows["origin_code"] != "reported").to_numpy()
