@@ -158,9 +158,9 @@ def build_board(
     per-sample labels of these runs (explorer.store.Store.ensure_labels); only the
     PAIRED_TOP best complete runs are compared by the paired test, the others by their CIs
     (read from run.json), so a board never loads every run's predictions. labels(run_ids,
-    frame): these runs' final labels on the frame's samples, read in place
-    (explorer.store.Store.label_vectors); without it they are loaded with ensure and read
-    from the labels table."""
+    frame, scores): these runs' final labels (or their scores) on the frame's samples, read in
+    place (explorer.store.Store.label_vectors); without it they are loaded with ensure and
+    read from the labels table."""
     memo = memo if memo is not None else {}
     rep = Q.reported_results(con, q.benchmark, q.unit, q.slice_kind, q.slice_value)
     declared = list(spec.domains) if spec is not None else []

@@ -37,8 +37,9 @@ class Board:
     rank_by: str = "significance"
 
 
-# labels(run_ids, frame) -> each run's final labels on the frame's samples (int8, -1: none)
-LabelReader = Callable[[list[str], pd.DataFrame], dict[str, np.ndarray]]
+# labels(run_ids, frame, scores) -> each run's final labels on the frame's samples (int8, -1:
+# none), or with scores=True the scores they were made from (float, NaN: none)
+LabelReader = Callable[[list[str], pd.DataFrame, bool], dict[str, np.ndarray]]
 
 
 BOARD_COLUMNS = [

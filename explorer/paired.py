@@ -163,8 +163,9 @@ def _run_vectors(
     vectors: dict[str, np.ndarray] = kept(memo, vkey, dict, dict)
     new = sorted(r for r in set(run_ids) if r not in vectors)
     if ensure is not None:
-        # (the samples, at least; scores are read from the labels table)
-        ensure(new if labels is None or by_scores else [])
+        # (the samples, at least; without a reader, the runs' labels and scores are read from
+        # the labels table)
+        ensure(new if labels is None else [])
     fkey = ("frame", q.benchmark, version, q.unit, split)
     frame = kept(
         memo,
@@ -172,12 +173,12 @@ def _run_vectors(
         pd.DataFrame,
         lambda: Q.scored_samples(con, q.benchmark, q.unit, split.split("+")),
     )
-    if new and by_scores:
+    if new and labels is not None:
+        read = labels(new, frame, by_scores)
+        vectors = {**vectors, **{r: read[r] for r in new}}
+    elif new and by_scores:
         got_s = Q.score_matrix(con, new, q.unit, frame["ix"].to_numpy())
         vectors = {**vectors, **dict(zip(new, got_s, strict=True))}
-    elif new and labels is not None:
-        read = labels(new, frame)
-        vectors = {**vectors, **{r: read[r] for r in new}}
     elif new:
         got = Q.label_matrix(con, new, q.unit, frame["ix"].to_numpy())
         vectors = {**vectors, **dict(zip(new, got, strict=True))}

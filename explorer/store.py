@@ -70,6 +70,8 @@ from explorer.store_files import (
     db_number,
     engine_problem,
     label_vector,
+    labels_on,
+    vector_columns,
 )
 
 _RUN_DATA_FILES = pulled.CHECKED_FILES  # predictions, labels, grades
@@ -594,33 +596,57 @@ class Store:
             self.ensure_sample_stats(benchmark)
 
     def label_vectors(
-        self, benchmark: str, unit: str, frame: pd.DataFrame, run_ids: Sequence[str]
+        self,
+        benchmark: str,
+        unit: str,
+        frame: pd.DataFrame,
+        run_ids: Sequence[str],
+        scores: bool = False,
     ) -> dict[str, np.ndarray]:
         """Each run's final labels at this level on the samples of `frame` (Q.scored_samples:
-        sample_id and ix), int8 in the frame's order, -1 where the run has none: what the
-        board's paired tests compare. Read in place from the runs' labels.parquet (three
+        sample_id and ix), int8 in the frame's order, -1 where the run has none (scores=True:
+        the scores they were made from, NaN where none): what the board's paired tests
+        compare. Read in place from the runs' labels.parquet (three
         columns, nothing loaded into the tables); a run stored without final labels, or whose
         file fails to read, goes through ensure_labels and the labels table (which takes a
-        broken run off the board)."""
+        broken run off the board). A pulled run not yet written as a folder is read in place
+        from its pack (the rows of its row groups alone), not written first: on a replica that
+        has just booted, a view's paired test would otherwise write its best runs' folders,
+        and the store then look at every run again."""
         with self._lock:
             ids = pa.array(frame["sample_id"].astype(str).tolist(), pa.string())
             rdir = layout.runs_dir(self.root)
-            self._unpack(run_ids)
             out: dict[str, np.ndarray] = {}
             rest: list[str] = []
+            in_packs: dict[str, list[str]] = {}  # a pack's folder -> its runs asked for
             for f in dict.fromkeys(run_ids):
                 state = self._state(f)
                 if state is None or not state[1].labels or state[0] != benchmark:
                     rest.append(f)
                     continue
+                pack = state[1].pack
+                if pack is not None and not (rdir / f).is_dir():
+                    in_packs.setdefault(str(Path(pack).parent), []).append(f)
+                    continue
                 try:
-                    out[f] = label_vector(rdir / f / LABELS_FILE, unit, ids)
+                    out[f] = label_vector(rdir / f / LABELS_FILE, unit, ids, scores)
                 except (OSError, pa.ArrowException, KeyError, ValueError):
                     rest.append(f)
+            for pack, folders in in_packs.items():
+                try:
+                    got = pulled.pack_rows(Path(pack), LABELS_FILE, folders, vector_columns(scores))
+                except (OSError, pa.ArrowException):
+                    got = {}  # the pack removed meanwhile: its runs are folders now
+                for f in folders:
+                    try:
+                        out[f] = labels_on(got[f], unit, ids, scores)
+                    except (KeyError, ValueError, pa.ArrowException):
+                        rest.append(f)
             if rest:
                 self.ensure_labels(benchmark, rest, predictions=False)
-                got = Q.label_matrix(self.con, rest, unit, frame["ix"].to_numpy())
-                out.update(zip(rest, got, strict=True))
+                matrix = Q.score_matrix if scores else Q.label_matrix
+                rows = matrix(self.con, rest, unit, frame["ix"].to_numpy())
+                out.update(zip(rest, rows, strict=True))
             return out
 
     # ----------------------------------------------------------------------------------------

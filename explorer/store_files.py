@@ -86,19 +86,36 @@ def engine_problem(run_dir: Path, state: RunFiles) -> str | None:
     return None
 
 
-def label_vector(path: Path, unit: str, sample_ids: pa.Array) -> np.ndarray:
-    """One run's final labels at `unit` on `sample_ids` (int8, -1 where none), from its
-    labels.parquet (evaluator.core.types.LABEL_SCHEMA), read by Parquet's file reader on this
-    thread (pq.read_table's dataset machinery costs more than the read of a small file)."""
+def vector_columns(scores: bool = False) -> list[str]:
+    """What label_vector reads of a run's label rows: its final labels, or their scores."""
+    return ["sample_id", "unit", "score" if scores else "final_label"]
+
+
+def label_vector(path: Path, unit: str, sample_ids: pa.Array, scores: bool = False) -> np.ndarray:
+    """One run's final labels at `unit` on `sample_ids` (int8, -1 where none), or with scores
+    the scores they were made from (float, NaN where none), from its labels.parquet
+    (evaluator.core.types.LABEL_SCHEMA), read by Parquet's file reader on this thread
+    (pq.read_table's dataset machinery costs more than the read of a small file)."""
     with pq.ParquetFile(path) as f:
-        t = f.read(columns=["sample_id", "unit", "final_label"], use_threads=False)
-    t = t.filter(pc.and_(pc.equal(t["unit"], unit), pc.is_valid(t["final_label"])))
+        t = f.read(columns=vector_columns(scores), use_threads=False)
+    return labels_on(t, unit, sample_ids, scores)
+
+
+def labels_on(t: pa.Table, unit: str, sample_ids: pa.Array, scores: bool = False) -> np.ndarray:
+    """label_vector of a run's label rows already read (vector_columns: from its file, or from
+    its pack's)."""
+    column = vector_columns(scores)[-1]
+    t = t.filter(pc.and_(pc.equal(t["unit"], unit), pc.is_valid(t[column])))
     at = pc.index_in(t["sample_id"], value_set=sample_ids).fill_null(-1).to_numpy()
-    labels = t["final_label"].to_numpy()
-    out = np.full(len(sample_ids), -1, dtype=np.int8)
+    values = t[column].to_numpy()
     ok = at >= 0
-    out[at[ok]] = labels[ok].astype(np.int8)
-    return out
+    if scores:
+        out = np.full(len(sample_ids), np.nan)
+        out[at[ok]] = values[ok].astype(float)
+        return out
+    labels = np.full(len(sample_ids), -1, dtype=np.int8)
+    labels[at[ok]] = values[ok].astype(np.int8)
+    return labels
 
 
 class Memo(OrderedDict[object, object]):

@@ -476,7 +476,7 @@ def _board(
         resamples,
         memo=s.memo,
         ensure=lambda ids: s.ensure_labels(benchmark, ids, predictions=False),
-        labels=lambda ids, frame: s.label_vectors(benchmark, unit, frame, ids),
+        labels=lambda ids, frame, scores: s.label_vectors(benchmark, unit, frame, ids, scores),
         run_metrics=L.run_metrics(dims, unit, slice_kind, slice_value),
     )
 

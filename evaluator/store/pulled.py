@@ -315,8 +315,21 @@ def pack_items(
     files: dict[str, dict[str, pa.Table]] = {}
     for name in PACK_FILES:
         if (pack / name).is_file() and wanted:
-            files[name] = _by_run(_read_runs(pack / name, set(wanted)), set(wanted))
+            files[name] = pack_rows(pack, name, wanted)
     return [(r, str(texts[r]), {n: f[r] for n, f in files.items() if r in f}) for r in wanted]
+
+
+def pack_rows(
+    pack: Path, name: str, run_ids: Iterable[str], columns: list[str] | None = None
+) -> dict[str, pa.Table]:
+    """These runs' rows of one of a pack's per-sample files (`name`, one of PACK_FILES; only
+    `columns` when given), per run, without run_id: what a reader of a few runs takes in place
+    of their folders (only the row groups that hold them are read). A run with no rows there
+    is absent. Raises OSError or ArrowException when the file cannot be read (the pack removed
+    meanwhile: its runs are folders now)."""
+    wanted = set(run_ids)
+    cols = None if columns is None else ["run_id", *columns]
+    return _by_run(_read_runs(pack / name, wanted, cols), wanted)
 
 
 def _read_runs(path: Path, run_ids: set[str] | None, columns: list[str] | None = None) -> pa.Table:

@@ -69,7 +69,7 @@ def _board(
         resamples=200,
         memo=memo,
         ensure=lambda ids: s.ensure_labels("demo", ids, predictions=False),
-        labels=(lambda ids, frame: s.label_vectors("demo", "summary", frame, ids))
+        labels=(lambda ids, frame, sc: s.label_vectors("demo", "summary", frame, ids, sc))
         if in_place
         else None,
     )
@@ -172,9 +172,11 @@ def test_each_runs_labels_are_read_once_for_the_paired_tests(
     in_place: list[list[str]] = []
     vectors = s.label_vectors
 
-    def spy(b: str, u: str, frame: pd.DataFrame, ids: list[str]) -> dict[str, np.ndarray]:
+    def spy(
+        b: str, u: str, frame: pd.DataFrame, ids: list[str], scores: bool = False
+    ) -> dict[str, np.ndarray]:
         in_place.append(sorted(ids))
-        return vectors(b, u, frame, ids)
+        return vectors(b, u, frame, ids, scores)
 
     monkeypatch.setattr(s, "label_vectors", spy)
     first = _board(s, s.memo)
@@ -256,13 +258,18 @@ def test_labels_read_in_place_are_the_labels_table(root: Path) -> None:
         ids = sorted(Q.runs_frame(con, "demo")["run_id"])
         assert older.name in ids
         got = s.label_vectors("demo", "summary", frame, ids)
+        got_scores = s.label_vectors("demo", "summary", frame, ids, scores=True)
         s.ensure_labels("demo", ids, predictions=False)
         table = Q.label_matrix(con, ids, "summary", frame["ix"].to_numpy())
+        scores = Q.score_matrix(con, ids, "summary", frame["ix"].to_numpy())
         for i, r in enumerate(ids):
             np.testing.assert_array_equal(got[r], table[i], err_msg=r)
-        # every run has labels on the test samples (the demo's runs predict those only)
+            np.testing.assert_array_equal(got_scores[r], scores[i], err_msg=r)
+        # every run has labels on the test samples (the demo's runs predict those only), and
+        # the runs that score have scores there
         assert (table >= 0).any(axis=1).all() == ("test" in split)
-    for view in VIEWS:
+        assert np.isfinite(scores).any() == ("test" in split)
+    for view in [*VIEWS, {"metric": "roc_auc"}]:
         a, b = _board(s, {}, **view), _board(s, {}, in_place=False, **view)
         pd.testing.assert_frame_equal(a.rows, b.rows)
         assert a.paired_runs == b.paired_runs and len(a.paired_runs) >= 2

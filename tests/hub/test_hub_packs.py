@@ -300,3 +300,71 @@ def test_runs_written_and_their_pack_removed_while_the_store_reads_them_stay_on_
     token = store.token("demo")
     store.refresh()
     assert set(store._runs) == ids and store.token("demo") == token
+
+
+def _vectors(data: Path, ids: list[str], **store: Any) -> dict[str, Any]:
+    """Store.label_vectors of these runs on the demo's test samples, and the store."""
+    from explorer import queries as Q
+    from explorer.store import Store
+
+    s = Store(data, snapshot=False, **store)
+    s.refresh()
+    s.ensure_samples("demo")
+    frame = Q.scored_samples(s.cursor(), "demo", "summary", ["test"])
+    return {"store": s, "frame": frame, "got": s.label_vectors("demo", "summary", frame, ids)}
+
+
+def test_a_board_reads_packed_runs_labels_in_place_without_writing_their_folders(
+    fake_hub: FakeHub, replica
+) -> None:
+    """The paired test's labels of runs still in a pack (a replica that has just booted) are
+    read from the pack, as their folders give them, and no folder is written for them: the
+    runs folder does not move, so the store has no run to look at again."""
+    import numpy as np
+
+    a, b, ids = _packed_replica(replica)
+    want = _vectors(a.data, sorted(ids))["got"]
+    before = sorted(p.name for p in (b.data / "runs").iterdir())
+    moved = (b.data / "runs").stat().st_mtime_ns
+    got = _vectors(b.data, sorted(ids))
+    assert set(got["got"]) == ids
+    for r in sorted(ids):
+        np.testing.assert_array_equal(got["got"][r], want[r], err_msg=r)
+        assert (got["got"][r] >= 0).any(), r  # every demo run labels the test samples
+    assert sorted(p.name for p in (b.data / "runs").iterdir()) == before
+    assert (b.data / "runs").stat().st_mtime_ns == moved and pulled.packs(b.data)
+
+
+def test_packed_runs_written_while_a_board_reads_their_labels_are_read_from_their_folders(
+    fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background writer lands between the store's look at a run and its read of the
+    run's pack (the pack removed, the runs folders now), or before it (a store whose states
+    still name the packs): the labels are the folders' either way."""
+    import numpy as np
+
+    a, b, ids = _packed_replica(replica)
+    want = _vectors(a.data, sorted(ids))["got"]
+    real = pulled.pack_rows
+    calls: list[str] = []
+
+    def late(pack: Path, *args: Any, **kw: Any) -> Any:
+        if ticking:  # the tick's own reads of the pack
+            return real(pack, *args, **kw)
+        calls.append(pack.name)
+        if len(calls) == 1:
+            ticking.append(True)
+            runs.materialize(b.data)  # the tick: every run written, the packs removed
+            ticking.clear()
+        return real(pack, *args, **kw)
+
+    ticking: list[bool] = []
+
+    monkeypatch.setattr(pulled, "pack_rows", late)
+    raced = _vectors(b.data, sorted(ids))
+    assert calls and not pulled.packs(b.data)
+    got = raced["store"].label_vectors("demo", "summary", raced["frame"], sorted(ids))
+    for r in sorted(ids):
+        np.testing.assert_array_equal(raced["got"][r], want[r], err_msg=r)
+        np.testing.assert_array_equal(got[r], want[r], err_msg=r)
+    assert len(calls) == 1  # the second read took the folders

@@ -384,7 +384,7 @@ def _demo_board(store: Any) -> Any:
         resamples=200,
         memo={},
         ensure=lambda ids: store.ensure_labels("demo", ids, predictions=False),
-        labels=lambda ids, frame: store.label_vectors("demo", "summary", frame, ids),
+        labels=lambda ids, frame, sc: store.label_vectors("demo", "summary", frame, ids, sc),
     )
 
 
@@ -392,9 +392,10 @@ def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written
     fake_hub: FakeHub, replica, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The Space's start-up pull keeps each shard's checked runs as one pack: the board shows
-    them at once, reading the pack in place, and the runs the paired tests read become folders
-    first; then every run becomes a folder, the same folder a plain pull writes, and the pack
-    goes. The engine never sees a pack: listing or looking up runs writes them first."""
+    them at once, reading the pack in place, the paired tests' labels too (no folder written);
+    a page that loads a run's files writes its folder first; then every run becomes a folder,
+    the same folder a plain pull writes, and the pack goes. The engine never sees a pack:
+    listing or looking up runs writes them first."""
     from explorer.store import Store
 
     a, b, c = replica("a"), replica("b"), replica("c")
@@ -417,9 +418,11 @@ def test_a_deferred_pull_keeps_the_checked_runs_in_a_pack_until_they_are_written
     store = Store(b.data, snapshot=False)
     board = _demo_board(store)
     assert set(board.rows["run_id"].dropna()) == ids - {hidden}
-    assert board.paired_runs  # their labels were read, from folders written for them
+    assert board.paired_runs  # their labels were read in place, from the pack
+    assert not (b.data / "runs").exists() or not any((b.data / "runs").iterdir())
+    store.ensure_labels("demo", board.paired_runs)  # a page that loads these runs' files
     written = {p.name for p in (b.data / "runs").iterdir()}
-    assert set(board.paired_runs) <= written < ids
+    assert set(board.paired_runs) == written < ids
 
     token = store.token("demo")
     sync.pull(HubClient.from_env(), c.data, c.subs)  # a plain pull, for comparison
