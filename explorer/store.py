@@ -635,8 +635,8 @@ class Store:
             for pack, folders in in_packs.items():
                 try:
                     got = pulled.pack_rows(Path(pack), LABELS_FILE, folders, vector_columns(scores))
-                except (OSError, pa.ArrowException):
-                    got = {}  # the pack removed meanwhile: its runs are folders now
+                except (OSError, pa.ArrowException, KeyError, ValueError):
+                    got = {}  # the pack removed meanwhile (its runs are folders now), or odd
                 for f in folders:
                     try:
                         out[f] = labels_on(got[f], unit, ids, scores)

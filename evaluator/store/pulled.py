@@ -152,7 +152,8 @@ PACKED_MTIME = 0  # a packed run's m_run: its rows are keyed "<run id>:0" as led
 PACK_FILES = CHECKED_FILES  # per-sample files a pack may hold, run_id first
 # rows per row group of a pack's per-sample files: a reader of a few runs (the board's paired
 # tests, reading their labels in place) decodes the row groups that hold them, a few dozen runs
-# each (a demo run's 210 label rows: 39 runs; 8,192 rows read in half the time of 32,768)
+# each (a demo run's 210 label rows: 39 runs; one run's labels read in 1.8 ms instead of 4 ms
+# from row groups of 32,768 rows)
 PACK_ROW_GROUP = 8_192
 
 
@@ -338,22 +339,23 @@ def pack_rows(
 def _read_runs(path: Path, run_ids: set[str] | None, columns: list[str] | None = None) -> pa.Table:
     """The rows of these runs (or all) of a pack file: only the row groups whose run id range
     holds one of them are read (a pack is in run id order), one at a time."""
-    f = pq.ParquetFile(path)
-    if run_ids is None:
-        return _plain_ids(f.read(columns=columns))
-    want = sorted(run_ids)
-    parts = []
-    for i in range(f.num_row_groups):
-        st = f.metadata.row_group(i).column(0).statistics  # run_id, the first column
-        if st is not None and st.has_min_max:
-            at = bisect.bisect_left(want, st.min)
-            if at == len(want) or want[at] > st.max:
-                continue
-        t = _plain_ids(f.read_row_group(i, columns=columns))
-        parts.append(t.filter(pc.is_in(t["run_id"], value_set=pa.array(want, pa.string()))))
-    if not parts:
-        return _plain_ids(f.schema_arrow.empty_table().select(columns or f.schema_arrow.names))
-    return pa.concat_tables(parts)
+    with pq.ParquetFile(path) as f:
+        if run_ids is None:
+            return _plain_ids(f.read(columns=columns))
+        want = sorted(run_ids)
+        parts = []
+        for i in range(f.num_row_groups):
+            st = f.metadata.row_group(i).column(0).statistics  # run_id, the first column
+            if st is not None and st.has_min_max:
+                at = bisect.bisect_left(want, st.min)
+                if at == len(want) or want[at] > st.max:
+                    continue
+            t = _plain_ids(f.read_row_group(i, columns=columns))
+            parts.append(t.filter(pc.is_in(t["run_id"], value_set=pa.array(want, pa.string()))))
+        if not parts:
+            empty = f.schema_arrow.empty_table()
+            return _plain_ids(empty.select(columns or f.schema_arrow.names))
+        return pa.concat_tables(parts)
 
 
 def _plain_ids(t: pa.Table) -> pa.Table:

@@ -303,7 +303,8 @@ def test_runs_written_and_their_pack_removed_while_the_store_reads_them_stay_on_
 
 
 def _vectors(data: Path, ids: list[str], **store: Any) -> dict[str, Any]:
-    """Store.label_vectors of these runs on the demo's test samples, and the store."""
+    """Store.label_vectors of these runs on the demo's test samples (and their scores), and
+    the store."""
     from explorer import queries as Q
     from explorer.store import Store
 
@@ -311,7 +312,9 @@ def _vectors(data: Path, ids: list[str], **store: Any) -> dict[str, Any]:
     s.refresh()
     s.ensure_samples("demo")
     frame = Q.scored_samples(s.cursor(), "demo", "summary", ["test"])
-    return {"store": s, "frame": frame, "got": s.label_vectors("demo", "summary", frame, ids)}
+    got = s.label_vectors("demo", "summary", frame, ids)
+    scores = s.label_vectors("demo", "summary", frame, ids, scores=True)
+    return {"store": s, "frame": frame, "got": got, "scores": scores}
 
 
 def test_a_board_reads_packed_runs_labels_in_place_without_writing_their_folders(
@@ -323,14 +326,16 @@ def test_a_board_reads_packed_runs_labels_in_place_without_writing_their_folders
     import numpy as np
 
     a, b, ids = _packed_replica(replica)
-    want = _vectors(a.data, sorted(ids))["got"]
+    want = _vectors(a.data, sorted(ids))
     before = sorted(p.name for p in (b.data / "runs").iterdir())
     moved = (b.data / "runs").stat().st_mtime_ns
     got = _vectors(b.data, sorted(ids))
-    assert set(got["got"]) == ids
+    assert set(got["got"]) == set(got["scores"]) == ids
     for r in sorted(ids):
-        np.testing.assert_array_equal(got["got"][r], want[r], err_msg=r)
+        np.testing.assert_array_equal(got["got"][r], want["got"][r], err_msg=r)
+        np.testing.assert_array_equal(got["scores"][r], want["scores"][r], err_msg=r)
         assert (got["got"][r] >= 0).any(), r  # every demo run labels the test samples
+    assert any(np.isfinite(v).any() for v in got["scores"].values())  # and some score them
     assert sorted(p.name for p in (b.data / "runs").iterdir()) == before
     assert (b.data / "runs").stat().st_mtime_ns == moved and pulled.packs(b.data)
 
