@@ -186,8 +186,9 @@ def _codes(values: pd.Series) -> np.ndarray:
 
 
 def _distinct(fn: Callable[..., T], *columns: pd.Series) -> tuple[list[T], np.ndarray]:
-    """fn of each distinct args of the columns, in order of first sight, and each row's
-    index into them."""
+    """fn of each distinct args of the columns (a pure fn: the runs of a board share most of
+    their kinds, origins and thresholds), in order of first sight, and each row's index into
+    them."""
     key = np.zeros(len(columns[0]), dtype=np.int64)
     for col in columns:
         c = _codes(col)
@@ -196,13 +197,6 @@ def _distinct(fn: Callable[..., T], *columns: pd.Series) -> tuple[list[T], np.nd
     first = np.unique(key, return_index=True)[1]
     args = zip(*(col.iloc[first].tolist() for col in columns), strict=True)
     return [fn(*a) for a in args], key
-
-
-def each_distinct(fn: Callable[..., T], *columns: pd.Series) -> list[T]:
-    """[fn(*args) for args in zip(*columns)] for a pure fn, called once per distinct args
-    (the runs of a board share most of their kinds, origins and thresholds)."""
-    made, key = _distinct(fn, *columns)
-    return np.array([None, *made], dtype=object)[1:][key].tolist()  # type: ignore[no-any-return]
 
 
 def _texts(made: Sequence[str | None], key: np.ndarray) -> pd.api.extensions.ExtensionArray:
@@ -214,7 +208,8 @@ def _texts(made: Sequence[str | None], key: np.ndarray) -> pd.api.extensions.Ext
 def each_distinct_text(
     fn: Callable[..., str | None], *columns: pd.Series
 ) -> pd.api.extensions.ExtensionArray:
-    """each_distinct of a function that gives a text, as a text array."""
+    """[fn(*args) for args in zip(*columns)] as a text array, fn called once per distinct
+    args (_distinct)."""
     return _texts(*_distinct(fn, *columns))
 
 

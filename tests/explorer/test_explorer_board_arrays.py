@@ -3,6 +3,8 @@ agree with the straightforward one-call-per-row versions."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -63,6 +65,12 @@ def test_sizes_of_random_names_agree_with_params_to_float_run_by_run() -> None:
         assert where.count("from name") > 50 and where.count("") > 50
 
 
+def each_distinct(fn: Any, *columns: pd.Series) -> list[Any]:
+    """Each row's fn(*args) from the distinct args' values (board_rows._distinct)."""
+    made, key = board_rows._distinct(fn, *columns)
+    return [made[k] for k in key.tolist()]
+
+
 def test_each_distinct_calls_once_per_value_a_function_can_tell_apart() -> None:
     calls: list[tuple[object, ...]] = []
 
@@ -76,13 +84,13 @@ def test_each_distinct_calls_once_per_value_a_function_can_tell_apart() -> None:
     pair = [pd.Series(["x", "y", "x", "y"]), pd.Series(["b", None, "a", "a"], dtype="str")]
     for cols in ([floats], [mixed], [text], [text, floats], [mixed, text, floats], pair):
         calls.clear()
-        got = board_rows.each_distinct(show, *cols)
+        got = each_distinct(show, *cols)
         assert got == [show(*a) for a in zip(*(c.tolist() for c in cols), strict=True)]
         texts = board_rows.each_distinct_text(show, *cols)
         assert str(texts.dtype) == "str" and list(texts) == got
-    assert len(board_rows.each_distinct(show, floats)) == 7
+    assert len(each_distinct(show, floats)) == 7
     calls.clear()
-    board_rows.each_distinct(show, pd.Series(["x"] * 50, dtype="str"), floats.iloc[[3] * 50])
+    each_distinct(show, pd.Series(["x"] * 50, dtype="str"), floats.iloc[[3] * 50])
     assert len(calls) == 1
     # a text function that gives no text for some: missing there, as a text column has it
     none_for_b = board_rows.each_distinct_text(lambda t: None if t == "b" else t, text)
@@ -102,7 +110,7 @@ def test_verification_labels_once_per_distinct_submission_agree() -> None:
         ],
         dtype=object,
     )
-    got = board_rows.each_distinct(verification.label_and_status, origin, config, sub)
+    got = each_distinct(verification.label_and_status, origin, config, sub)
     assert got == [
         verification.label_and_status(o, c, s)
         for o, c, s in zip(origin.tolist(), config.tolist(), sub.tolist(), strict=True)
